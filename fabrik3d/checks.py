@@ -1,0 +1,65 @@
+"""Input checks at the library's boundary; each raises ``ValueError`` naming the argument.
+
+Coordinates must be finite and at most ``MAX_COORD`` scene units in magnitude, so
+that squared distances can never overflow into inf or NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+MAX_COORD = 1e9
+
+
+def points(value: Any, name: str) -> np.ndarray:
+    """An ``(m, 3)`` float array (a copy) of finite, bounded coordinates."""
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected an (n, 3) array of numbers") from None
+    if arr.ndim != 2 or arr.shape[1] != 3:
+        raise ValueError(f"{name}: expected shape (n, 3), got {arr.shape}")
+    _finite(arr, name)
+    return arr
+
+
+def point(value: Any, name: str) -> np.ndarray:
+    """A ``(3,)`` float array (a copy) of finite, bounded coordinates."""
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected three numbers, got {value!r}") from None
+    if arr.shape != (3,):
+        raise ValueError(f"{name}: expected shape (3,), got {arr.shape}")
+    _finite(arr, name)
+    return arr
+
+
+def _finite(arr: np.ndarray, name: str) -> None:
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: coordinates must be finite (no NaN or inf)")
+    if arr.size and np.abs(arr).max() > MAX_COORD:
+        raise ValueError(f"{name}: coordinates must be at most {MAX_COORD:g} in magnitude")
+
+
+def positive(value: Any, name: str) -> float:
+    """A finite float > 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name}: expected a number, got {value!r}")
+    v = float(value)
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name}: must be finite and > 0, got {value!r}")
+    return v
+
+
+def settings(tolerance: Any, max_iterations: Any) -> tuple[float, int]:
+    """Checked ``(tolerance, max_iterations)``: tolerance finite > 0, iterations an int >= 1."""
+    tol = positive(tolerance, "tolerance")
+    if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)):
+        raise ValueError(f"max_iterations: expected an integer, got {max_iterations!r}")
+    if max_iterations < 1:
+        raise ValueError(f"max_iterations: must be >= 1, got {max_iterations}")
+    return tol, int(max_iterations)

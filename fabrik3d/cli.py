@@ -1,0 +1,123 @@
+"""The ``fabrik3d`` command line.
+
+Commands:
+    fabrik3d presets
+    fabrik3d solve SCENE_OR_PRESET [--target NAME=X,Y,Z ...] [-o POSE.json]
+
+Bad input gives a one-line message on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import numpy as np
+
+from fabrik3d import files, presets
+from fabrik3d.scene import Scene, load_scene
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def scene_or_preset(arg: str) -> Scene:
+    """A preset by name (with no targets), or else a scene file."""
+    if arg in presets.names():
+        return Scene(presets.get(arg))
+    if not Path(arg).exists():
+        raise ValueError(f"{arg}: neither a preset ({', '.join(presets.names())}) nor an existing scene file")
+    return load_scene(arg)
+
+
+def parse_target(text: str) -> tuple[str, np.ndarray]:
+    """``NAME=X,Y,Z`` -> ``(name, point)``; ``ValueError`` if malformed."""
+    name, sep, coords = text.partition("=")
+    parts = coords.split(",")
+    try:
+        if not sep or not name or len(parts) != 3:
+            raise ValueError
+        point = np.array([float(p) for p in parts])
+    except ValueError:
+        raise ValueError(f"--target {text!r}: expected NAME=X,Y,Z") from None
+    return name, point
+
+
+def apply_targets(scene: Scene, specs: Sequence[str]) -> Scene:
+    """The scene with ``--target`` values added (they replace the scene's own)."""
+    targets = dict(scene.targets)
+    for spec in specs:
+        name, point = parse_target(spec)
+        targets[name] = point
+    return dataclasses.replace(scene, targets=targets)
+
+
+def _cmd_presets(args: argparse.Namespace) -> int:
+    for name in presets.names():
+        skeleton = presets.get(name)
+        print(f"{name}: {len(skeleton)} joints, effectors {', '.join(skeleton.end_effectors)}")
+    return 0
+
+
+def _cmd_solve(args: argparse.Namespace) -> int:
+    scene = apply_targets(scene_or_preset(args.scene), args.target)
+    if args.tolerance is not None:
+        scene = dataclasses.replace(scene, tolerance=args.tolerance)
+    if args.max_iterations is not None:
+        scene = dataclasses.replace(scene, max_iterations=args.max_iterations)
+    t0 = time.perf_counter()
+    result = scene.solve()
+    ms = (time.perf_counter() - t0) * 1e3
+    print(f"iterations: {result.iterations}  converged: {result.converged}  solve: {ms:.3f} ms")
+    for name, err in result.errors.items():
+        print(f"  {name}: error {err:.6g}")
+    if args.output:
+        pose = {
+            "joint_names": list(scene.skeleton.names),
+            "positions": result.positions.tolist(),
+            "iterations": result.iterations,
+            "errors": result.errors,
+        }
+        files.write_atomic(args.output, (json.dumps(pose, indent=1) + "\n").encode())
+        print(f"wrote {args.output}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every command."""
+    parser = _Parser(prog="fabrik3d", description="FABRIK inverse kinematics for skeletons.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("presets", help="list the preset skeletons").set_defaults(func=_cmd_presets)
+    p = sub.add_parser("solve", help="solve a scene or preset and print the result")
+    p.add_argument("scene", metavar="SCENE_OR_PRESET")
+    p.add_argument("--target", action="append", default=[], metavar="NAME=X,Y,Z", help="target for an effector")
+    p.add_argument("-o", "--output", metavar="POSE.json", help="write the solved pose as JSON")
+    p.add_argument("--tolerance", type=float, help="reach tolerance, scene units")
+    p.add_argument("--max-iterations", type=int, help="iteration limit")
+    p.set_defaults(func=_cmd_solve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ValueError as exc:
+        print(f"fabrik3d: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

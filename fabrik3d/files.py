@@ -1,0 +1,56 @@
+"""File helpers shared by the writers: atomic writes and bounded reads."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+# Files larger than this are refused before they are read.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
+
+    A failure never leaves a half-written file at ``path`` nor a temporary behind.
+
+    Raises:
+        ValueError: when the folder does not exist or cannot be written.
+    """
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise ValueError(f"{target}: cannot write here ({exc.strerror or exc})") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp makes the file private; a saved file is not
+        os.replace(tmp, target)
+    except OSError as exc:
+        _remove(tmp)
+        raise ValueError(f"{target}: cannot write ({exc.strerror or exc})") from None
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def read_bytes(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of ``path``; ``ValueError`` if missing, unreadable or over ``limit`` bytes."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > limit:
+            raise ValueError(f"{p}: file is too large ({size} bytes, limit {limit})")
+        return p.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{p}: cannot read ({exc.strerror or exc})") from None
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

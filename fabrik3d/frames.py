@@ -1,0 +1,123 @@
+"""Orientation frames of joints: rest frames and the frames of a pose.
+
+Every joint ``j`` has a world frame ``R_j`` (a unit quaternion, see
+``fabrik3d.rotations``) whose +Y axis points along the bone from ``j`` to its
+first child.
+
+* Rest frame ``R0_j``: the minimal rotation taking world +Y onto the rest bone to
+  the first child (a bone along -Y turns a half turn about world +X). A leaf
+  copies its parent's rest frame. For a chain along +Y every rest frame is the
+  identity.
+* Frame of a pose: ``R_j = R_p · S_j · L0_j`` where ``p`` is the parent (the
+  world, identity, for the root), ``L0_j = R0_p⁻¹ R0_j`` the rest local rotation,
+  and ``S_j`` the *swing*: the minimal rotation taking the rest bone direction in
+  the parent's frame, ``L0_j·Y``, onto the current one, ``R_p⁻¹·(P_c − P_j)/|…|``.
+  A bone exactly opposite its rest direction swings a half turn about
+  ``L0_j·X``, the joint's rest +X axis in the parent's frame. A leaf has no bone
+  and keeps ``R_p · L0_j``. Frames are thus a function of the pose, not of the
+  solve's history, with no twist.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from fabrik3d import rotations as rot
+
+if TYPE_CHECKING:
+    from fabrik3d.skeleton import Skeleton
+
+_Y = (0.0, 1.0, 0.0)
+_X = (1.0, 0.0, 0.0)
+
+
+def rest_frames(skeleton: Skeleton) -> np.ndarray:
+    """``(n, 4)`` rest frames of ``skeleton`` as quaternions (x, y, z, w)."""
+    n = len(skeleton.names)
+    out: list[rot.Quat] = [rot.IDENTITY] * n
+    rest = skeleton.rest_positions
+    for j in skeleton.order:
+        c = skeleton.first_child(j)
+        if c < 0:
+            out[j] = out[int(skeleton.parents[j])]
+            continue
+        d = rot.unit(tuple((rest[c] - rest[j]).tolist()))
+        assert d is not None  # bones are at least MIN_BONE long
+        out[j] = rot.swing(_Y, d, _X)
+    arr = np.array(out, dtype=float)
+    arr.setflags(write=False)
+    return arr
+
+
+class Rig:
+    """Per-joint constants of the swing rule, as Python floats, for the solver's loops.
+
+    Attributes (lists indexed by joint):
+        rest_local: ``L0_j``, the rest frame relative to the parent's rest frame.
+        rest_dir: ``L0_j·Y``, the rest bone direction in the parent's frame.
+        rest_x: ``L0_j·X``, the half-turn axis for a bone opposite its rest direction.
+    """
+
+    def __init__(self, skeleton: Skeleton) -> None:
+        r0 = [tuple(q) for q in skeleton.rest_frames.tolist()]
+        self.parents = [int(p) for p in skeleton.parents]
+        self.first_child = [skeleton.first_child(j) for j in range(len(r0))]
+        self.order = list(skeleton.order)
+        self.rest_frames = r0
+        self.rest_local = [rot.mul(rot.conj(r0[p]), r0[j]) if p >= 0 else r0[j] for j, p in enumerate(self.parents)]
+        self.rest_dir = [rot.rotate(q, _Y) for q in self.rest_local]
+        self.rest_x = [rot.rotate(q, _X) for q in self.rest_local]
+        # subtree[j]: j and all its descendants, parents before children.
+        self.subtree: list[list[int]] = [[] for _ in r0]
+        for j in reversed(self.order):
+            self.subtree[j] = [j] + [x for c in skeleton.children(j) for x in self.subtree[c]]
+
+    def swing_frame(self, j: int, parent_frame: rot.Quat, direction: rot.Vec) -> rot.Quat:
+        """World frame of joint ``j`` whose bone points along the unit ``direction``."""
+        local_dir = rot.rotate(rot.conj(parent_frame), direction)
+        s = rot.swing(self.rest_dir[j], local_dir, self.rest_x[j])
+        return rot.mul(parent_frame, rot.mul(s, self.rest_local[j]))
+
+    def pose_frames(self, positions: list[rot.Vec]) -> list[rot.Quat]:
+        """World frames of every joint of a pose (swing rule, no twist)."""
+        out: list[rot.Quat] = [rot.IDENTITY] * len(positions)
+        for j in self.order:
+            p = self.parents[j]
+            parent_frame = out[p] if p >= 0 else rot.IDENTITY
+            c = self.first_child[j]
+            d = None if c < 0 else bone_direction(positions[j], positions[c])
+            if d is None:
+                out[j] = rot.mul(parent_frame, self.rest_local[j])
+            else:
+                out[j] = self.swing_frame(j, parent_frame, d)
+        return out
+
+
+def bone_direction(a: rot.Vec, b: rot.Vec) -> rot.Vec | None:
+    """Unit vector from ``a`` to ``b``, or ``None`` if they coincide."""
+    return rot.unit((b[0] - a[0], b[1] - a[1], b[2] - a[2]))
+
+
+def rig(skeleton: Skeleton) -> Rig:
+    """The skeleton's cached ``Rig``."""
+    cached = skeleton.__dict__.get("_rig")
+    if cached is None:
+        cached = Rig(skeleton)
+        skeleton.__dict__["_rig"] = cached
+    return cached
+
+
+def pose_frames(skeleton: Skeleton, positions: np.ndarray) -> np.ndarray:
+    """World frames of a pose by the swing rule (module docstring).
+
+    Args:
+        skeleton: the skeleton.
+        positions: ``(n, 3)`` joint positions with the skeleton's bone lengths.
+
+    Returns:
+        ``(n, 4)`` unit quaternions (x, y, z, w).
+    """
+    pts = [tuple(p) for p in np.asarray(positions, dtype=float).tolist()]
+    return np.array(rig(skeleton).pose_frames(pts), dtype=float)

@@ -1,0 +1,146 @@
+"""Rotation helpers on plain Python floats.
+
+Conventions, stated once for the whole package:
+
+* Quaternions are ``(x, y, z, w)`` tuples of floats (scalar last, as in glTF and
+  three.js), unit length, acting on column vectors: ``rotate(q, v) = q v q*``.
+* ``mul(a, b)`` is the rotation ``b`` followed by ``a`` (like matrices ``A @ B``).
+* Vectors are ``(x, y, z)`` tuples of floats.
+
+The solver's inner loops run on Python floats because, for the 3-vectors and
+4-quaternions of one joint, they are several times faster than numpy calls.
+Array-level helpers for public use (``quat_to_matrix``) take numpy arrays.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+Quat = tuple[float, float, float, float]
+Vec = tuple[float, float, float]
+
+IDENTITY: Quat = (0.0, 0.0, 0.0, 1.0)
+# Below this squared length a direction is treated as undefined.
+TINY2 = 1e-24
+
+
+def mul(a: Quat, b: Quat) -> Quat:
+    """Hamilton product ``a * b``: rotate by ``b``, then by ``a``."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return (
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    )
+
+
+def conj(q: Quat) -> Quat:
+    """Inverse of a unit quaternion."""
+    return (-q[0], -q[1], -q[2], q[3])
+
+
+def rotate(q: Quat, v: Vec) -> Vec:
+    """Rotate the vector ``v`` by the unit quaternion ``q``."""
+    qx, qy, qz, qw = q
+    vx, vy, vz = v
+    # t = 2 * cross(q.xyz, v); v' = v + w t + cross(q.xyz, t)
+    tx = 2.0 * (qy * vz - qz * vy)
+    ty = 2.0 * (qz * vx - qx * vz)
+    tz = 2.0 * (qx * vy - qy * vx)
+    return (
+        vx + qw * tx + (qy * tz - qz * ty),
+        vy + qw * ty + (qz * tx - qx * tz),
+        vz + qw * tz + (qx * ty - qy * tx),
+    )
+
+
+def normalize_quat(q: Quat) -> Quat:
+    """``q`` scaled to unit length (the identity for a zero quaternion)."""
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    if n == 0.0:
+        return IDENTITY
+    return (q[0] / n, q[1] / n, q[2] / n, q[3] / n)
+
+
+def axis_angle(axis: Vec, angle: float) -> Quat:
+    """Rotation by ``angle`` radians, right-handed about the unit ``axis``."""
+    s = math.sin(0.5 * angle)
+    return (axis[0] * s, axis[1] * s, axis[2] * s, math.cos(0.5 * angle))
+
+
+def unit(v: Vec) -> Vec | None:
+    """``v`` normalised, or ``None`` when it is too short to have a direction."""
+    n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
+    if n2 < TINY2:
+        return None
+    n = math.sqrt(n2)
+    return (v[0] / n, v[1] / n, v[2] / n)
+
+
+def swing(a: Vec, b: Vec, half_turn_axis: Vec) -> Quat:
+    """Minimal rotation taking unit vector ``a`` onto unit vector ``b``.
+
+    When ``b`` is (numerically) opposite ``a`` the minimal rotation is not unique;
+    the result is then the half turn about ``half_turn_axis`` made perpendicular
+    to ``a`` (callers pass the joint's rest +X axis, see ``fabrik3d.frames``).
+    """
+    ax, ay, az = a
+    bx, by, bz = b
+    d = ax * bx + ay * by + az * bz
+    if d < -1.0 + 1e-12:
+        hx, hy, hz = half_turn_axis
+        k = hx * ax + hy * ay + hz * az
+        axis = unit((hx - k * ax, hy - k * ay, hz - k * az))
+        if axis is None:  # the given axis is parallel to a: any perpendicular will do
+            axis = unit(_perpendicular(a))
+            assert axis is not None
+        return (axis[0], axis[1], axis[2], 0.0)
+    # q = (a x b, 1 + a.b) normalised: the half-angle construction.
+    cx = ay * bz - az * by
+    cy = az * bx - ax * bz
+    cz = ax * by - ay * bx
+    w = 1.0 + d
+    n = math.sqrt(cx * cx + cy * cy + cz * cz + w * w)
+    return (cx / n, cy / n, cz / n, w / n)
+
+
+def _perpendicular(v: Vec) -> Vec:
+    """Some vector perpendicular to ``v``: ``v`` crossed with its least aligned world axis."""
+    ax = min(range(3), key=lambda i: abs(v[i]))
+    e = [0.0, 0.0, 0.0]
+    e[ax] = 1.0
+    return (v[1] * e[2] - v[2] * e[1], v[2] * e[0] - v[0] * e[2], v[0] * e[1] - v[1] * e[0])
+
+
+def angle_between(a: Quat, b: Quat) -> float:
+    """Angle in radians of the rotation taking ``a`` to ``b`` (0 to pi)."""
+    d = abs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3])
+    return 2.0 * math.acos(min(1.0, d))
+
+
+def quat_to_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrices of unit quaternions.
+
+    Args:
+        q: ``(..., 4)`` quaternions ``(x, y, z, w)``.
+
+    Returns:
+        ``(..., 3, 3)`` matrices acting on column vectors.
+    """
+    q = np.asarray(q, dtype=float)
+    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    m = np.empty((*q.shape[:-1], 3, 3))
+    m[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    m[..., 0, 1] = 2 * (x * y - z * w)
+    m[..., 0, 2] = 2 * (x * z + y * w)
+    m[..., 1, 0] = 2 * (x * y + z * w)
+    m[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    m[..., 1, 2] = 2 * (y * z - x * w)
+    m[..., 2, 0] = 2 * (x * z - y * w)
+    m[..., 2, 1] = 2 * (y * z + x * w)
+    m[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return m
