@@ -1,0 +1,222 @@
+"""Humanoid benchmark: five targets moving along smooth paths, each frame warm-started from the last.
+
+The humanoid preset (metres, Y up, facing +Z) with targets on all five end
+effectors (head, hands, toes). Each target moves about its rest position along a
+sum of sines (``PATHS``: a few centimetres for the head, up to about 20 cm for
+hands and toes); both hands swing outward together at times, beyond what the
+arms and spine can reach at once, so not every frame converges. 600 frames at
+60 Hz (10 s), tolerance 1 mm, at most 100 iterations; every solve starts from the
+previous frame's pose.
+
+Rows: ``fabrik3d.solve`` on the preset; on the same skeleton without joint
+limits when the preset has limits; on the preset with two pole targets (elbows
+behind the body) once ``poles=`` exists; and the reference
+``plain_tree_fabrik`` (``common.py``, no limits), whose mean gives the ratio.
+
+Run: ``python benchmarks/bench_humanoid.py [--quick] [--repeats N] [--profile]``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import sys
+from typing import Any
+
+import common
+import numpy as np
+
+import fabrik3d
+from fabrik3d import presets
+
+TOL = 1e-3
+MAX_IT = 100
+RATE_HZ = 60.0
+PLAIN = "plain Python tree FABRIK"
+NO_LIMITS = "fabrik3d.solve, no limits"  # the preset, or its copy without joint limits
+# Per effector: a constant offset from the rest position (m) and sines (axis, amplitude m, frequency Hz, phase rad).
+PATHS: dict[str, tuple[tuple[float, float, float], tuple[tuple[int, float, float, float], ...]]] = {
+    "head": ((0.0, -0.04, 0.0), ((0, 0.04, 0.31, 0.0), (1, 0.02, 0.43, 1.0), (2, 0.05, 0.23, 2.0))),
+    "hand_l": ((-0.10, -0.05, 0.05), ((0, 0.12, 0.17, 0.0), (1, 0.15, 0.29, 0.5), (2, 0.15, 0.37, 1.3))),
+    "hand_r": ((0.10, -0.05, 0.05), ((0, -0.12, 0.17, 0.0), (1, 0.15, 0.31, 2.5), (2, 0.15, 0.41, 0.2))),
+    "toe_l": ((0.0, 0.05, 0.0), ((0, 0.03, 0.21, 0.0), (1, 0.05, 0.47, 0.0), (2, 0.12, 0.47, 1.57))),
+    "toe_r": ((0.0, 0.05, 0.0), ((0, -0.03, 0.21, 0.0), (1, 0.05, 0.47, 3.14), (2, 0.12, 0.47, 4.71))),
+}
+# Pole targets for the poles row: behind and below each elbow (m from its rest position).
+POLES = {"hand_l": ("elbow_l", (0.0, -0.25, -0.30)), "hand_r": ("elbow_r", (0.0, -0.25, -0.30))}
+
+
+def target_frames(skeleton: fabrik3d.Skeleton, frames: int) -> list[dict[str, np.ndarray]]:
+    """Per frame, effector name -> ``(3,)`` target (metres) along ``PATHS``."""
+    out = []
+    for k in range(frames):
+        t = k / RATE_HZ
+        step = {}
+        for name, (offset, sines) in PATHS.items():
+            p = skeleton.rest_positions[skeleton.index(name)] + np.array(offset)
+            for axis, amplitude, freq, phase in sines:
+                p[axis] += amplitude * math.sin(2.0 * math.pi * freq * t + phase)
+            step[name] = p
+        out.append(step)
+    return out
+
+
+def poles_available() -> bool:
+    """Whether this fabrik3d has ``Target`` and ``solve(..., poles=)``."""
+    return hasattr(fabrik3d, "Target") and "poles" in inspect.signature(fabrik3d.solve).parameters
+
+
+def make_cases(skeleton: fabrik3d.Skeleton) -> tuple[list[common.Case], list[str], dict[str, float]]:
+    """The solvers to compare, notes on rows not available, and the aims (label -> ms)."""
+    limited = sum(1 for v in skeleton.constraints.values() if v)
+    notes = []
+    aims = {NO_LIMITS: 1.0}
+    if limited:
+        label = f"fabrik3d.solve, preset ({limited} joints limited)"
+        bare = fabrik3d.Skeleton(skeleton.names, skeleton.parents, skeleton.rest_positions)
+        cases = [_solve_case(label, skeleton), _solve_case(NO_LIMITS, bare)]
+        aims[label] = 2.0
+    else:
+        cases = [_solve_case(NO_LIMITS, skeleton)]
+        notes.append("row not available yet: the humanoid preset has no joint limits in this version")
+    if poles_available():
+        poles = {
+            name: skeleton.rest_positions[skeleton.index(joint)] + np.array(offset)
+            for name, (joint, offset) in POLES.items()
+        }
+        cases.append(_solve_case("fabrik3d.solve, preset + 2 elbow poles", skeleton, poles))
+        aims["fabrik3d.solve, preset + 2 elbow poles"] = 2.0
+    else:
+        notes.append("row not available yet: fabrik3d.Target / solve(..., poles=) (two elbow poles)")
+    parents = skeleton.parents.tolist()
+    lengths = skeleton.bone_lengths.tolist()
+    index = {name: skeleton.index(name) for name in PATHS}
+    cases.append(
+        common.Case(
+            PLAIN,
+            [tuple(p) for p in skeleton.rest_positions.tolist()],
+            lambda pos, goals: common.plain_tree_fabrik(parents, skeleton.order, lengths, pos, goals, TOL, MAX_IT),
+            lambda r: r,
+            target_form=lambda step: {index[name]: tuple(p.tolist()) for name, p in step.items()},
+        )
+    )
+    return cases, notes, aims
+
+
+def _solve_case(label: str, skeleton: fabrik3d.Skeleton, poles: dict[str, np.ndarray] | None = None) -> common.Case:
+    extra = {} if poles is None else {"poles": poles}
+    return common.Case(
+        label,
+        skeleton.rest_positions,
+        lambda pos, step: fabrik3d.solve(skeleton, step, positions=pos, tolerance=TOL, max_iterations=MAX_IT, **extra),
+        lambda r: (r.positions, r.iterations, max(r.errors.values())),
+    )
+
+
+HEADERS = [
+    "solver",
+    "frames",
+    "converged",
+    "it mean",
+    "it max",
+    "err max mm",
+    "ms mean",
+    "ms med",
+    "ms p95",
+    "vs plain",
+]
+
+
+def table_rows(runs: dict[str, common.Run]) -> list[list[Any]]:
+    """One row per case; the ratio is to the plain reference's mean."""
+    plain_mean = common.summarize(runs[PLAIN].ns).mean
+    rows = []
+    for label, run in runs.items():
+        s = common.summarize(run.ns)
+        rows.append(
+            [
+                label,
+                len(run.ns),
+                common.percent(int(np.sum(run.errors <= TOL)), len(run.ns)),
+                float(run.iterations.mean()),
+                int(run.iterations.max()),
+                float(run.errors.max() * 1e3),
+                s.ms("mean"),
+                s.ms("median"),
+                s.ms("p95"),
+                common.ratio(s.mean, plain_mean),
+            ]
+        )
+    return rows
+
+
+def check_lines(skeleton: fabrik3d.Skeleton, runs: dict[str, common.Run], checks: common.Checks) -> list[str]:
+    """Correctness of the measured solves: finite poses, bone lengths kept, the root in place."""
+    parents = skeleton.parents
+    child = np.array([j for j in range(len(parents)) if parents[j] >= 0])
+    lengths = skeleton.bone_lengths[child]
+    root = skeleton.rest_positions[skeleton.root]
+    lines = []
+    for label, run in runs.items():
+        if label == PLAIN:
+            continue
+        finite = bool(np.isfinite(run.poses).all())
+        drift = np.inf
+        moved = np.inf
+        if finite:
+            bones = np.linalg.norm(run.poses[:, child] - run.poses[:, parents[child]], axis=2)
+            drift = float(np.abs(bones / lengths - 1).max())
+            moved = float(np.abs(run.poses[:, skeleton.root] - root).max())
+        lines.append(
+            checks.line(
+                f"{label}: poses finite, bone lengths kept, root in place",
+                finite and drift <= 1e-9 and moved <= 1e-12,
+                f"largest relative bone-length drift {drift:.1e}, root moved {moved:.1e} m",
+            )
+        )
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = common.parse_args(__doc__, argv)
+    common.print_header("fabrik3d humanoid benchmark: five moving targets, warm-started", args)
+    skeleton = presets.get("humanoid")
+    steps = target_frames(skeleton, 10 if args.quick else 600)
+    cases, notes, aims = make_cases(skeleton)
+    print(
+        f"workload: {len(steps)} frames at {RATE_HZ:g} Hz, targets on {', '.join(PATHS)}; tolerance {TOL * 1e3:g} mm, "
+        f"at most {MAX_IT} iterations;\n          ms = milliseconds per solve; vs plain = mean / plain reference's mean"
+    )
+    print()
+    runs = common.run_cases(cases, steps, True, args.repeats)
+    print(common.format_table(HEADERS, table_rows(runs)))
+    print()
+    for note in notes:
+        print(note)
+    checks = common.Checks()
+    for line in check_lines(skeleton, runs, checks):
+        print(line)
+    gap = float(np.abs(runs[NO_LIMITS].poses - runs[PLAIN].poses).max())
+    print(f"info : {NO_LIMITS} vs plain reference: largest joint difference {gap:.1e} m")
+    for label, limit in aims.items():
+        print(common.aim_line(f"{label}: mean", common.summarize(runs[label].ns).ms("mean"), limit, " ms"))
+    if args.profile:
+        print()
+        print(f"profile: {cases[0].label}, warm (by own time)")
+        print(_profile(cases[0], steps))
+    return checks.exit_code()
+
+
+def _profile(case: common.Case, steps: list[dict[str, np.ndarray]]) -> str:
+    state = [case.rest]
+    counter = iter(range(10**9))
+
+    def one() -> None:
+        k = next(counter) % len(steps)
+        state[0] = case.read(case.call(state[0], steps[k]))[0]
+
+    return common.profile(one, 2 * len(steps))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
