@@ -18,7 +18,7 @@ def points(value: Any, name: str) -> np.ndarray:
     """An ``(m, 3)`` float array (a copy) of finite, bounded coordinates."""
     try:
         arr = np.array(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float range
         raise ValueError(f"{name}: expected an (n, 3) array of numbers") from None
     if arr.ndim != 2 or arr.shape[1] != 3:
         raise ValueError(f"{name}: expected shape (n, 3), got {arr.shape}")
@@ -30,7 +30,7 @@ def point(value: Any, name: str) -> np.ndarray:
     """A ``(3,)`` float array (a copy) of finite, bounded coordinates."""
     try:
         arr = np.array(value, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float range
         raise ValueError(f"{name}: expected three numbers, got {value!r}") from None
     if arr.shape != (3,):
         raise ValueError(f"{name}: expected shape (3,), got {arr.shape}")
@@ -49,7 +49,10 @@ def positive(value: Any, name: str) -> float:
     """A finite float > 0."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"{name}: expected a number, got {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int beyond float range
+        v = math.inf
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name}: must be finite and > 0, got {value!r}")
     return v
