@@ -5,8 +5,26 @@ quaternions as (x, y, z, w). Pure Python on numpy.
 """
 
 from fabrik3d.chain import ChainResult, solve_chain
+from fabrik3d.constraints import Cone, EllipticalCone, Hinge, Rigid, Twist
+from fabrik3d.scene import Scene, load_scene, save_scene
 from fabrik3d.skeleton import Skeleton
 from fabrik3d.solver import SolveResult, solve
+from fabrik3d.targets import Target
 
-__all__ = ["ChainResult", "Skeleton", "SolveResult", "solve", "solve_chain"]
+__all__ = [
+    "ChainResult",
+    "Cone",
+    "EllipticalCone",
+    "Hinge",
+    "Rigid",
+    "Scene",
+    "Skeleton",
+    "SolveResult",
+    "Target",
+    "Twist",
+    "load_scene",
+    "save_scene",
+    "solve",
+    "solve_chain",
+]
 __version__ = "0.1.0"

@@ -16,6 +16,8 @@ first child.
   ``L0_j·X``, the joint's rest +X axis in the parent's frame. A leaf has no bone
   and keeps ``R_p · L0_j``. Frames are thus a function of the pose, not of the
   solve's history, with no twist.
+* A joint with a ``Rigid`` constraint has the frame that best fits its rest
+  child offsets onto the pose's (Horn's method), so it may carry twist.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from fabrik3d import constraints
 from fabrik3d import rotations as rot
 
 if TYPE_CHECKING:
@@ -69,6 +72,17 @@ class Rig:
         self.rest_local = [rot.mul(rot.conj(r0[p]), r0[j]) if p >= 0 else r0[j] for j, p in enumerate(self.parents)]
         self.rest_dir = [rot.rotate(q, _Y) for q in self.rest_local]
         self.rest_x = [rot.rotate(q, _X) for q in self.rest_local]
+        self.limits = constraints.bind(skeleton, self.rest_local)
+        self.rigid = [lim.rigid for lim in self.limits]
+        self.children = [list(skeleton.children(j)) for j in range(len(r0))]
+        self.lengths = skeleton.bone_lengths.tolist()
+        # offset[c]: rest offset of joint c from its parent, in the parent's rest frame.
+        rest = skeleton.rest_positions.tolist()
+        self.offset: list[rot.Vec] = [(0.0, 0.0, 0.0)] * len(r0)
+        for c, p in enumerate(self.parents):
+            if p >= 0:
+                v = (rest[c][0] - rest[p][0], rest[c][1] - rest[p][1], rest[c][2] - rest[p][2])
+                self.offset[c] = rot.rotate(rot.conj(r0[p]), v)
         # subtree[j]: j and all its descendants, parents before children.
         self.subtree: list[list[int]] = [[] for _ in r0]
         for j in reversed(self.order):
@@ -80,12 +94,22 @@ class Rig:
         s = rot.swing(self.rest_dir[j], local_dir, self.rest_x[j])
         return rot.mul(parent_frame, rot.mul(s, self.rest_local[j]))
 
+    def rigid_fit(self, j: int, positions: list[rot.Vec]) -> rot.Quat:
+        """Frame of a rigid joint: the rotation best fitting its rest child offsets to the pose's."""
+        pj = positions[j]
+        kids = self.children[j]
+        dst = [(positions[c][0] - pj[0], positions[c][1] - pj[1], positions[c][2] - pj[2]) for c in kids]
+        return rot.fit_rotation([self.offset[c] for c in kids], dst, [1.0] * len(kids))
+
     def pose_frames(self, positions: list[rot.Vec]) -> list[rot.Quat]:
-        """World frames of every joint of a pose (swing rule, no twist)."""
+        """World frames of every joint of a pose (swing rule, no twist; rigid joints fitted)."""
         out: list[rot.Quat] = [rot.IDENTITY] * len(positions)
         for j in self.order:
             p = self.parents[j]
             parent_frame = out[p] if p >= 0 else rot.IDENTITY
+            if self.rigid[j]:
+                out[j] = self.rigid_fit(j, positions)
+                continue
             c = self.first_child[j]
             d = None if c < 0 else bone_direction(positions[j], positions[c])
             if d is None:

@@ -144,3 +144,38 @@ def quat_to_matrix(q: np.ndarray) -> np.ndarray:
     m[..., 2, 1] = 2 * (y * z + x * w)
     m[..., 2, 2] = 1 - 2 * (x * x + y * y)
     return m
+
+
+def fit_rotation(src: list[Vec], dst: list[Vec], weights: list[float]) -> Quat:
+    """Rotation ``R`` minimising ``sum w_i |R·src_i − dst_i|²`` (Horn's quaternion method).
+
+    The vectors are used as given (centre them first for a fit with translation).
+    """
+    s = np.zeros((3, 3))
+    for a, b, w in zip(src, dst, weights):
+        s += w * np.outer(a, b)
+    (sxx, sxy, sxz), (syx, syy, syz), (szx, szy, szz) = s
+    n = np.array(
+        [
+            [sxx + syy + szz, syz - szy, szx - sxz, sxy - syx],
+            [syz - szy, sxx - syy - szz, sxy + syx, szx + sxz],
+            [szx - sxz, sxy + syx, -sxx + syy - szz, syz + szy],
+            [sxy - syx, szx + sxz, syz + szy, -sxx - syy + szz],
+        ]
+    )
+    _, vecs = np.linalg.eigh(n)
+    w, x, y, z = vecs[:, -1].tolist()
+    return normalize_quat((x, y, z, w))
+
+
+def twist_angle(q: Quat, axis: Vec) -> float:
+    """Angle (radians, in (-pi, pi]) of the twist of ``q`` about the unit ``axis``."""
+    t = q[0] * axis[0] + q[1] * axis[1] + q[2] * axis[2]
+    if abs(t) < 1e-15 and abs(q[3]) < 1e-15:
+        return 0.0
+    a = 2.0 * math.atan2(t, q[3])
+    if a > math.pi:
+        a -= 2.0 * math.pi
+    elif a <= -math.pi:
+        a += 2.0 * math.pi
+    return a

@@ -75,6 +75,7 @@ class Skeleton:
         from fabrik3d.constraints import check_constraints  # the constraints need a skeleton
 
         self.constraints: dict[str, tuple[Any, ...]] = check_constraints(self, constraints or {})
+        _frames.rig(self)  # binds the limits to the joints, checking hinge axes
 
     # -- derived structure -------------------------------------------------------------------
     def __len__(self) -> int:
@@ -162,7 +163,7 @@ class Skeleton:
         Errors name the place, e.g. ``joints[4].parent: unknown joint 'hipp'``;
         ``where`` is prefixed to those places (used by scene files).
         """
-        from fabrik3d.constraints import constraint_from_dict
+        from fabrik3d.constraints import JointLimitError, constraint_from_dict
 
         if not isinstance(data, Mapping) or not isinstance(data.get("joints"), list):
             raise ValueError(f"{where or 'skeleton'}: expected an object with a 'joints' list")
@@ -198,6 +199,10 @@ class Skeleton:
                 constraints[names[k]] = [constraint_from_dict(c, f"{at}.constraints[{m}]") for m, c in enumerate(raw)]
         try:
             return cls(names, parents, positions, constraints)
+        except JointLimitError as exc:
+            at = f"{where}joints[{names.index(exc.joint)}].constraints"
+            at += f"[{exc.position}]" if exc.position is not None else ""
+            raise ValueError(f"{at}{'.' + exc.field if exc.field else ''}: {exc.message}") from None
         except ValueError as exc:
             raise ValueError(f"{where or 'skeleton'}: {exc}") from None
 

@@ -33,15 +33,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from fabrik3d import checks
+from fabrik3d import targets as tg
 from fabrik3d import rotations as rot
 from fabrik3d.chain import STALL, run_chain
 from fabrik3d.frames import Rig, bone_direction, rig
+from fabrik3d.limited import LimitedSolve
 from fabrik3d.skeleton import Skeleton
 
 _TINY2 = 1e-24
@@ -58,6 +60,8 @@ class SolveResult:
         iterations: iterations run (0 when every target was already reached).
         errors: targeted effector name -> distance to its target, scene units.
         converged: whether every error is within the tolerance.
+        orientation_errors: effector name -> angle in degrees between its frame and
+            its target's orientation, for targets given with an orientation.
     """
 
     positions: np.ndarray
@@ -65,6 +69,7 @@ class SolveResult:
     iterations: int
     errors: dict[str, float]
     converged: bool
+    orientation_errors: dict[str, float] = field(default_factory=dict)
 
 
 def solve(
@@ -72,88 +77,93 @@ def solve(
     targets: Mapping[str, Any],
     *,
     positions: np.ndarray | None = None,
-    root_target: np.ndarray | None = None,
+    root_target: Any = None,
+    poles: Mapping[str, Any] | None = None,
     weights: Mapping[str, float] | None = None,
     tolerance: float = 1e-3,
     max_iterations: int = 100,
 ) -> SolveResult:
     """Pose ``skeleton`` so its targeted end effectors reach their targets.
 
+    Skeletons with joint constraints, and solves with poles or orientation
+    targets, run the constrained solver of ``fabrik3d.limited``; the others the
+    plain tree solve described in this module.
+
     Args:
         skeleton: the skeleton to pose.
-        targets: end-effector name -> ``(3,)`` target point.
+        targets: end-effector name -> ``(3,)`` target point or ``fabrik3d.Target``.
         positions: ``(n, 3)`` start pose (default: the rest pose); interactive
             callers pass the previous result's positions. Bone directions are taken
             from it and lengths from the skeleton. Not modified.
-        root_target: ``(3,)`` new root position: the whole start pose first moves
+        root_target: ``(3,)`` new root position, or a ``Target`` (with an optional
+            orientation for the root's frame): the whole start pose first moves
             with the root, then FABRIK runs with the root fixed there.
+        poles: effector name -> ``(3,)`` pole point that the chain's inner joints
+            bend toward (elbows, knees).
         weights: effector name -> weight > 0 for the sub-base centroids.
         tolerance: distance (scene units, > 0) at which a target counts as reached.
         max_iterations: upper bound on iterations (>= 1).
 
     Raises:
         ValueError: naming the argument, for unknown or non-effector target names
-            (listing the valid ones), wrong shapes, NaN or inf values, weights <= 0,
-            a non-positive tolerance or ``max_iterations < 1``.
+            (listing the valid ones), wrong shapes, NaN or inf values, non-unit
+            quaternions, weights <= 0, a non-positive tolerance or
+            ``max_iterations < 1``.
     """
     r = rig(skeleton)
-    goal = _check_targets(skeleton, targets)
-    w = _check_weights(skeleton, weights)
+    goals = tg.goals(skeleton, targets)
+    w = tg.effector_weights(skeleton, weights)
+    pole_points = tg.pole_points(skeleton, poles)
+    root_goal = None if root_target is None else tg.goal(root_target, "root_target")
     tolerance, max_iterations = checks.settings(tolerance, max_iterations)
-    start = _start_pose(skeleton, r, positions, root_target)
-    xs, ys, zs = [p[0] for p in start], [p[1] for p in start], [p[2] for p in start]
-    if not goal:
-        active, iterations = [False] * len(xs), 0
-    elif len(goal) == 1:
-        ((e, t),) = goal.items()
-        active, iterations = _solve_path(skeleton, xs, ys, zs, e, t, tolerance, max_iterations)
+    start = _start_pose(skeleton, r, positions, root_goal)
+    constrained = bool(skeleton.constraints or pole_points) or any(g.orientation is not None for g in goals.values())
+    if constrained or (root_goal is not None and root_goal.orientation is not None):
+        root_frame = None if root_goal is None else root_goal.orientation
+        solver = LimitedSolve(r, goals, w, pole_points, root_frame)
+        pose, frames, iterations = solver.run(start, tolerance, max_iterations)
     else:
-        active = _active(skeleton, goal)
-        iterations = _solve_tree(skeleton, r, xs, ys, zs, goal, w, active, tolerance, max_iterations)
-    pose = list(zip(xs, ys, zs))
-    frames = _finish(skeleton, r, pose, start, active)
-    errors = {skeleton.names[e]: math.dist(pose[e], t) for e, t in goal.items()}
+        pose, frames, iterations = _solve_plain(skeleton, r, start, goals, w, tolerance, max_iterations)
+    names = skeleton.names
+    errors = {names[e]: math.dist(pose[e], g.position) for e, g in goals.items()}
+    turned = {names[e]: tg.degrees_between(frames[e], g.orientation) for e, g in goals.items() if g.orientation}
     return SolveResult(
         positions=np.array(pose, dtype=float).reshape(len(pose), 3),
         rotations=np.array(frames, dtype=float),
         iterations=iterations,
         errors=errors,
         converged=all(v <= tolerance for v in errors.values()),
+        orientation_errors=turned,
     )
 
 
-def _check_targets(skeleton: Skeleton, targets: Any) -> dict[int, tuple[float, float, float]]:
-    if not isinstance(targets, Mapping):
-        raise ValueError("targets: expected a mapping from end-effector names to points")
-    effectors = skeleton.end_effectors
-    out = {}
-    for name in targets:
-        if name not in effectors:
-            raise ValueError(
-                f"targets: {name!r} is not an end effector of this skeleton; valid names are {', '.join(effectors)}"
-            )
-    for name in effectors:  # skeleton order, whatever the mapping's order
-        if name in targets:
-            out[skeleton.index(name)] = tuple(checks.point(targets[name], f"targets[{name!r}]").tolist())
-    return out
+def _solve_plain(
+    skeleton: Skeleton,
+    r: Rig,
+    start: list[rot.Vec],
+    goals: dict[int, tg.Goal],
+    weights: dict[int, float] | None,
+    tol: float,
+    max_it: int,
+) -> tuple[list[rot.Vec], list[rot.Quat], int]:
+    """The unconstrained solve: one path by the chain algorithm, or the tree."""
+    xs, ys, zs = [p[0] for p in start], [p[1] for p in start], [p[2] for p in start]
+    goal = {e: g.position for e, g in goals.items()}
+    if not goal:
+        active, iterations = [False] * len(xs), 0
+    elif len(goal) == 1:
+        ((e, t),) = goal.items()
+        active, iterations = _solve_path(skeleton, xs, ys, zs, e, t, tol, max_it)
+    else:
+        active = _active(skeleton, goal)
+        iterations = _solve_tree(skeleton, r, xs, ys, zs, goal, weights, active, tol, max_it)
+    pose = list(zip(xs, ys, zs))
+    frames = _finish(skeleton, r, pose, start, active)
+    return pose, frames, iterations
 
 
-def _check_weights(skeleton: Skeleton, weights: Any) -> dict[int, float] | None:
-    if weights is None:
-        return None
-    if not isinstance(weights, Mapping):
-        raise ValueError("weights: expected a mapping from end-effector names to positive numbers")
-    effectors = skeleton.end_effectors
-    out = {}
-    for name, value in weights.items():
-        if name not in effectors:
-            raise ValueError(f"weights: {name!r} is not an end effector; valid names are {', '.join(effectors)}")
-        out[skeleton.index(name)] = checks.positive(value, f"weights[{name!r}]")
-    return out
-
-
-def _start_pose(skeleton: Skeleton, r: Rig, positions: Any, root_target: Any) -> list[rot.Vec]:
-    """The start pose with the skeleton's bone lengths, moved with ``root_target``."""
+def _start_pose(skeleton: Skeleton, r: Rig, positions: Any, root: tg.Goal | None) -> list[rot.Vec]:
+    """The start pose with the skeleton's bone lengths, moved (and turned) with the root's goal."""
     if positions is None:
         pts = skeleton.rest_positions.tolist()
     else:
@@ -162,20 +172,22 @@ def _start_pose(skeleton: Skeleton, r: Rig, positions: Any, root_target: Any) ->
             raise ValueError(f"positions: expected shape ({len(skeleton)}, 3), got {arr.shape}")
         pts = arr.tolist()
     rest = skeleton.rest_positions.tolist()
-    lengths = skeleton.bone_lengths.tolist()
-    root = r.order[0]
-    shift = (0.0, 0.0, 0.0)
-    if root_target is not None:
-        goal = checks.point(root_target, "root_target").tolist()
-        shift = (goal[0] - pts[root][0], goal[1] - pts[root][1], goal[2] - pts[root][2])
+    lengths = r.lengths
+    top = r.order[0]
     out: list[rot.Vec] = [(0.0, 0.0, 0.0)] * len(pts)
-    out[root] = (pts[root][0] + shift[0], pts[root][1] + shift[1], pts[root][2] + shift[2])
+    out[top] = tuple(pts[top]) if root is None else root.position  # type: ignore[assignment]
     for j in r.order[1:]:
         p = r.parents[j]
         d = bone_direction(pts[p], pts[j]) or bone_direction(rest[p], rest[j])
         assert d is not None
         q, k = out[p], lengths[j]
         out[j] = (q[0] + d[0] * k, q[1] + d[1] * k, q[2] + d[2] * k)
+    if root is not None and root.orientation is not None:
+        turn = rot.mul(root.orientation, rot.conj(r.pose_frames(out)[top]))
+        c = out[top]
+        for j in r.order[1:]:
+            v = rot.rotate(turn, (out[j][0] - c[0], out[j][1] - c[1], out[j][2] - c[2]))
+            out[j] = (c[0] + v[0], c[1] + v[1], c[2] + v[2])
     return out
 
 

@@ -1,0 +1,368 @@
+"""FABRIK with joint limits, orientation frames, rigid sub-bases, poles and orientation targets.
+
+The paper's section 4, on the tree of section 3. Every joint carries a world
+frame ``F_j`` (``fabrik3d.frames``) through both passes.
+
+* **Start**: the start pose is projected onto the limits by one stage-2 pass
+  toward itself (so even a solve with no iteration returns a valid pose).
+* **Poles** (before each stage 1): each joint strictly between a poled effector
+  and the nearest sub-base or root turns about the line through its neighbours
+  toward the pole.
+* **Stage 1** (effectors inward): a targeted effector goes onto its target (with
+  an orientation, its parent's bone direction blends toward the orientation by
+  the target's weight). A joint with one active child ``c`` takes the point at
+  ``c``'s bone length on the line to its old position, its frame turned by the
+  bone's minimal rotation; then ``c``'s limit is applied *inverted*: the joint's
+  frame turns by the least rotation that puts ``c``'s bone inside ``c``'s limit,
+  which moves the joint. A non-rigid sub-base takes the centroid of its
+  children's proposals (as in ``fabrik3d.solver``); a ``Rigid`` joint takes the
+  best rigid fit of its rest child offsets to its children's stage-1 positions
+  (one proposer: the minimal rotation; two: the minimal rotation of the line
+  between them; three or more: weighted Horn fit).
+* **Stage 2** (root outward): each joint's frame is computed in its parent's
+  fresh frame, aiming its bone at its child's stage-1 position, then limited
+  (swing, then twist); its child goes along the frame's +Y at the bone's length.
+  A ``Rigid`` joint turns about its position to best fit its children's stage-1
+  positions (same rules), is limited, and places all its children rigidly. An
+  effector's frame takes the twist toward its orientation target, within its
+  ``Twist`` limit.
+
+The root stays put, its frame too (unless ``root_target`` carries an
+orientation). Stopping: every error within tolerance, ``max_iterations``, or 10
+consecutive iterations each improving the largest error by less than
+``STALL * tolerance``; the best pose seen is returned. Untargeted branches keep
+their (projected) start-pose local rotations relative to the joint they hang
+from, so every constraint holds after every solve.
+"""
+
+from __future__ import annotations
+
+import math
+
+from fabrik3d import rotations as rot
+from fabrik3d.chain import STALL
+from fabrik3d.frames import Rig
+from fabrik3d.targets import Goal
+
+_Y = (0.0, 1.0, 0.0)
+_X = (1.0, 0.0, 0.0)
+STALL_RUN = 10
+
+
+def _sub(a: rot.Vec, b: rot.Vec) -> rot.Vec:
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+def _add(a: rot.Vec, b: rot.Vec, k: float = 1.0) -> rot.Vec:
+    return (a[0] + k * b[0], a[1] + k * b[1], a[2] + k * b[2])
+
+
+class LimitedSolve:
+    """One constrained solve on a ``Rig``; positions and frames are lists of tuples."""
+
+    def __init__(
+        self,
+        r: Rig,
+        goals: dict[int, Goal],
+        weights: dict[int, float] | None,
+        poles: dict[int, rot.Vec],
+        root_frame: rot.Quat | None,
+    ) -> None:
+        self.r = r
+        self.goals = goals
+        self.poles = poles
+        self.root_frame = root_frame
+        n = len(r.parents)
+        active = [False] * n
+        beneath = [0.0] * n
+        for e in goals:
+            j = e
+            while j >= 0:
+                active[j] = True
+                beneath[j] += 1.0 if weights is None else weights.get(e, 1.0)
+                j = r.parents[j]
+        self.active = active
+        self.up = [j for j in r.order if active[j]]
+        self.down = [j for j in reversed(r.order) if active[j] and r.parents[j] >= 0]
+        self.kids = [
+            [(c, 1.0 if weights is None else beneath[c]) for c in r.children[j] if active[c]] for j in range(n)
+        ]
+
+    # -- the solve ---------------------------------------------------------------------------
+    def run(self, start: list[rot.Vec], tol: float, max_it: int) -> tuple[list[rot.Vec], list[rot.Quat], int]:
+        """Project ``start``, iterate, place untargeted branches; returns (pose, frames, iterations)."""
+        r = self.r
+        initial = r.pose_frames(start)
+        if self.root_frame is not None:
+            initial[r.order[0]] = self.root_frame
+        everything = [True] * len(start)
+        all_kids = [[(c, 1.0) for c in r.children[j]] for j in range(len(start))]
+        pose, frames = self.stage2(start, initial, start, initial, everything, r.order, all_kids)
+        start, start_frames = pose, frames
+        err = self.largest_error(pose)
+        best = (err, pose, frames)
+        eps = STALL * tol
+        it = stalls = 0
+        while err > tol and it < max_it:
+            it += 1
+            if self.poles:
+                pose = self.apply_poles(pose)
+            q, qf = self.stage1(pose, frames)
+            pose, frames = self.stage2(q, qf, start, frames, self.active, self.up, self.kids)
+            new = self.largest_error(pose)
+            if new < best[0]:
+                best = (new, pose, frames)
+            stalls = stalls + 1 if err - new < eps else 0
+            err = new
+            if stalls >= STALL_RUN:
+                break
+        _, pose, frames = best
+        self.place_untargeted(pose, frames, start, start_frames)
+        return pose, frames, it
+
+    def largest_error(self, pose: list[rot.Vec]) -> float:
+        return max((math.dist(pose[e], g.position) for e, g in self.goals.items()), default=0.0)
+
+    # -- stage 1: effectors inward ---------------------------------------------------------------
+    def stage1(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        r = self.r
+        q = list(pose)
+        qf = list(frames)
+        for j in self.down:
+            g = self.goals.get(j)
+            if g is not None:
+                q[j] = g.position
+                if g.orientation is not None:
+                    qf[j] = g.orientation
+                continue
+            kids = self.kids[j]
+            if r.rigid[j]:
+                q[j], qf[j] = self.rigid_stage1(j, pose[j], frames[j], q, kids)
+            elif len(kids) == 1:
+                q[j], qf[j] = self.reach_inward(j, kids[0][0], pose, frames, q, qf)
+            else:
+                sx = sy = sz = sw = 0.0
+                for c, w in kids:
+                    d = rot.unit(_sub(pose[j], q[c])) or rot.unit(_sub(pose[j], pose[c]))
+                    assert d is not None
+                    p = _add(q[c], d, r.lengths[c])
+                    sx, sy, sz, sw = sx + w * p[0], sy + w * p[1], sz + w * p[2], sw + w
+                q[j] = (sx / sw, sy / sw, sz / sw)
+        return q, qf
+
+    def reach_inward(
+        self, j: int, c: int, pose: list[rot.Vec], frames: list[rot.Quat], q: list[rot.Vec], qf: list[rot.Quat]
+    ) -> tuple[rot.Vec, rot.Quat]:
+        """Stage-1 position and frame of joint ``j`` from its one active child ``c``."""
+        r = self.r
+        e_c = rot.unit(r.offset[c])
+        assert e_c is not None
+        old_bone = rot.rotate(frames[j], e_c)
+        bone = rot.unit(_sub(q[c], pose[j])) or old_bone
+        g = self.goals.get(c)
+        if g is not None and g.orientation is not None:
+            # A leaf copies its parent's rest frame, so its frame carries the bone as e_c.
+            wanted = rot.rotate(g.orientation, e_c)
+            w = g.weight
+            bone = rot.unit(_add(tuple(x * (1.0 - w) for x in bone), wanted, w)) or wanted  # type: ignore[arg-type]
+        frame = rot.mul(rot.swing(old_bone, bone, rot.rotate(frames[j], _X)), frames[j])
+        limit = r.limits[c].swing
+        if limit is not None:
+            # Inverted limit: turn this joint's frame so the child's bone lies within its limit.
+            local = rot.rotate(rot.conj(frame), rot.rotate(qf[c], _Y))
+            previous = rot.rotate(rot.conj(frames[j]), rot.rotate(frames[c], _Y))
+            allowed = limit.project(local, previous)
+            if allowed != local:
+                frame = rot.mul(frame, rot.swing(allowed, local, r.rest_x[c]))
+                bone = rot.rotate(frame, e_c)
+        return _add(q[c], bone, -r.lengths[c]), frame
+
+    def rigid_stage1(
+        self, j: int, pj: rot.Vec, fj: rot.Quat, q: list[rot.Vec], kids: list[tuple[int, float]]
+    ) -> tuple[rot.Vec, rot.Quat]:
+        """Best rigid fit (position and frame) of a rigid joint to its children's stage-1 points."""
+        r = self.r
+        turn = self.rigid_turn(pj, fj, q, kids, centred=True)
+        frame = rot.mul(turn, fj) if len(kids) < 3 else turn
+        sx = sy = sz = sw = 0.0
+        for c, w in kids:
+            p = _sub(q[c], rot.rotate(frame, r.offset[c]))
+            sx, sy, sz, sw = sx + w * p[0], sy + w * p[1], sz + w * p[2], sw + w
+        return (sx / sw, sy / sw, sz / sw), frame
+
+    def rigid_turn(
+        self, pj: rot.Vec, fj: rot.Quat, q: list[rot.Vec], kids: list[tuple[int, float]], centred: bool
+    ) -> rot.Quat:
+        """Fit of a rigid joint at ``pj`` with frame ``fj`` to its children's points ``q``.
+
+        One or two proposers: the turn to apply to ``fj`` (the minimal rotation of
+        the child's offset onto its direction from ``pj``, or of the line between
+        the two); three or more: the fitted frame itself (Horn), with translation
+        when ``centred`` (stage 1), else about ``pj`` (stage 2).
+        """
+        r = self.r
+        if len(kids) == 1:
+            c = kids[0][0]
+            a, b = rot.unit(rot.rotate(fj, r.offset[c])), rot.unit(_sub(q[c], pj))
+            if a is None or b is None:
+                return rot.IDENTITY
+            return rot.swing(a, b, rot.rotate(fj, _X))
+        if len(kids) == 2:
+            (c1, _), (c2, _) = kids
+            a = rot.unit(rot.rotate(fj, _sub(r.offset[c2], r.offset[c1])))
+            b = rot.unit(_sub(q[c2], q[c1]))
+            if a is None or b is None:
+                return rot.IDENTITY
+            return rot.swing(a, b, rot.rotate(fj, _X))
+        ws = [w for _, w in kids]
+        src = [r.offset[c] for c, _ in kids]
+        dst = [_sub(q[c], pj) for c, _ in kids]
+        if centred:
+            total = sum(ws)
+            ms = tuple(sum(w * s[i] for w, s in zip(ws, src)) / total for i in range(3))
+            md = tuple(sum(w * d[i] for w, d in zip(ws, dst)) / total for i in range(3))
+            src = [_sub(s, ms) for s in src]  # type: ignore[arg-type]
+            dst = [_sub(d, md) for d in dst]  # type: ignore[arg-type]
+        return rot.fit_rotation(src, dst, ws)
+
+    # -- stage 2: root outward -----------------------------------------------------------------
+    def stage2(
+        self,
+        q: list[rot.Vec],
+        qf: list[rot.Quat],
+        start: list[rot.Vec],
+        old: list[rot.Quat],
+        active: list[bool],
+        up: list[int],
+        kids: list[list[tuple[int, float]]],
+    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        """Place active joints outward from the fixed root, limiting each frame."""
+        r = self.r
+        pose = list(q)
+        frames = list(old)
+        root = r.order[0]
+        pose[root] = start[root]
+        for j in up:
+            p = r.parents[j]
+            fp = frames[p] if p >= 0 else rot.IDENTITY
+            pj = pose[j]
+            if not r.children[j]:
+                frames[j] = self.effector_frame(j, fp)
+                continue
+            if r.rigid[j]:
+                if p < 0:
+                    frames[j] = old[j] if self.root_frame is None else self.root_frame
+                else:
+                    turn = self.rigid_turn(pj, old[j], q, kids[j], centred=False)
+                    fit = rot.mul(turn, old[j]) if len(kids[j]) < 3 else turn
+                    frames[j] = self.limit_frame(j, fp, fit)
+                for c in r.children[j]:
+                    pose[c] = _add(pj, rot.rotate(frames[j], r.offset[c]))
+                continue
+            c = r.first_child[j]
+            if active[c]:
+                aim = rot.unit(_sub(q[c], pj)) or rot.rotate(old[j], _Y)
+                local = rot.rotate(rot.conj(fp), aim)
+                limit = r.limits[j].swing
+                if limit is not None:
+                    previous = rot.rotate(rot.conj(old[p]) if p >= 0 else rot.IDENTITY, rot.rotate(old[j], _Y))
+                    local = limit.project(local, previous)
+                frames[j] = rot.mul(fp, rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
+            elif p >= 0:
+                frames[j] = rot.mul(fp, rot.mul(rot.conj(old[p]), old[j]))
+            for c, _ in kids[j]:
+                if c == r.first_child[j]:
+                    pose[c] = _add(pj, rot.rotate(frames[j], _Y), r.lengths[c])
+                else:
+                    d = rot.unit(_sub(q[c], pj)) or rot.unit(_sub(start[c], start[j]))
+                    assert d is not None
+                    pose[c] = _add(pj, d, r.lengths[c])
+        return pose, frames
+
+    def effector_frame(self, j: int, fp: rot.Quat) -> rot.Quat:
+        """A leaf's frame: its parent's, turned about the bone toward an orientation target."""
+        r = self.r
+        base = rot.mul(fp, r.rest_local[j])
+        g = self.goals.get(j)
+        if g is None or g.orientation is None:
+            return base
+        tau = rot.twist_angle(rot.mul(rot.conj(base), g.orientation), _Y)
+        limit = r.limits[j].twist
+        if limit is not None:
+            from fabrik3d.constraints import clamp_angle
+
+            tau = clamp_angle(tau, *limit)
+        return rot.mul(base, rot.axis_angle(_Y, tau))
+
+    def limit_frame(self, j: int, fp: rot.Quat, frame: rot.Quat) -> rot.Quat:
+        """``frame`` with the joint's swing and twist limits applied (relative to ``fp``)."""
+        r = self.r
+        lim = r.limits[j]
+        if lim.swing is None and lim.twist is None:
+            return frame
+        from fabrik3d.constraints import clamp_angle
+
+        d0 = r.rest_dir[j]
+        motion = rot.mul(rot.mul(rot.conj(fp), frame), rot.conj(r.rest_local[j]))
+        tau = rot.twist_angle(motion, d0)
+        d = rot.rotate(motion, d0)
+        if lim.swing is not None:
+            d = lim.swing.project(d, None)
+        if lim.twist is not None:
+            tau = clamp_angle(tau, *lim.twist)
+        motion = rot.mul(rot.swing(d0, d, r.rest_x[j]), rot.axis_angle(d0, tau))
+        return rot.mul(fp, rot.mul(motion, r.rest_local[j]))
+
+    # -- poles and untargeted branches -----------------------------------------------------------
+    def apply_poles(self, pose: list[rot.Vec]) -> list[rot.Vec]:
+        """Turn the inner joints of each poled chain about their neighbours' line toward the pole."""
+        r = self.r
+        pose = list(pose)
+        for e, pole in self.poles.items():
+            chain = [e]
+            while r.parents[chain[-1]] >= 0 and len(r.children[r.parents[chain[-1]]]) == 1:
+                chain.append(r.parents[chain[-1]])
+            if r.parents[chain[-1]] >= 0:
+                chain.append(r.parents[chain[-1]])
+            chain.reverse()  # chain start (sub-base or root) ... effector
+            g = self.goals.get(e)
+            end = g.position if g is not None else pose[e]
+            line = rot.unit(_sub(end, pose[chain[0]]))
+            if line is None or _distance_to_line(pole, pose[chain[0]], line) <= 1e-9:
+                continue
+            for k in range(1, len(chain) - 1):
+                a, i, b = chain[k - 1], chain[k], chain[k + 1]
+                axis = rot.unit(_sub(pose[b], pose[a]))
+                if axis is None:
+                    continue
+                v = _sub(pose[i], pose[a])
+                w = _sub(pole, pose[a])
+                kv = sum(v[m] * axis[m] for m in range(3))
+                kw = sum(w[m] * axis[m] for m in range(3))
+                vp = _add(v, axis, -kv)
+                wp = rot.unit(_add(w, axis, -kw))
+                radius = math.sqrt(sum(x * x for x in vp))
+                if wp is None or radius < 1e-12:
+                    continue
+                pose[i] = _add(_add(pose[a], axis, kv), wp, radius)
+        return pose
+
+    def place_untargeted(
+        self, pose: list[rot.Vec], frames: list[rot.Quat], start: list[rot.Vec], start_frames: list[rot.Quat]
+    ) -> None:
+        """Untargeted branches keep their start local rotations, riding on the joint they hang from."""
+        r = self.r
+        for j in self.up:
+            turn = rot.mul(frames[j], rot.conj(start_frames[j]))
+            for c in r.children[j]:
+                if self.active[c]:
+                    continue
+                for x in r.subtree[c]:
+                    pose[x] = _add(pose[j], rot.rotate(turn, _sub(start[x], start[j])))
+                    frames[x] = rot.mul(turn, start_frames[x])
+
+
+def _distance_to_line(p: rot.Vec, origin: rot.Vec, direction: rot.Vec) -> float:
+    v = _sub(p, origin)
+    k = sum(v[i] * direction[i] for i in range(3))
+    return math.dist(v, tuple(k * direction[i] for i in range(3)))
