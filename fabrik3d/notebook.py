@@ -456,7 +456,7 @@ class SkeletonView(widgets.HBox):
     # -- showing a result (in place) --------------------------------------------------------------
     def _show_result(self) -> None:
         pose, targets = self._result.positions, self._scene.targets
-        pass  # MUTATION
+        self._joints_attr.array = _f32(pose)
         self._bones_attr.array = _f32(pose[self._pairs].reshape(-1, 3))
         verts, normals = self._body_arrays(pose)
         self._body_pos.array = _f32(verts)
