@@ -1,0 +1,346 @@
+"""The Jupyter view: real pythreejs widgets, the real solver, and the quickstart run in a real kernel."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import IN_CI, ROOT
+
+import fabrik3d
+from fabrik3d import constraints, presets
+from fabrik3d.scene import Scene
+
+try:
+    from fabrik3d.notebook import SkeletonView
+except ImportError as exc:  # the notebook extra is optional for users, required in CI
+    if IN_CI:
+        raise
+    pytest.skip(str(exc), allow_module_level=True)
+
+NOTEBOOK = ROOT / "examples" / "quickstart.ipynb"
+F32 = 1e-6  # positions travel as float32: relative error ~6e-8 of values around 1 m
+
+
+def named(view: SkeletonView, name: str):
+    """The three.js object called ``name`` anywhere in the view's scene."""
+    stack = list(view.renderer.scene.children)
+    while stack:
+        obj = stack.pop()
+        if obj.name == name:
+            return obj
+        stack.extend(obj.children)
+    raise AssertionError(f"no object {name!r} in the scene")
+
+
+def positions_of(view: SkeletonView, name: str) -> np.ndarray:
+    return np.asarray(named(view, name).geometry.attributes["position"].array, dtype=float)
+
+
+def assert_geometry_shows(view: SkeletonView, pose: np.ndarray) -> None:
+    skeleton = view.skeleton
+    np.testing.assert_allclose(positions_of(view, "fabrik3d.joints"), pose, atol=F32)
+    pairs = [(int(p), j) for j, p in enumerate(skeleton.parents) if p >= 0]
+    bones = positions_of(view, "fabrik3d.bones").reshape(-1, 2, 3)
+    np.testing.assert_allclose(bones[:, 0], pose[[p for p, _ in pairs]], atol=F32)
+    np.testing.assert_allclose(bones[:, 1], pose[[c for _, c in pairs]], atol=F32)
+    # the pickable tubes: a ring around each end of each bone, centred on the joint
+    rings = positions_of(view, "fabrik3d.body")[: len(pairs) * 12].reshape(len(pairs), 2, 6, 3)
+    np.testing.assert_allclose(rings[:, 0].mean(axis=1), pose[[p for p, _ in pairs]], atol=F32)
+    np.testing.assert_allclose(rings[:, 1].mean(axis=1), pose[[c for _, c in pairs]], atol=F32)
+    for name in skeleton.end_effectors:
+        marker = named(view, f"fabrik3d.target.{name}")
+        assert marker.visible == (name in view.targets)
+        if name in view.targets:
+            np.testing.assert_allclose(marker.position, view.targets[name], atol=1e-12)
+
+
+def test_view_shows_the_solved_pose_and_updates_it_in_place():
+    humanoid = presets.get("humanoid")
+    view = SkeletonView(humanoid)
+    np.testing.assert_allclose(view.pose, humanoid.rest_positions)
+    assert_geometry_shows(view, humanoid.rest_positions)
+    scene_children = list(view.renderer.scene.children)
+    attribute = named(view, "fabrik3d.joints").geometry.attributes["position"]
+
+    view.set_target("hand_l", [0.4, 1.55, 0.3])
+    first = fabrik3d.solve(humanoid, {"hand_l": [0.4, 1.55, 0.3]}, positions=humanoid.rest_positions)
+    np.testing.assert_array_equal(view.pose, first.positions)
+    assert view.result.converged and view.result.errors["hand_l"] <= 1e-3
+    assert_geometry_shows(view, first.positions)
+
+    view.set_target("hand_r", [-0.3, 1.0, 0.15])  # warm-started from the previous pose
+    second = fabrik3d.solve(
+        humanoid, {"hand_l": [0.4, 1.55, 0.3], "hand_r": [-0.3, 1.0, 0.15]}, positions=first.positions
+    )
+    np.testing.assert_array_equal(view.pose, second.positions)
+    np.testing.assert_array_equal(view.result.rotations, second.rotations)
+    assert_geometry_shows(view, second.positions)
+    assert sorted(view.targets) == ["hand_l", "hand_r"]
+    # same scene graph, same attribute widget: only the arrays and positions changed
+    assert list(view.renderer.scene.children) == scene_children
+    assert named(view, "fabrik3d.joints").geometry.attributes["position"] is attribute
+    assert "iterations" in view._status.value
+
+
+def test_view_of_a_scene_uses_its_targets_and_settings():
+    humanoid = presets.get("humanoid")
+    scene = Scene(humanoid, {"toe_r": [-0.2, 0.05, 0.25]}, tolerance=1e-4, max_iterations=50)
+    view = SkeletonView(scene, {"head": [0.05, 1.7, 0.1]})
+    expected = Scene(humanoid, {"toe_r": [-0.2, 0.05, 0.25], "head": [0.05, 1.7, 0.1]}, tolerance=1e-4).solve()
+    np.testing.assert_array_equal(view.pose, expected.positions)
+    assert view.scene.tolerance == 1e-4 and sorted(view.scene.targets) == ["head", "toe_r"]
+    assert_geometry_shows(view, expected.positions)
+    with pytest.raises(ValueError, match="Skeleton or a Scene"):
+        SkeletonView("humanoid")
+    with pytest.raises(ValueError, match=r"targets\.hand_l"):
+        SkeletonView(humanoid, {"hand_l": [0.0, np.inf, 0.0]})
+
+
+@pytest.mark.parametrize(
+    ("name", "point", "match"),
+    [
+        ("hand_l", [np.nan, 1.0, 0.0], "finite"),
+        ("hand_l", [0.0, np.inf, 0.0], "finite"),
+        ("hand_l", [0.0, 1.0], r"shape \(3,\)"),
+        ("hand_l", [[0.0, 1.0, 2.0]], r"shape \(3,\)"),
+        ("hand_l", "up", "three numbers"),
+        ("hand_l", [1e12, 0.0, 0.0], "at most"),
+        ("elbow_l", [0.0, 1.0, 0.0], "not an end effector.*hand_l"),
+        ("hadn_l", [0.0, 1.0, 0.0], "not an end effector"),
+        (["hand_l"], [0.0, 1.0, 0.0], "not an end effector"),
+    ],
+)
+def test_bad_input_from_python_raises_and_keeps_the_pose(name, point, match):
+    view = SkeletonView(presets.get("humanoid"), {"hand_l": [0.4, 1.5, 0.3]})
+    pose, targets = view.pose, view.targets
+    with pytest.raises(ValueError, match=match):
+        view.set_target(name, point)
+    np.testing.assert_array_equal(view.pose, pose)
+    assert view.targets.keys() == targets.keys()
+    np.testing.assert_array_equal(view.targets["hand_l"], targets["hand_l"])
+    assert np.all(np.isfinite(positions_of(view, "fabrik3d.joints")))
+    assert_geometry_shows(view, pose)
+
+
+def test_bad_input_from_the_controls_shows_a_message_and_keeps_the_pose():
+    view = SkeletonView(presets.get("humanoid"), {"hand_l": [0.4, 1.5, 0.3]})
+    pose = view.pose
+    x_box, y_box, _ = view.boxes["hand_l"]
+    y_box.value = float("nan")  # what a user typed
+    assert "finite" in view.message and "targets.hand_l" in view.message
+    assert "finite" in view._message_html.value
+    np.testing.assert_array_equal(view.pose, pose)
+    assert y_box.value == 1.5  # the box shows the target again
+    x_box.value = 5e12
+    assert "at most" in view.message
+    np.testing.assert_array_equal(view.pose, pose)
+    assert_geometry_shows(view, pose)
+
+    x_box.value = 0.45  # a good edit moves the target, re-solves and clears the message
+    np.testing.assert_array_equal(view.targets["hand_l"], [0.45, 1.5, 0.3])
+    expected = fabrik3d.solve(view.skeleton, {"hand_l": [0.45, 1.5, 0.3]}, positions=pose)
+    np.testing.assert_array_equal(view.pose, expected.positions)
+    assert view.message == "" and view._message_html.value == ""
+    assert_geometry_shows(view, expected.positions)
+
+
+def test_checkboxes_turn_targets_on_and_off():
+    humanoid = presets.get("humanoid")
+    view = SkeletonView(humanoid)
+    assert all(box.disabled for box in view.boxes["toe_l"])
+    view.checkboxes["toe_l"].value = True  # pins the toe where it stands
+    np.testing.assert_allclose(view.targets["toe_l"], humanoid.rest_positions[humanoid.index("toe_l")])
+    assert not any(box.disabled for box in view.boxes["toe_l"])
+    view.boxes["toe_l"][2].value = 0.3
+    np.testing.assert_allclose(view.targets["toe_l"][2], 0.3)
+    assert view.result.errors["toe_l"] <= 1e-3
+    assert_geometry_shows(view, view.pose)
+    pose = view.pose
+    view.checkboxes["toe_l"].value = False
+    assert "toe_l" not in view.targets
+    np.testing.assert_allclose(view.pose, pose)
+    assert not named(view, "fabrik3d.target.toe_l").visible
+    np.testing.assert_allclose([b.value for b in view.boxes["toe_l"]], pose[humanoid.index("toe_l")])
+
+
+def test_double_click_on_the_ground_or_body_places_the_chosen_target():
+    humanoid = presets.get("humanoid")
+    view = SkeletonView(humanoid, {"hand_l": [0.4, 1.5, 0.3]})
+    view.place_on_pick.value = "hand_r"
+    ground = named(view, "fabrik3d.ground")
+    assert ground in named(view, "fabrik3d.pickable").children and view.picker.event == "dblclick"
+    pose = view.pose
+    # the message the browser's Picker sends on a double-click that hit the ground
+    view.picker.set_state({"point": [-0.35, 0.0, 0.4], "object": f"IPY_MODEL_{ground.model_id}", "distance": 3.1})
+    np.testing.assert_array_equal(view.targets["hand_r"], [-0.35, 0.0, 0.4])
+    expected = fabrik3d.solve(humanoid, view.targets, positions=pose)
+    np.testing.assert_array_equal(view.pose, expected.positions)
+    assert_geometry_shows(view, expected.positions)
+    # a double-click that hit nothing changes nothing
+    view.picker.set_state({"point": [0.0, 0.0, 0.0], "object": None, "distance": None})
+    np.testing.assert_array_equal(view.targets["hand_r"], [-0.35, 0.0, 0.4])
+    np.testing.assert_array_equal(view.pose, expected.positions)
+
+
+def test_export_gltf_writes_the_pose(tmp_path):
+    view = SkeletonView(presets.get("humanoid"), {"hand_l": [0.4, 1.5, 0.3]})
+    out = tmp_path / "pose.glb"
+    view.export_gltf(out)
+    data = out.read_bytes()
+    assert data[:4] == b"glTF" and int.from_bytes(data[8:12], "little") == len(data)
+    with pytest.raises(ValueError):
+        view.export_gltf(tmp_path / "missing-folder" / "pose.glb")
+    assert not (tmp_path / "missing-folder").exists()
+
+
+def _matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrix of a unit quaternion (x, y, z, w), written out here rather than taken from the package."""
+    x, y, z, w = q
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def _limit_outline(limit, target):
+    """A four-joint vertical chain with ``limit`` on its second joint, shown with a target on its tip."""
+    chain = fabrik3d.Skeleton(
+        ["base", "knee", "ankle", "tip"], [-1, 0, 1, 2], [[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]], {"knee": limit}
+    )
+    view = SkeletonView(chain, {"tip": target})
+    pose, frames = view.pose, view.result.rotations
+    # the limit's rest-pose axes move with the parent's (base's) frame
+    carry = _matrix(frames[0]) @ _matrix(chain.rest_frames[0]).T
+    rim = positions_of(view, "fabrik3d.limits")
+    rim = rim[np.linalg.norm(rim - pose[1], axis=1) > 1e-6] - pose[1]  # drop the spokes' centre
+    assert np.allclose(carry, np.eye(3)) == np.allclose(target, [0.0, 3.0, 0.0])  # a moved base turns the limit
+    return carry, rim / np.linalg.norm(rim, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("target", [[0.0, 3.0, 0.0], [1.2, 1.9, 0.7]])
+def test_joint_limits_are_drawn_where_the_parent_frame_carries_them(target):
+    if not hasattr(constraints, "Cone"):
+        pytest.skip("fabrik3d.constraints has no joint limits in this checkout")
+    carry, rim = _limit_outline(constraints.Cone(35.0), target)
+    bone = carry @ [0.0, 1.0, 0.0]
+    np.testing.assert_allclose(np.degrees(np.arccos(np.clip(rim @ bone, -1, 1))), 35.0, atol=1e-4)
+
+    carry, rim = _limit_outline(constraints.Hinge((1.0, 0.0, 0.0), -60.0, 20.0), target)
+    axis, bone = carry @ [1.0, 0.0, 0.0], carry @ [0.0, 1.0, 0.0]
+    np.testing.assert_allclose(rim @ axis, 0.0, atol=1e-6)  # in the hinge's plane
+    angles = np.degrees(np.arctan2(rim @ np.cross(axis, bone), rim @ bone))  # right-handed about the axis
+    assert angles.min() == pytest.approx(-60.0, abs=1e-4) and angles.max() == pytest.approx(20.0, abs=1e-4)
+
+    ellipse = constraints.EllipticalCone(left_deg=20.0, right_deg=40.0, up_deg=30.0, down_deg=10.0)
+    carry, rim = _limit_outline(ellipse, target)
+    right, bone = carry @ [1.0, 0.0, 0.0], carry @ [0.0, 1.0, 0.0]
+    up = np.cross(right, bone)
+    theta = np.degrees(np.arccos(np.clip(rim @ bone, -1, 1)))
+    x, z = rim @ right, rim @ up
+    u, v = theta * x / np.hypot(x, z), theta * z / np.hypot(x, z)
+    a, b = np.where(u >= 0, 40.0, 20.0), np.where(v >= 0, 30.0, 10.0)
+    np.testing.assert_allclose((u / a) ** 2 + (v / b) ** 2, 1.0, atol=1e-4)
+    assert u.max() == pytest.approx(40.0, abs=1e-3) and v.min() == pytest.approx(-10.0, abs=1e-3)
+
+
+def test_importing_without_pythreejs_names_the_extra():
+    code = "import sys\nsys.modules['pythreejs'] = None\nimport fabrik3d.notebook\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    assert "ImportError" in proc.stderr
+    assert "pip install 'fabrik3d[notebook]'" in proc.stderr
+
+
+# -- the quickstart notebook in a real kernel ------------------------------------------------------
+SCRIPTED = """\
+import json
+before = {"pose": view.pose.tolist(), "targets": {k: v.tolist() for k, v in view.targets.items()}}
+view.set_target("hand_l", [0.2, 1.2, 0.45])
+print(json.dumps({"executable": sys.executable, "before": before, "after": view.pose.tolist()}))
+"""
+
+
+def _kernel_manager(tmp_path: Path):
+    """A kernel manager whose ``python3`` kernel is this interpreter (the venv's), from a temporary kernelspec."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+
+    spec_dir = tmp_path / "kernels" / "python3"
+    spec_dir.mkdir(parents=True)
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (fabrik3d test)",
+        "language": "python",
+    }
+    (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    specs = KernelSpecManager(kernel_dirs=[str(tmp_path / "kernels")], ensure_native_kernel=False)
+    return KernelManager(kernel_name="python3", kernel_spec_manager=specs)
+
+
+def _widget_array(state: dict, model_id: str) -> np.ndarray:
+    widget = state[model_id]
+    (buffer,) = [b for b in widget["buffers"] if b["path"] == ["array", "buffer"]]
+    array = widget["state"]["array"]
+    data = np.frombuffer(base64.b64decode(buffer["data"]), dtype=array["dtype"])
+    return data.reshape(array["shape"]).astype(float)
+
+
+def _ref(value: str) -> str:
+    assert value.startswith("IPY_MODEL_")
+    return value[len("IPY_MODEL_") :]
+
+
+def test_quickstart_runs_in_a_kernel_and_the_widget_state_shows_the_solved_pose(tmp_path, monkeypatch):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("import sys\n" + SCRIPTED))
+    client = nbclient.NotebookClient(
+        nb,
+        km=_kernel_manager(tmp_path),
+        timeout=120,
+        startup_timeout=60,
+        resources={"metadata": {"path": str(tmp_path)}},
+        store_widget_state=True,
+    )
+    client.execute()
+
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not errors
+    assert (tmp_path / "humanoid_pose.glb").read_bytes()[:4] == b"glTF"
+    report = json.loads(nb.cells[-1].outputs[-1]["text"])
+    assert report["executable"] == sys.executable
+    humanoid = presets.get("humanoid")
+    after = np.array(report["after"])
+    # the kernel's pose is the warm-started solve of the scripted change, reproduced here
+    targets = {**report["before"]["targets"], "hand_l": [0.2, 1.2, 0.45]}
+    expected = fabrik3d.solve(humanoid, targets, positions=np.array(report["before"]["pose"]))
+    np.testing.assert_array_equal(after, expected.positions)
+    assert expected.converged
+    hand = humanoid.index("hand_l")
+    assert np.linalg.norm(after[hand] - np.array(report["before"]["pose"])[hand]) > 0.1  # the change moved the hand
+
+    # the widget state the kernel sent to the front end, as saved in the notebook
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    objects = {w["state"].get("name"): w["state"] for w in state.values() if w["state"].get("name")}
+    joints = state[_ref(objects["fabrik3d.joints"]["geometry"])]["state"]
+    np.testing.assert_allclose(_widget_array(state, _ref(joints["attributes"]["position"])), after, atol=F32)
+    bones = state[_ref(objects["fabrik3d.bones"]["geometry"])]["state"]
+    segments = _widget_array(state, _ref(bones["attributes"]["position"])).reshape(-1, 2, 3)
+    children = [j for j in range(len(humanoid)) if humanoid.parents[j] >= 0]
+    np.testing.assert_allclose(segments[:, 1], after[children], atol=F32)
+    np.testing.assert_allclose(segments[:, 0], after[humanoid.parents[children]], atol=F32)
+    for name, point in targets.items():
+        marker = objects[f"fabrik3d.target.{name}"]
+        assert marker["visible"] is True
+        np.testing.assert_allclose(marker["position"], point, atol=1e-12)
