@@ -3,6 +3,7 @@
 Commands:
     fabrik3d presets
     fabrik3d solve SCENE_OR_PRESET [--target NAME=X,Y,Z ...] [-o POSE.json]
+    fabrik3d serve [--preset NAME | --scene FILE] [--host 127.0.0.1] [--port 8080] [--no-browser]
 
 Bad input gives a one-line message on stderr and exit status 2, never a traceback.
 """
@@ -92,6 +93,15 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    try:  # the web UI's dependencies are an extra: import them only for this command
+        from fabrik3d_web.app import serve
+    except ImportError as exc:
+        raise ValueError(f"the web UI needs the extra fabrik3d[web]: pip install 'fabrik3d[web]' ({exc})") from None
+    serve(preset=args.preset, scene=args.scene, host=args.host, port=args.port, open_browser=not args.no_browser)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every command."""
     parser = _Parser(prog="fabrik3d", description="FABRIK inverse kinematics for skeletons.")
@@ -104,6 +114,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tolerance", type=float, help="reach tolerance, scene units")
     p.add_argument("--max-iterations", type=int, help="iteration limit")
     p.set_defaults(func=_cmd_solve)
+    p = sub.add_parser("serve", help="open the web UI (needs fabrik3d[web])")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--preset", choices=presets.names(), help="preset to open (default humanoid)")
+    source.add_argument("--scene", metavar="FILE", help="scene file to open")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080)")
+    p.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    p.set_defaults(func=_cmd_serve)
     return parser
 
 

@@ -1,0 +1,399 @@
+"""The trame web application: ``fabrik3d serve`` opens it.
+
+A ``WebApp`` joins three parts: the ``Controller`` (what the user can do, no UI), the
+``SceneView`` (the server-side VTK scene streamed by ``VtkRemoteView``) and the panel
+(``fabrik3d_web.panel``). trame's state is the single source of truth for the page; the
+contract for tests and automation (see docs/web.md):
+
+* ``joint_names`` (skeleton order), ``pose`` (``[x, y, z]`` per joint), ``targets``
+  (effector name -> ``[x, y, z]``), ``solve_ms``, ``iterations``, ``max_error``,
+  ``error_message``; setting ``targets`` from the page moves the handles and re-solves;
+* the trigger ``target_screen_position(name)`` -> ``[x, y]`` of a handle in CSS pixels
+  from the top-left of the 3D view.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from trame.app import get_server
+from trame.decorators import TrameApp, change, trigger
+from trame.ui.vuetify3 import SinglePageWithDrawerLayout
+from trame.widgets import vtk as vtk_widgets
+from trame.widgets import vuetify3 as v3
+
+from fabrik3d import presets
+from fabrik3d.scene import Scene
+
+from . import panel
+from .controller import Controller
+from .scene_view import SceneView
+
+log = logging.getLogger("fabrik3d_web")
+
+# Image size factor and JPEG quality of the 3D view while dragging and at rest.
+INTERACTIVE_RATIO = 0.5
+STILL_RATIO = 1.0
+
+
+@TrameApp()
+class WebApp:
+    """The web UI of one scene (see the module docstring).
+
+    Args:
+        server: a trame server (default: a new one).
+        scene: the scene to open (default: the humanoid preset).
+        source: its name, shown in the panel (a preset name or a file name).
+    """
+
+    def __init__(self, server: Any = None, scene: Scene | None = None, source: str = "humanoid") -> None:
+        self.server = server or get_server(None, client_type="vue3")
+        self.controller = Controller(scene, source)
+        self.scene = SceneView(self.grab_handle, self.drag_handle, self.release_handle)
+        self._dragging: tuple[str, str] | None = None
+        self._playback: asyncio.Task[None] | None = None
+        self.state.update(
+            {
+                "presets": list(presets.names()),
+                "preset": source if source in presets.names() else None,
+                "scene_upload": None,
+                "limits_on": True,
+                "show_limits": False,
+                "recording": False,
+                "playing": False,
+                "fps": 0.0,
+                "error_message": "",
+            }
+        )
+        self._show_skeleton()
+        self._publish()
+        self._build_ui()
+
+    @property
+    def state(self) -> Any:
+        return self.server.state
+
+    # -- layout (declared once) ---------------------------------------------------------------
+    def _build_ui(self) -> None:
+        with SinglePageWithDrawerLayout(self.server, width=400) as layout:
+            layout.title.set_text("fabrik3d")
+            layout.footer.hide()
+            with layout.toolbar:
+                panel.toolbar(self)
+            with layout.drawer:
+                panel.drawer(self)
+            with layout.content:
+                with v3.VContainer(fluid=True, classes="pa-0 fill-height", style="position: relative"):
+                    panel.error_banner(self)
+                    self.view = vtk_widgets.VtkRemoteView(
+                        self.scene.render_window,
+                        ref="view",
+                        id="view3d",
+                        interactive_ratio=INTERACTIVE_RATIO,
+                        still_ratio=STILL_RATIO,
+                        interactive_quality=70,
+                        still_quality=92,
+                    )
+        self.ui = layout
+
+    # -- dragging in the 3D view --------------------------------------------------------------
+    def grab_handle(self, kind: str, name: str, point: Any) -> None:
+        """The user pressed the mouse on a handle."""
+        self._dragging = (kind, name)
+        self.controller.begin_drag()
+        self.scene.renderer.UseFXAAOff()  # cheaper frames while the mouse moves
+
+    def drag_handle(self, kind: str, name: str, point: Any) -> None:
+        """The user moved a handle: solve from the previous pose and show it in this frame."""
+        with self.state:
+            if self._attempt(self._move, kind, name, point, False):
+                self._publish(moving=name)
+            else:
+                self._publish()  # the handle goes back to its target
+
+    def release_handle(self, kind: str, name: str, point: Any) -> None:
+        """The user let go of a handle."""
+        self._dragging = None
+        self.controller.end_drag()
+        self.scene.renderer.UseFXAAOn()
+        with self.state:
+            self._publish()
+
+    def _move(self, kind: str, name: str, point: Any, undoable: bool) -> None:
+        if kind == "root":
+            self.controller.move_root(point, undoable=undoable)
+        else:
+            self.controller.move_target(name, point, undoable=undoable)
+
+    # -- panel actions ------------------------------------------------------------------------
+    @change("preset")
+    def choose_preset(self, preset: Any, **_: Any) -> None:
+        """The user picked a preset."""
+        if preset is None or preset == self.controller.source:
+            return
+        if self._attempt(self.controller.load_preset, preset):
+            self._show_skeleton()
+        self._publish()
+
+    @change("scene_upload")
+    def upload_scene(self, scene_upload: Any, **_: Any) -> None:
+        """The user chose a scene file: load it, or keep the current scene and show why not."""
+        if not scene_upload:
+            return
+        if self._attempt(self.controller.load_upload, scene_upload):
+            self.state.preset = None
+            self._show_skeleton()
+        self.state.scene_upload = None
+        self._publish()
+
+    @change("targets")
+    def edit_targets(self, targets: Any, **_: Any) -> None:
+        """The page set ``targets`` (automation, tests): move the handles and re-solve."""
+        if targets == self.controller.state()["targets"]:
+            return  # our own update coming back
+        self._attempt(self.controller.set_targets, targets)
+        self._publish()
+
+    @change("tolerance", "max_iterations")
+    def edit_solver(self, tolerance: Any, max_iterations: Any, **_: Any) -> None:
+        """The user changed the tolerance or the iteration limit."""
+        c = self.controller
+        if (tolerance, max_iterations) == (c.tolerance, c.max_iterations):
+            return
+        self._attempt(c.set_solver, tolerance, max_iterations)
+        self._publish()
+
+    @change("limits_on")
+    def switch_limits(self, limits_on: Any, **_: Any) -> None:
+        """The user turned the joint limits on or off."""
+        if bool(limits_on) != self.controller.limits:
+            self._attempt(self.controller.set_limits, bool(limits_on))
+            self._publish()
+
+    @change("show_limits")
+    def switch_limit_display(self, show_limits: Any, **_: Any) -> None:
+        """The user showed or hid the joint limits."""
+        if bool(show_limits) != self.scene.show_limits:
+            result = self.controller.result
+            self.scene.set_show_limits(bool(show_limits), result.positions, result.rotations)
+            self._render()
+
+    @trigger("type_coordinate")
+    def type_coordinate(self, name: Any, axis: Any, text: Any) -> None:
+        """The user typed a coordinate of an effector's target and pressed Enter."""
+        self._attempt(self.controller.type_coordinate, name, axis, text)
+        self._publish()
+
+    def undo(self) -> None:
+        """The user clicked undo."""
+        self._attempt(self.controller.undo)
+        self._publish()
+
+    def redo(self) -> None:
+        """The user clicked redo."""
+        self._attempt(self.controller.redo)
+        self._publish()
+
+    def reset_pose(self) -> None:
+        """The user clicked reset pose."""
+        self._attempt(self.controller.reset_pose)
+        self._publish()
+
+    def reset_camera(self) -> None:
+        """The user clicked reset camera."""
+        self.scene.reset_camera()
+        self._render()
+
+    # -- take ---------------------------------------------------------------------------------
+    def start_recording(self) -> None:
+        """The user clicked record: keep every pose from now on."""
+        self.controller.start_recording()
+        self._publish()
+
+    def stop_recording(self) -> None:
+        """The user stopped recording."""
+        self.controller.stop_recording()
+        self._publish()
+
+    def toggle_playback(self) -> None:
+        """The user clicked play (or stop while playing)."""
+        if self._playback is not None and not self._playback.done():
+            self._playback.cancel()
+            return
+        if len(self.controller.take_times) < 2:
+            self.state.error_message = "take: record a take first"
+            return
+        self._playback = asyncio.ensure_future(self._play())
+
+    async def _play(self) -> None:
+        c = self.controller
+        with self.state:
+            self.state.playing = True
+        start = time.perf_counter()
+        try:
+            for k, t in enumerate(c.take_times):
+                await asyncio.sleep(max(0.0, t - (time.perf_counter() - start)))
+                self.scene.show_pose(c.take_positions[k], c.take_rotations[k], {}, None, [])
+                self._render()
+        finally:
+            with self.state:
+                self.state.playing = False
+                self._publish()
+
+    # -- files --------------------------------------------------------------------------------
+    @trigger("download_scene")
+    def download_scene(self) -> Any:
+        """The user clicked download scene: the scene file with the current targets."""
+        return self._file(lambda: self.controller.scene_json().encode())
+
+    @trigger("export_pose_glb")
+    def export_pose_glb(self) -> Any:
+        """The user clicked export pose: the current pose as a binary glTF."""
+        return self._file(self.controller.pose_glb)
+
+    @trigger("export_take_glb")
+    def export_take_glb(self) -> Any:
+        """The user clicked export take: the take as an animated binary glTF."""
+        return self._file(self.controller.take_glb)
+
+    @trigger("export_take_json")
+    def export_take_json(self) -> Any:
+        """The user clicked export take JSON: the take file the CLI reads."""
+        return self._file(lambda: self.controller.take_json().encode())
+
+    def _file(self, make: Callable[[], bytes]) -> Any:
+        data = self._attempt(make)
+        if data is None:
+            self.state.flush()
+            return None
+        return self.server.protocol.addAttachment(data)
+
+    # -- automation ---------------------------------------------------------------------------
+    @trigger("target_screen_position")
+    def target_screen_position(self, name: Any) -> list[float] | None:
+        """``[x, y]`` of the handle of effector (or root) ``name`` in CSS pixels from the view's top-left."""
+        sk = self.controller.scene.skeleton
+        kind = "root" if name == sk.names[sk.root] else "target"
+        if (kind, name) not in self.scene.handles:
+            self.state.error_message = f"target_screen_position: no handle called {str(name)[:60]!r}"
+            self.state.flush()
+            return None
+        x, y, _, height = self.scene.handle_display_position(kind, name)
+        ratio = INTERACTIVE_RATIO if self._dragging else STILL_RATIO
+        return [x / ratio, (height - y) / ratio]
+
+    # -- internals ----------------------------------------------------------------------------
+    def _attempt(self, action: Callable[..., Any], *args: Any) -> Any:
+        """Run a user action; a ``ValueError`` (or any failure) becomes ``error_message``.
+
+        Returns the action's result, True for ``None`` results, or ``None`` on failure.
+        """
+        try:
+            out = action(*args)
+        except ValueError as exc:
+            self.state.error_message = str(exc)
+            return None
+        except Exception as exc:  # the server keeps running whatever a client sends
+            log.exception("action %s failed", getattr(action, "__name__", action))
+            self.state.error_message = f"internal error: {type(exc).__name__}: {exc}"
+            return None
+        if not self._dragging:
+            self.state.error_message = ""
+        return True if out is None else out
+
+    def _show_skeleton(self) -> None:
+        c = self.controller
+        self.scene.set_skeleton(c.scene.skeleton, c.size)
+        self.state.update(
+            {
+                "has_limits": bool(c.scene.skeleton.constraints),
+                "limits_on": c.limits,
+            }
+        )
+
+    def _publish(self, moving: str | None = None) -> None:
+        """Copy the controller's state to trame's state and the scene; render unless dragging."""
+        c = self.controller
+        result = c.result
+        self.scene.show_pose(result.positions, result.rotations, c.targets, c.root_target, c.unreachable, moving)
+        self.state.update(c.state())
+        self.state.update(
+            {
+                "effectors": c.effector_rows(),
+                "tolerance": c.tolerance,
+                "max_iterations": c.max_iterations,
+                "fps": round(c.fps, 1),
+                "can_undo": bool(c.undo_stack),
+                "can_redo": bool(c.redo_stack),
+                "recording": c.recording,
+                "take_frames": len(c.take_times),
+                "take_seconds": c.take_duration,
+            }
+        )
+        if not self._dragging:
+            self._render()
+
+    def _render(self) -> None:
+        if hasattr(self, "view"):
+            self.view.update()
+
+
+def serve(
+    preset: str | None = None,
+    scene: str | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    open_browser: bool = True,
+) -> None:
+    """Start the web UI on ``host:port`` and block until it stops.
+
+    Args:
+        preset: a preset name (default ``humanoid`` when no scene is given).
+        scene: a scene file (JSON) to open instead of a preset.
+        host, port: where to listen (127.0.0.1 unless told otherwise).
+        open_browser: open the page in the system's browser.
+
+    Raises:
+        ValueError: for an unknown preset or a bad scene file, before the server starts.
+    """
+    from fabrik3d.cli import scene_or_preset
+
+    source = scene if scene is not None else (preset or "humanoid")
+    app = WebApp(scene=scene_or_preset(source), source=source if scene is None else _short(scene))
+    argv, sys.argv = sys.argv, sys.argv[:1]  # trame re-reads sys.argv: give it nothing to parse
+    try:
+        app.server.start(host=host, port=port, open_browser=open_browser, timeout=0, show_connection_info=True)
+    finally:
+        sys.argv = argv
+
+
+def _short(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m fabrik3d_web.app [--preset NAME | --scene FILE] [--host H] [--port P] [--no-browser]``."""
+    parser = argparse.ArgumentParser(prog="fabrik3d_web", description="fabrik3d's web UI")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--preset", choices=presets.names())
+    group.add_argument("--scene", metavar="FILE")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--no-browser", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        serve(args.preset, args.scene, args.host, args.port, not args.no_browser)
+    except ValueError as exc:
+        print(f"fabrik3d_web: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

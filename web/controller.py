@@ -1,0 +1,396 @@
+"""What the web UI does, without the UI: targets, solving, undo/redo, recording, exports.
+
+``Controller`` holds one scene and its current pose. Every user action is a method
+named after it (``move_target``, ``undo``, ``load_scene_text`` ...); each checks all of
+its input first and raises ``ValueError`` with a message naming the problem, leaving
+the scene, targets and pose exactly as they were. Only numpy and ``fabrik3d`` are
+imported here (no trame, no VTK), so the logic is tested without a server.
+
+Shapes: ``n`` joints in skeleton order; positions ``(n, 3)`` in scene units (Y up),
+rotations ``(n, 4)`` world frames as quaternions (x, y, z, w).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+import fabrik3d
+from fabrik3d import checks, presets
+from fabrik3d.scene import Scene, parse_scene
+from fabrik3d.skeleton import Skeleton
+
+# An uploaded scene file larger than this is refused (the octopus preset is ~20 kB).
+MAX_SCENE_BYTES = 2 * 1024 * 1024
+# Targets farther than this many skeleton sizes from the origin are refused.
+WORKSPACE_SIZES = 100.0
+# Iteration limit accepted from the panel (a drag solves once per mouse move).
+MAX_ITERATIONS = 1000
+# Undo steps kept.
+HISTORY = 200
+# Longest take, in frames (about 10 minutes at 30 frames per second).
+MAX_TAKE_FRAMES = 18_000
+
+
+@dataclasses.dataclass(frozen=True)
+class Snapshot:
+    """Targets and pose at one moment, for undo/redo."""
+
+    targets: dict[str, np.ndarray]
+    root_target: np.ndarray | None
+    result: fabrik3d.SolveResult
+
+
+def unconstrained(skeleton: Skeleton) -> Skeleton:
+    """The same skeleton without joint limits (for the "limits off" switch)."""
+    if not skeleton.constraints:
+        return skeleton
+    return Skeleton(skeleton.names, skeleton.parents, skeleton.rest_positions)
+
+
+def skeleton_size(skeleton: Skeleton) -> float:
+    """A length scale of the skeleton: the diagonal of its rest pose's bounding box (scene units, > 0)."""
+    rest = skeleton.rest_positions
+    diagonal = float(np.linalg.norm(rest.max(axis=0) - rest.min(axis=0)))
+    return max(diagonal, float(skeleton.bone_lengths.max()), 1e-6)
+
+
+class Controller:
+    """The state of the web UI and everything the user can do to it.
+
+    Attributes:
+        scene: the loaded scene (its skeleton, its own targets and solver settings).
+        targets: effector name -> ``(3,)`` current target; effectors without one are free.
+        root_target: ``(3,)`` root position the user dragged to, or ``None``.
+        result: the current pose (a ``fabrik3d.SolveResult``).
+        limits: whether the solve uses the skeleton's joint limits.
+        tolerance, max_iterations: solver settings.
+        solve_ms: duration of the last solve, milliseconds.
+        error_message: the last error shown to the user ("" when none).
+    """
+
+    def __init__(self, scene: Scene | None = None, source: str = "humanoid") -> None:
+        self.limits = True
+        self.error_message = ""
+        self.load(scene if scene is not None else Scene(presets.get("humanoid")), source)
+
+    # -- loading ------------------------------------------------------------------------------
+    def load(self, scene: Scene, source: str = "scene") -> None:
+        """Make ``scene`` current: its own targets, the rest pose solved, empty history and take."""
+        self.scene = scene
+        self.source = source
+        self._free = unconstrained(scene.skeleton)
+        self.size = skeleton_size(scene.skeleton)
+        self.tolerance = scene.tolerance
+        self.max_iterations = min(scene.max_iterations, MAX_ITERATIONS)
+        self.undo_stack: list[Snapshot] = []
+        self.redo_stack: list[Snapshot] = []
+        self.take_times: list[float] = []
+        self.take_positions: list[np.ndarray] = []
+        self.take_rotations: list[np.ndarray] = []
+        self.recording = False
+        self._record_t0 = 0.0
+        self._frame_times: list[float] = []
+        self._reset_to_scene()
+
+    def load_preset(self, name: str) -> None:
+        """Load the preset ``name`` (``ValueError`` listing the presets if unknown)."""
+        if not isinstance(name, str):
+            raise ValueError(f"preset: expected a name, got {name!r}")
+        self.load(Scene(presets.get(name)), name)
+
+    def load_scene_text(self, text: str | bytes, source: str = "upload") -> None:
+        """Load a scene from JSON text (a file's contents); on any problem nothing changes."""
+        if len(text) > MAX_SCENE_BYTES:
+            raise ValueError(f"{source}: file is too large ({len(text)} bytes, limit {MAX_SCENE_BYTES})")
+        scene = parse_scene(text, source)
+        for name, point in scene.targets.items():
+            self._check_point(point, f"{source}: targets.{name}", skeleton_size(scene.skeleton))
+        self.load(scene, source)
+
+    def load_upload(self, upload: Any) -> None:
+        """Load a file from the panel's upload field: a dict with ``name``, ``size`` and ``content`` bytes."""
+        if isinstance(upload, list):  # a multiple file input sends a list
+            if len(upload) != 1:
+                raise ValueError(f"upload: expected one file, got {len(upload)}")
+            upload = upload[0]
+        if not isinstance(upload, Mapping) or not isinstance(upload.get("content"), (bytes, bytearray, str)):
+            raise ValueError("upload: expected a file")
+        name = str(upload.get("name") or "upload")[:200]
+        size = upload.get("size")
+        if isinstance(size, (int, float)) and size > MAX_SCENE_BYTES:
+            raise ValueError(f"{name}: file is too large ({int(size)} bytes, limit {MAX_SCENE_BYTES})")
+        self.load_scene_text(
+            bytes(upload["content"]) if not isinstance(upload["content"], str) else upload["content"], name
+        )
+
+    def _reset_to_scene(self) -> None:
+        self.targets: dict[str, np.ndarray] = {k: v.copy() for k, v in self.scene.targets.items()}
+        self.root_target: np.ndarray | None = None if self.scene.root_target is None else self.scene.root_target.copy()
+        self.result = self._solve(self.targets, self.root_target, None)
+
+    # -- what the user does -------------------------------------------------------------------
+    def begin_drag(self) -> None:
+        """A drag starts: remember the targets and pose for undo."""
+        self._push_undo()
+
+    def end_drag(self) -> None:
+        """A drag ends: forget its undo step if nothing moved (a click on a handle)."""
+        if self.undo_stack and self.undo_stack[-1].result is self.result:
+            self.undo_stack.pop()
+
+    def move_target(self, name: str, point: Any, *, undoable: bool = True) -> None:
+        """Move (or create) the target of end effector ``name`` to ``point`` and re-solve.
+
+        Args:
+            name: an end effector of the skeleton.
+            point: ``(3,)`` scene units; finite and inside the workspace.
+            undoable: record an undo step (False while a drag is under way: the drag
+                recorded one in ``begin_drag``).
+        """
+        if name not in self.scene.skeleton.end_effectors:
+            raise ValueError(f"target {name!r}: not an end effector; valid names are {self._effector_list()}")
+        targets = dict(self.targets)
+        targets[name] = self._check_point(point, f"target {name}")
+        self._apply(targets, self.root_target, undoable)
+
+    def move_root(self, point: Any, *, undoable: bool = True) -> None:
+        """Move the root joint to ``point`` (scene units) and re-solve."""
+        root = self._check_point(point, f"root {self.scene.skeleton.names[self.scene.skeleton.root]}")
+        self._apply(self.targets, root, undoable)
+
+    def set_targets(self, targets: Any) -> None:
+        """Replace every target (effector name -> ``[x, y, z]``); effectors left out become free."""
+        if not isinstance(targets, Mapping):
+            raise ValueError("targets: expected an object mapping effector names to [x, y, z]")
+        effectors = self.scene.skeleton.end_effectors
+        checked = {}
+        for name, point in targets.items():
+            if name not in effectors:
+                raise ValueError(f"targets: {name!r} is not an end effector; valid names are {self._effector_list()}")
+            checked[name] = self._check_point(point, f"targets.{name}")
+        self._apply(checked, self.root_target, True)
+
+    def type_coordinate(self, name: str, axis: int, text: Any) -> None:
+        """The user typed ``text`` as coordinate ``axis`` (0, 1, 2 for x, y, z) of effector ``name``."""
+        if name not in self.scene.skeleton.end_effectors:
+            raise ValueError(f"target {name!r}: not an end effector; valid names are {self._effector_list()}")
+        if axis not in (0, 1, 2):
+            raise ValueError(f"axis: expected 0, 1 or 2, got {axis!r}")
+        try:
+            value = float(str(text).strip())
+        except ValueError:
+            raise ValueError(f"{name}.{'xyz'[axis]}: {str(text)[:40]!r} is not a number") from None
+        point = self.effector_point(name)
+        point[axis] = value
+        self.move_target(name, point)
+
+    def reset_pose(self) -> None:
+        """Back to the scene's own targets and its rest pose (undoable)."""
+        self._push_undo()
+        self._reset_to_scene()
+
+    def undo(self) -> bool:
+        """Undo the last target move; False if there is nothing to undo."""
+        if not self.undo_stack:
+            return False
+        self.redo_stack.append(self._snapshot())
+        self._restore(self.undo_stack.pop())
+        return True
+
+    def redo(self) -> bool:
+        """Redo the last undone move; False if there is nothing to redo."""
+        if not self.redo_stack:
+            return False
+        self.undo_stack.append(self._snapshot())
+        self._restore(self.redo_stack.pop())
+        return True
+
+    def set_limits(self, enabled: bool) -> None:
+        """Solve with (True) or without (False) the skeleton's joint limits, and re-solve."""
+        self.limits = bool(enabled)
+        self._apply(self.targets, self.root_target, False)
+
+    def set_solver(self, tolerance: Any, max_iterations: Any) -> None:
+        """Change the reach tolerance (scene units, > 0) and the iteration limit (1..MAX_ITERATIONS)."""
+        try:
+            tolerance = float(tolerance)
+            iterations = int(float(max_iterations))
+        except (TypeError, ValueError):
+            raise ValueError("solver: tolerance and iterations must be numbers") from None
+        if float(max_iterations) != iterations:
+            raise ValueError(f"max_iterations: expected a whole number, got {max_iterations!r}")
+        tolerance, iterations = checks.settings(tolerance, iterations)
+        if iterations > MAX_ITERATIONS:
+            raise ValueError(f"max_iterations: at most {MAX_ITERATIONS}, got {iterations}")
+        if tolerance > self.size:
+            raise ValueError(f"tolerance: at most the skeleton's size ({self.size:.3g}), got {tolerance:g}")
+        self.tolerance, self.max_iterations = tolerance, iterations
+        self._apply(self.targets, self.root_target, False)
+
+    # -- recording ----------------------------------------------------------------------------
+    def start_recording(self) -> None:
+        """Start a new take: every pose from now on is kept with its time."""
+        self.take_times, self.take_positions, self.take_rotations = [], [], []
+        self.recording = True
+        self._record_t0 = time.perf_counter()
+        self._record_frame()
+
+    def stop_recording(self) -> None:
+        """Stop recording (the take is kept for playback and export)."""
+        self.recording = False
+
+    @property
+    def take_duration(self) -> float:
+        """Length of the take in seconds (0 without one)."""
+        return self.take_times[-1] if self.take_times else 0.0
+
+    def take_frame(self, t: float) -> int:
+        """Index of the take's frame shown at ``t`` seconds (the last one at or before ``t``)."""
+        if not self.take_times:
+            raise ValueError("take: nothing recorded yet")
+        return max(0, int(np.searchsorted(self.take_times, t, side="right")) - 1)
+
+    def _record_frame(self) -> None:
+        if not self.recording:
+            return
+        if len(self.take_times) >= MAX_TAKE_FRAMES:
+            self.recording = False  # the panel shows the take's length; nothing is lost
+            return
+        t = time.perf_counter() - self._record_t0
+        if self.take_times and t <= self.take_times[-1]:
+            t = self.take_times[-1] + 1e-4  # keys must increase strictly
+        self.take_times.append(t)
+        self.take_positions.append(self.result.positions.copy())
+        self.take_rotations.append(self.result.rotations.copy())
+
+    # -- readouts -----------------------------------------------------------------------------
+    def effector_point(self, name: str) -> np.ndarray:
+        """``(3,)`` target of effector ``name``, or its current position when free."""
+        if name in self.targets:
+            return self.targets[name].copy()
+        return self.result.positions[self.scene.skeleton.index(name)].copy()
+
+    @property
+    def unreachable(self) -> list[str]:
+        """Targeted effectors that the last solve left farther than the tolerance."""
+        return [k for k, err in self.result.errors.items() if err > self.tolerance]
+
+    @property
+    def max_error(self) -> float:
+        """Largest distance from a targeted effector to its target (scene units; 0 without targets)."""
+        return max(self.result.errors.values(), default=0.0)
+
+    @property
+    def fps(self) -> float:
+        """Solved frames per second over the last second (0 when idle)."""
+        now = time.perf_counter()
+        recent = [t for t in self._frame_times if now - t <= 1.0]
+        if len(recent) < 2:
+            return 0.0
+        return (len(recent) - 1) / max(recent[-1] - recent[0], 1e-6)
+
+    def state(self) -> dict[str, Any]:
+        """The trame state contract: plain JSON values (see docs/web.md)."""
+        sk = self.scene.skeleton
+        return {
+            "joint_names": list(sk.names),
+            "pose": np.round(self.result.positions, 6).tolist(),
+            "targets": {k: np.round(v, 6).tolist() for k, v in self.targets.items()},
+            "root_target": None if self.root_target is None else np.round(self.root_target, 6).tolist(),
+            "solve_ms": round(self.solve_ms, 3),
+            "iterations": int(self.result.iterations),
+            "max_error": float(self.max_error),
+            "unreachable": self.unreachable,
+            "converged": bool(self.result.converged),
+        }
+
+    def effector_rows(self) -> list[dict[str, Any]]:
+        """One row per end effector for the panel: name, x, y, z (3 decimals), targeted, unreachable."""
+        bad = set(self.unreachable)
+        rows = []
+        for name in self.scene.skeleton.end_effectors:
+            p = self.effector_point(name)
+            rows.append(
+                {
+                    "name": name,
+                    "x": f"{p[0]:.3f}",
+                    "y": f"{p[1]:.3f}",
+                    "z": f"{p[2]:.3f}",
+                    "targeted": name in self.targets,
+                    "unreachable": name in bad,
+                }
+            )
+        return rows
+
+    def scene_json(self) -> str:
+        """The current scene (skeleton, current targets, settings) as scene-file JSON."""
+        scene = dataclasses.replace(
+            self.scene,
+            targets=dict(self.targets),
+            root_target=self.root_target,
+            tolerance=self.tolerance,
+            max_iterations=self.max_iterations,
+        )
+        return json.dumps(scene.to_dict(), indent=2, allow_nan=False) + "\n"
+
+    # -- internals ----------------------------------------------------------------------------
+    def _effector_list(self) -> str:
+        return ", ".join(self.scene.skeleton.end_effectors)
+
+    def _check_point(self, value: Any, where: str, size: float | None = None) -> np.ndarray:
+        if isinstance(value, Mapping) or isinstance(value, (str, bytes)):
+            raise ValueError(f"{where}: expected [x, y, z], got {str(value)[:60]!r}")
+        point = checks.point(value, where)
+        limit = WORKSPACE_SIZES * (self.size if size is None else size)
+        if float(np.abs(point).max()) > limit:
+            raise ValueError(f"{where}: coordinates must be within ±{limit:.4g} scene units (got {point.tolist()})")
+        return point
+
+    def _solve(
+        self, targets: dict[str, np.ndarray], root: np.ndarray | None, start: np.ndarray | None
+    ) -> fabrik3d.SolveResult:
+        skeleton = self.scene.skeleton if self.limits else self._free
+        t0 = time.perf_counter()
+        result = fabrik3d.solve(
+            skeleton,
+            targets,
+            positions=start,
+            root_target=root,
+            weights=self.scene.weights,
+            tolerance=self.tolerance,
+            max_iterations=self.max_iterations,
+        )
+        self.solve_ms = (time.perf_counter() - t0) * 1e3
+        if not (np.all(np.isfinite(result.positions)) and np.all(np.isfinite(result.rotations))):
+            raise ValueError("solve: the solver returned a non-finite pose; the previous pose is kept")
+        return result
+
+    def _apply(self, targets: dict[str, np.ndarray], root: np.ndarray | None, undoable: bool) -> None:
+        result = self._solve(targets, root, self.result.positions)
+        if undoable:
+            self._push_undo()
+        self.targets, self.root_target, self.result = targets, root, result
+        now = time.perf_counter()
+        self._frame_times = [t for t in self._frame_times if now - t <= 1.0] + [now]
+        self._record_frame()
+
+    def _snapshot(self) -> Snapshot:
+        root = None if self.root_target is None else self.root_target.copy()
+        return Snapshot({k: v.copy() for k, v in self.targets.items()}, root, self.result)
+
+    def _push_undo(self) -> None:
+        self.undo_stack.append(self._snapshot())
+        del self.undo_stack[:-HISTORY]
+        self.redo_stack.clear()
+
+    def _restore(self, snap: Snapshot) -> None:
+        self.targets = {k: v.copy() for k, v in snap.targets.items()}
+        self.root_target = None if snap.root_target is None else snap.root_target.copy()
+        self.result = snap.result
+        self._record_frame()

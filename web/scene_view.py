@@ -1,0 +1,449 @@
+"""The server-side VTK scene: skeleton, target handles, ground grid and joint limits.
+
+``SceneView`` owns an off-screen render window that trame's ``VtkRemoteView`` streams
+to the browser. It draws
+
+* the joints as spheres (one glyph actor) and the bones as tapered tubes (one actor),
+* one ``vtkHandleWidget`` per end effector and one on the root, dragged with the mouse;
+  a targeted effector's handle sits on its target (accent colour, warning colour when
+  out of reach, with a dashed line to the effector), a free one on the effector (grey),
+* a ground grid, an orientation marker, soft lighting (a light kit),
+* optionally the joint limits found in ``skeleton.constraints``: cones as translucent
+  cones, hinges as arcs.
+
+The view never solves: drag callbacks report ``(kind, name, point)`` and the caller
+sends back the new pose through ``show_pose``. Shapes: ``positions`` ``(n, 3)`` in
+scene units, ``rotations`` ``(n, 4)`` quaternions (x, y, z, w).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkEGLRenderWindow")  # off screen, no X
+
+import vtkmodules.vtkInteractionStyle
+import vtkmodules.vtkRenderingFreeType
+import vtkmodules.vtkRenderingOpenGL2  # noqa: F401  (the OpenGL render window)
+from vtkmodules.util.numpy_support import numpy_to_vtk
+from vtkmodules.vtkCommonCore import vtkPoints
+from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
+from vtkmodules.vtkFiltersCore import vtkTubeFilter
+from vtkmodules.vtkFiltersSources import (
+    vtkArcSource,
+    vtkConeSource,
+    vtkPlaneSource,
+    vtkSphereSource,
+)
+from vtkmodules.vtkInteractionStyle import vtkInteractorStyleTrackballCamera
+from vtkmodules.vtkInteractionWidgets import (
+    vtkHandleWidget,
+    vtkOrientationMarkerWidget,
+    vtkSphereHandleRepresentation,
+)
+from vtkmodules.vtkRenderingAnnotation import vtkAxesActor
+from vtkmodules.vtkRenderingCore import (
+    vtkActor,
+    vtkGlyph3DMapper,
+    vtkLightKit,
+    vtkPolyDataMapper,
+    vtkRenderer,
+    vtkRenderWindow,
+    vtkRenderWindowInteractor,
+)
+
+from fabrik3d import rotations as rot
+from fabrik3d.skeleton import Skeleton
+
+# Colours (RGB 0..1): a calm light theme a user would screenshot.
+BONE = (0.86, 0.88, 0.92)
+JOINT = (0.27, 0.35, 0.48)
+EFFECTOR = (0.15, 0.55, 0.78)
+TARGET = (0.98, 0.60, 0.13)
+UNREACHABLE = (0.90, 0.22, 0.21)
+FREE = (0.80, 0.84, 0.90)
+ROOT = (0.36, 0.42, 0.85)
+LIMIT_CONE = (0.30, 0.72, 0.55)
+LIMIT_HINGE = (0.55, 0.38, 0.85)
+SKY_TOP = (0.97, 0.98, 1.0)
+SKY_BOTTOM = (0.78, 0.83, 0.90)
+GRID = (0.70, 0.74, 0.80)
+FLOOR = (0.90, 0.92, 0.95)
+
+# Handle size on screen, pixels (the sphere's radius is about half of it).
+HANDLE_PX = 20.0
+
+DragCallback = Callable[[str, str, np.ndarray], None]
+
+
+class SceneView:
+    """The VTK pipeline of one skeleton (see the module docstring).
+
+    Args:
+        on_drag_start: ``(kind, name, point)`` when the user grabs a handle; ``kind``
+            is ``"target"`` (an end effector's handle) or ``"root"``.
+        on_drag: the same, on every mouse move of a drag; ``point`` ``(3,)`` scene units.
+        on_drag_end: the same, when the button is released.
+        size: ``(width, height)`` of the render window before the browser sets it, pixels.
+    """
+
+    def __init__(
+        self,
+        on_drag_start: DragCallback,
+        on_drag: DragCallback,
+        on_drag_end: DragCallback,
+        size: tuple[int, int] = (960, 720),
+    ) -> None:
+        self._callbacks = (on_drag_start, on_drag, on_drag_end)
+        self.renderer = vtkRenderer()
+        self.renderer.GradientBackgroundOn()
+        self.renderer.SetBackground(*SKY_BOTTOM)
+        self.renderer.SetBackground2(*SKY_TOP)
+        self.renderer.UseFXAAOn()
+        vtkLightKit().AddLightsToRenderer(self.renderer)
+        self.render_window = vtkRenderWindow()
+        self.render_window.SetOffScreenRendering(1)
+        self.render_window.SetMultiSamples(0)
+        self.render_window.SetSize(*size)
+        self.render_window.AddRenderer(self.renderer)
+        self.interactor = vtkRenderWindowInteractor()
+        self.interactor.SetRenderWindow(self.render_window)
+        self.interactor.SetInteractorStyle(vtkInteractorStyleTrackballCamera())
+        self.interactor.EnableRenderOff()  # trame renders once per frame, not every widget event
+
+        self._bones = vtkPolyData()
+        tube = vtkTubeFilter()
+        tube.SetInputData(self._bones)
+        tube.SetVaryRadiusToVaryRadiusByAbsoluteScalar()
+        tube.SetNumberOfSides(18)
+        tube.CappingOn()
+        self.bone_actor = _actor(tube, BONE, specular=0.25)
+        self.bone_actor.GetMapper().ScalarVisibilityOff()
+
+        self._joints = vtkPolyData()
+        sphere = vtkSphereSource()
+        sphere.SetThetaResolution(20)
+        sphere.SetPhiResolution(14)
+        sphere.SetRadius(1.0)
+        glyphs = vtkGlyph3DMapper()
+        glyphs.SetInputData(self._joints)
+        glyphs.SetSourceConnection(sphere.GetOutputPort())
+        glyphs.SetScaleArray("radius")
+        glyphs.SetScaleModeToScaleByMagnitude()
+        glyphs.SetColorModeToDirectScalars()
+        glyphs.ScalarVisibilityOn()
+        self.joint_actor = vtkActor()
+        self.joint_actor.SetMapper(glyphs)
+        _finish(self.joint_actor.GetProperty(), specular=0.4)
+
+        self._gaps = vtkPolyData()
+        gap_mapper = vtkPolyDataMapper()
+        gap_mapper.SetInputData(self._gaps)
+        self.gap_actor = vtkActor()
+        self.gap_actor.SetMapper(gap_mapper)
+        self.gap_actor.GetProperty().SetColor(*UNREACHABLE)
+        self.gap_actor.GetProperty().SetLineWidth(2.0)
+        self.gap_actor.GetProperty().LightingOff()
+
+        for actor in (self.bone_actor, self.joint_actor, self.gap_actor):
+            self.renderer.AddActor(actor)
+        self._floor: list[vtkActor] = []
+        self._limit_actors: list[vtkActor] = []
+        self.handles: dict[tuple[str, str], vtkHandleWidget] = {}
+        self.show_limits = False
+        self.skeleton: Skeleton | None = None
+
+        axes = vtkAxesActor()
+        axes.SetShaftTypeToCylinder()
+        axes.SetTotalLength(1.0, 1.0, 1.0)
+        self.marker = vtkOrientationMarkerWidget()
+        self.marker.SetOrientationMarker(axes)
+        self.marker.SetInteractor(self.interactor)
+        self.marker.SetViewport(0.0, 0.0, 0.16, 0.2)
+        self.marker.EnabledOn()
+        self.marker.InteractiveOff()
+
+    # -- building ------------------------------------------------------------------------------
+    def set_skeleton(self, skeleton: Skeleton, size: float) -> None:
+        """Rebuild handles, floor and limits for ``skeleton``; ``size`` is its length scale (scene units)."""
+        self.skeleton = skeleton
+        self.size = size
+        self.joint_radius = 0.0095 * size
+        for widget in self.handles.values():
+            widget.Off()
+            widget.SetInteractor(None)
+        self.handles = {}
+        names = [("target", name) for name in skeleton.end_effectors]
+        names.append(("root", skeleton.names[skeleton.root]))
+        for kind, name in names:
+            self.handles[kind, name] = self._make_handle(kind, name)
+        self._build_floor(skeleton)
+        self._build_limits(skeleton.rest_positions, skeleton.rest_frames)
+        self.reset_camera()
+
+    def _make_handle(self, kind: str, name: str) -> vtkHandleWidget:
+        rep = vtkSphereHandleRepresentation()
+        rep.SetHandleSize(HANDLE_PX if kind == "target" else 1.25 * HANDLE_PX)  # constant size on screen
+        _finish(rep.GetProperty(), specular=0.5)
+        _finish(rep.GetSelectedProperty(), specular=0.5)
+        rep.GetSelectedProperty().SetColor(1.0, 0.85, 0.3)
+        widget = vtkHandleWidget()
+        widget.SetInteractor(self.interactor)
+        widget.SetRepresentation(rep)
+        widget.EnableAxisConstraintOff()
+        on_start, on_move, on_end = self._callbacks
+
+        def report(callback: DragCallback) -> Callable[[Any, str], None]:
+            return lambda _obj, _event: callback(kind, name, np.array(rep.GetWorldPosition(), dtype=float))
+
+        widget.AddObserver("StartInteractionEvent", report(on_start))
+        widget.AddObserver("InteractionEvent", report(on_move))
+        widget.AddObserver("EndInteractionEvent", report(on_end))
+        widget.On()
+        return widget
+
+    def _build_floor(self, skeleton: Skeleton) -> None:
+        for actor in self._floor:
+            self.renderer.RemoveActor(actor)
+        rest = skeleton.rest_positions
+        lo, hi = rest.min(axis=0), rest.max(axis=0)
+        center = (lo + hi) / 2
+        half = max(float(np.ptp(rest[:, [0, 2]], axis=0).max()), 0.6 * self.size)
+        step = _nice_step(half / 6)
+        half = math.ceil(half / step) * step
+        y = float(lo[1]) - 0.002 * self.size
+        cx, cz = round(center[0] / step) * step, round(center[2] / step) * step
+        cells = round(2 * half / step)
+        floor = vtkPlaneSource()
+        floor.SetOrigin(cx - half, y, cz - half)
+        floor.SetPoint1(cx + half, y, cz - half)
+        floor.SetPoint2(cx - half, y, cz + half)
+        floor.SetResolution(cells, cells)
+        solid = _actor(floor, FLOOR, specular=0.0)
+        grid = _actor(floor, GRID, specular=0.0)
+        grid.GetProperty().SetRepresentationToWireframe()
+        grid.GetProperty().LightingOff()
+        grid.SetPosition(0.0, 0.001 * self.size, 0.0)
+        self._floor = [solid, grid]
+        for actor in self._floor:
+            self.renderer.AddActor(actor)
+
+    def reset_camera(self) -> None:
+        """Frame the rest pose and its reach from the front, a little from the right and above."""
+        assert self.skeleton is not None
+        rest = self.skeleton.rest_positions
+        lo, hi = rest.min(axis=0), rest.max(axis=0)
+        center = (lo + hi) / 2
+        camera = self.renderer.GetActiveCamera()
+        camera.SetFocalPoint(*center)
+        direction = np.array([0.42, 0.28, 1.0])
+        camera.SetPosition(*(center + self.size * direction / np.linalg.norm(direction)))
+        camera.SetViewUp(0.0, 1.0, 0.0)
+        camera.SetViewAngle(30.0)
+        margin = 0.08 * self.size
+        self.renderer.ResetCamera(lo[0] - margin, hi[0] + margin, lo[1], hi[1] + margin, lo[2] - margin, hi[2] + margin)
+        camera.Zoom(1.12)
+        self.renderer.ResetCameraClippingRange()
+
+    # -- per frame ----------------------------------------------------------------------------
+    def show_pose(
+        self,
+        positions: np.ndarray,
+        rotations: np.ndarray,
+        targets: Mapping[str, np.ndarray],
+        root_target: np.ndarray | None,
+        unreachable: Sequence[str],
+        moving: str | None = None,
+    ) -> None:
+        """Update the actors and handles to a pose.
+
+        Args:
+            positions: ``(n, 3)`` joint positions.
+            rotations: ``(n, 4)`` world frames (for the limits display).
+            targets: effector name -> ``(3,)`` target; other effectors are free.
+            root_target: ``(3,)`` or ``None``.
+            unreachable: targeted effectors that are out of reach (warning colour).
+            moving: name of the handle being dragged (left where the mouse put it).
+        """
+        sk = self.skeleton
+        assert sk is not None
+        positions = np.asarray(positions, dtype=float)
+        bones = [j for j in range(len(sk)) if sk.parents[j] >= 0]
+        ends = np.empty((2 * len(bones), 3))
+        ends[0::2] = positions[sk.parents[bones]]
+        ends[1::2] = positions[bones]
+        lengths = sk.bone_lengths[bones]
+        thick = np.minimum(0.16 * lengths, 0.85 * self.joint_radius)
+        radius = np.empty(2 * len(bones))
+        radius[0::2], radius[1::2] = thick, 0.45 * thick
+        _set_lines(self._bones, ends, np.arange(2 * len(bones)).reshape(-1, 2), radius)
+
+        leaf = np.array([not sk.children(j) for j in range(len(sk))])
+        colors = np.tile(np.array(JOINT) * 255, (len(sk), 1))
+        colors[leaf] = np.array(EFFECTOR) * 255
+        colors[sk.root] = np.array(ROOT) * 255
+        joint_radius = np.full(len(sk), self.joint_radius)
+        joint_radius[leaf] *= 0.8
+        _set_points(self._joints, positions, joint_radius, colors.astype(np.uint8))
+
+        bad = set(unreachable)
+        gaps = [(positions[sk.index(n)], targets[n]) for n in bad if n in targets]
+        gap_points = np.array([p for pair in gaps for p in pair]).reshape(-1, 3)
+        _set_lines(self._gaps, gap_points, np.arange(len(gap_points)).reshape(-1, 2), None)
+
+        for (kind, name), widget in self.handles.items():
+            rep = widget.GetRepresentation()
+            if kind == "root":
+                point = positions[sk.root] if root_target is None else root_target
+                color = ROOT
+            elif name in targets:
+                point = targets[name]
+                color = UNREACHABLE if name in bad else TARGET
+            else:
+                point = positions[sk.index(name)]
+                color = FREE
+            if name != moving:
+                rep.SetWorldPosition([float(v) for v in point])
+            rep.GetProperty().SetColor(*color)
+        if self.show_limits:
+            self._build_limits(positions, rotations)
+
+    def set_show_limits(self, show: bool, positions: np.ndarray, rotations: np.ndarray) -> None:
+        """Show or hide the joint limits at the given pose."""
+        self.show_limits = bool(show)
+        self._build_limits(positions, rotations)
+
+    def handle_display_position(self, kind: str, name: str) -> tuple[float, float, int, int]:
+        """Handle's ``(x, y)`` in render-window pixels (origin bottom-left) and the window's ``(width, height)``."""
+        rep = self.handles[kind, name].GetRepresentation()
+        self.renderer.SetWorldPoint(*rep.GetWorldPosition(), 1.0)
+        self.renderer.WorldToDisplay()
+        x, y, _ = self.renderer.GetDisplayPoint()
+        width, height = self.render_window.GetSize()
+        return float(x), float(y), int(width), int(height)
+
+    # -- joint limits -------------------------------------------------------------------------
+    def _build_limits(self, positions: np.ndarray, rotations: np.ndarray) -> None:
+        for actor in self._limit_actors:
+            self.renderer.RemoveActor(actor)
+        self._limit_actors = []
+        sk = self.skeleton
+        if not self.show_limits or sk is None or not sk.constraints:
+            return
+        for name, limits in sk.constraints.items():
+            j = sk.index(name)
+            p = sk.parents[j]
+            frame = rotations[p] if p >= 0 else rot.IDENTITY
+            for limit in limits:
+                actor = _limit_actor(limit, positions[j], frame, 0.5 * max(sk.bone_lengths[j], self.size * 0.05))
+                if actor is not None:
+                    self._limit_actors.append(actor)
+                    self.renderer.AddActor(actor)
+
+
+def _limit_actor(limit: Any, at: np.ndarray, frame: Any, length: float) -> vtkActor | None:
+    """A translucent cone (``max_deg`` or elliptical ``*_deg`` angles) or a hinge arc, in the parent's frame."""
+    kind = type(limit).__name__
+    axis = np.array(rot.rotate(tuple(frame), (0.0, 1.0, 0.0)))
+    if kind in ("Cone", "EllipticalCone"):
+        angles = [
+            getattr(limit, a) for a in ("max_deg", "left_deg", "right_deg", "up_deg", "down_deg") if hasattr(limit, a)
+        ]
+        if not angles:
+            return None
+        angle = math.radians(min(max(angles), 89.0))
+        cone = vtkConeSource()
+        cone.SetResolution(40)
+        cone.SetHeight(length)
+        cone.SetRadius(length * math.tan(angle))
+        cone.SetDirection(*(-axis))  # apex at the joint, opening along the bone's rest direction
+        cone.SetCenter(*(at + 0.5 * length * axis))
+        cone.CappingOff()
+        actor = _actor(cone, LIMIT_CONE, specular=0.0)
+        actor.GetProperty().SetOpacity(0.28)
+        return actor
+    if kind == "Hinge":
+        lo = math.radians(float(getattr(limit, "min_deg", -90.0)))
+        hi = math.radians(float(getattr(limit, "max_deg", 90.0)))
+        hinge_axis = np.array(getattr(limit, "axis", (1.0, 0.0, 0.0)), dtype=float)
+        world_axis = np.array(rot.rotate(tuple(frame), tuple(hinge_axis / np.linalg.norm(hinge_axis))))
+        start = np.array(rot.rotate(_axis_angle(world_axis, lo), tuple(axis)))
+        arc = vtkArcSource()
+        arc.UseNormalAndAngleOn()
+        arc.SetCenter(*at)
+        arc.SetPolarVector(*(length * start))
+        arc.SetNormal(*world_axis)
+        arc.SetAngle(math.degrees(hi - lo))
+        arc.SetResolution(48)
+        tube = vtkTubeFilter()
+        tube.SetInputConnection(arc.GetOutputPort())
+        tube.SetRadius(0.04 * length)
+        tube.SetNumberOfSides(10)
+        actor = _actor(tube, LIMIT_HINGE, specular=0.2)
+        actor.GetProperty().SetOpacity(0.7)
+        return actor
+    return None
+
+
+def _axis_angle(axis: np.ndarray, angle: float) -> tuple[float, float, float, float]:
+    s = math.sin(angle / 2)
+    return (float(axis[0] * s), float(axis[1] * s), float(axis[2] * s), math.cos(angle / 2))
+
+
+def _actor(source: Any, color: tuple[float, float, float], specular: float) -> vtkActor:
+    mapper = vtkPolyDataMapper()
+    mapper.SetInputConnection(source.GetOutputPort())
+    actor = vtkActor()
+    actor.SetMapper(mapper)
+    actor.GetProperty().SetColor(*color)
+    _finish(actor.GetProperty(), specular)
+    return actor
+
+
+def _finish(prop: Any, specular: float) -> None:
+    prop.SetInterpolationToPhong()
+    prop.SetAmbient(0.15)
+    prop.SetDiffuse(0.85)
+    prop.SetSpecular(specular)
+    prop.SetSpecularPower(30.0)
+
+
+def _nice_step(x: float) -> float:
+    """The largest of 1, 2, 5 times a power of ten that is at most ``x``."""
+    exp = 10.0 ** math.floor(math.log10(x))
+    return max(m * exp for m in (1.0, 2.0, 5.0) if m * exp <= x)
+
+
+def _set_points(poly: vtkPolyData, points: np.ndarray, radius: np.ndarray, colors: np.ndarray) -> None:
+    """Give ``poly`` the ``(m, 3)`` points with a "radius" scale array and ``(m, 3)`` uint8 colours."""
+    pts = vtkPoints()
+    pts.SetData(numpy_to_vtk(np.ascontiguousarray(points), deep=True))
+    poly.SetPoints(pts)
+    r = numpy_to_vtk(np.ascontiguousarray(radius), deep=True)
+    r.SetName("radius")
+    c = numpy_to_vtk(np.ascontiguousarray(colors), deep=True)
+    c.SetName("colors")
+    poly.GetPointData().AddArray(r)
+    poly.GetPointData().SetScalars(c)
+    poly.Modified()
+
+
+def _set_lines(poly: vtkPolyData, points: np.ndarray, segments: np.ndarray, radius: np.ndarray | None) -> None:
+    """Give ``poly`` the ``(m, 3)`` points and ``(k, 2)`` line segments, with point scalars ``radius``."""
+    pts = vtkPoints()
+    pts.SetData(numpy_to_vtk(np.ascontiguousarray(points, dtype=float).reshape(-1, 3), deep=True))
+    poly.SetPoints(pts)
+    lines = vtkCellArray()
+    for a, b in segments:
+        lines.InsertNextCell(2)
+        lines.InsertCellPoint(int(a))
+        lines.InsertCellPoint(int(b))
+    poly.SetLines(lines)
+    if radius is not None:
+        poly.GetPointData().SetScalars(numpy_to_vtk(np.ascontiguousarray(radius, dtype=float), deep=True))
+    poly.Modified()
