@@ -169,7 +169,7 @@ def run_chain(
         if err - new < eps and new > tol:
             if not bent and _bend_if_straight(xs, ys, zs, ds, target):
                 bent = True
-                err = new
+                err = math.inf  # the bent pose starts afresh: its first iteration may well be worse
                 continue
             err = new
             break
