@@ -362,10 +362,13 @@ class SkeletonView(widgets.HBox):
             frustumCulled=False,
         )
         # Two unused vertices keep three.js's bounding sphere (computed once, used to
-        # cull picking rays) around every reachable pose: all joints stay within the
-        # longest root path of the root.
-        root = pose[self.skeleton.root]
-        reach = max(float(np.max(np.linalg.norm(pose - root, axis=1))), ext) * 2.0
+        # cull picking rays) around every reachable pose: the root stays put and no
+        # joint gets farther from it than the bone lengths along its path.
+        path = np.zeros(len(self.skeleton))
+        for j in self.skeleton.order:
+            p = int(self.skeleton.parents[j])
+            path[j] = path[p] + self.skeleton.bone_lengths[j] if p >= 0 else 0.0
+        root, reach = pose[self.skeleton.root], float(path.max()) + ext
         self._sentinels = np.array([root - reach, root + reach])
         verts, normals = self._body_arrays(pose)
         self._body_pos = three.BufferAttribute(array=_f32(verts))

@@ -196,6 +196,18 @@ def test_double_click_on_the_ground_or_body_places_the_chosen_target():
     np.testing.assert_array_equal(view.pose, expected.positions)
 
 
+def test_the_body_stays_pickable_when_stretched_out():
+    # three.js computes a geometry's bounding sphere once and skips picking rays that miss it:
+    # the body's two unused corner vertices must box in every pose, even a fully stretched one
+    zigzag = [[0.1 * (k % 2), 0.1 * k, 0.0] for k in range(7)]  # a curled chain, 0.85 long
+    chain = fabrik3d.Skeleton([f"j{k}" for k in range(7)], [-1, 0, 1, 2, 3, 4, 5], zigzag)
+    view = SkeletonView(chain, {"j6": [30.0, -4.0, 20.0]})  # far out of reach: the chain straightens
+    assert np.linalg.norm(view.pose[6]) == pytest.approx(chain.bone_lengths.sum(), rel=1e-9)
+    body = positions_of(view, "fabrik3d.body")
+    low, high = body[-2], body[-1]
+    assert np.all(body >= low - 1e-6) and np.all(body <= high + 1e-6)
+
+
 def test_export_gltf_writes_the_pose(tmp_path):
     view = SkeletonView(presets.get("humanoid"), {"hand_l": [0.4, 1.5, 0.3]})
     out = tmp_path / "pose.glb"
