@@ -4,6 +4,8 @@ Commands:
     fabrik3d presets
     fabrik3d solve SCENE_OR_PRESET [--target NAME=X,Y,Z ...] [-o POSE.json]
     fabrik3d serve [--preset NAME | --scene FILE] [--host 127.0.0.1] [--port 8080] [--no-browser]
+    fabrik3d export SCENE_OR_PRESET -o OUT.glb [--target NAME=X,Y,Z ...]
+    fabrik3d export --take TAKE.json -o OUT.glb
 
 Bad input gives a one-line message on stderr and exit status 2, never a traceback.
 """
@@ -21,7 +23,7 @@ from typing import NoReturn
 
 import numpy as np
 
-from fabrik3d import files, presets
+from fabrik3d import files, gltf, presets, take
 from fabrik3d.scene import Scene, load_scene
 
 
@@ -102,6 +104,27 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    if args.scene is None and args.take is None:
+        raise ValueError("export: give a scene or preset, or --take TAKE.json")
+    if args.scene is not None and args.take is not None:
+        raise ValueError("export: give a scene or preset, or --take TAKE.json, not both")
+    if args.take is not None:
+        if args.target:
+            raise ValueError("export: --target applies to a scene, not to --take")
+        recorded = take.load_take(args.take)
+        frames = zip(recorded.positions, recorded.rotations)
+        gltf.export_animation(recorded.skeleton, frames, recorded.times, args.output)
+        print(f"wrote {args.output}: {len(recorded.times)} frames of {len(recorded.skeleton)} joints")
+        return 0
+    scene = apply_targets(scene_or_preset(args.scene), args.target)
+    result = scene.solve()
+    gltf.export_pose(scene.skeleton, result, args.output)
+    state = "converged" if result.converged else "not converged"
+    print(f"wrote {args.output}: pose of {len(scene.skeleton)} joints ({state}, {result.iterations} iterations)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every command."""
     parser = _Parser(prog="fabrik3d", description="FABRIK inverse kinematics for skeletons.")
@@ -122,6 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser")
     p.set_defaults(func=_cmd_serve)
+    p = sub.add_parser("export", help="write a solved pose, or a recorded take, as glTF 2.0 (.glb or .gltf)")
+    p.add_argument("scene", nargs="?", metavar="SCENE_OR_PRESET", help="scene file or preset to solve and export")
+    p.add_argument("--take", metavar="TAKE.json", help="a recorded take to export as an animation")
+    p.add_argument("--target", action="append", default=[], metavar="NAME=X,Y,Z", help="target for an effector")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.glb", help="output file, .glb or .gltf")
+    p.set_defaults(func=_cmd_export)
     return parser
 
 

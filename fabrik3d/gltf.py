@@ -34,7 +34,7 @@ import struct
 import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -60,7 +60,7 @@ def pose_glb_bytes(skeleton: Skeleton, result: Any) -> bytes:
 
 
 def animation_glb_bytes(skeleton: Skeleton, frames: Iterable[Any], times: Any) -> bytes:
-    """A ``.glb`` of a take: ``frames`` are ``SolveResult``s or ``(positions, rotations)`` pairs at ``(m,)`` ``times``, s."""
+    """A ``.glb`` of a take: ``SolveResult``s or ``(positions, rotations)`` pairs at ``(m,)`` ``times`` in seconds."""
     return _glb(*_animation_document(Take.from_frames(skeleton, frames, times)))
 
 
@@ -228,7 +228,11 @@ def _bone_mesh(skeleton: Skeleton) -> tuple[np.ndarray, ...]:
 class _Blob:
     """The binary buffer being built: 4-byte aligned buffer views, one accessor each."""
 
-    _COMPONENT = {np.dtype(np.float32): _FLOAT, np.dtype(np.uint8): _UBYTE, np.dtype(np.uint16): _USHORT}
+    _COMPONENT: ClassVar[dict[np.dtype, int]] = {
+        np.dtype(np.float32): _FLOAT,
+        np.dtype(np.uint8): _UBYTE,
+        np.dtype(np.uint16): _USHORT,
+    }
 
     def __init__(self) -> None:
         self.parts: list[bytes] = []
@@ -322,7 +326,7 @@ def skeleton_from_bytes(data: bytes, source: str = "glTF", base_dir: str | os.Pa
     """The skeleton of the first skin of glTF 2.0 content (GLB or JSON).
 
     Joints are the skin's joints, in its order, named after their nodes (an
-    unnamed node ``k`` is ``node_k``; a repeated name gets ``_k`` appended); a
+    unnamed node ``k`` is ``node_k``; repeats of a name get ``_2``, ``_3``, ...); a
     joint's parent is its nearest ancestor node that is also a joint; rest
     positions come from the bind pose (the inverses of the inverse bind matrices,
     or the nodes' world transforms when the skin has none), in the skin's units.
@@ -440,7 +444,7 @@ def _world_matrix(doc: dict[str, Any], node_parent: list[int], k: int) -> np.nda
     """The ``(4, 4)`` world matrix of node ``k`` from the nodes' matrices or TRS."""
     nodes = doc["nodes"]
     m = np.eye(4)
-    for step in range(len(nodes) + 1):
+    for _ in range(len(nodes) + 1):  # the walk up is bounded: node parents were checked
         if k < 0:
             break
         node = nodes[k]

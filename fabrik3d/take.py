@@ -177,7 +177,8 @@ def check_frames(
             f"{at(k)}positions[{j}] ({names[j]}): bone from {names[parent[b]]!r} is "
             f"{lengths[k, b]:.6g} long, the skeleton's is {rest[b]:.6g} (a pose of another skeleton?)"
         )
-    return positions, rotations / length[..., None]
+    # Normalise, leaving frames that are unit to rounding as they are (so a saved take loads back bit for bit).
+    return positions, np.where(np.abs(length - 1.0)[..., None] > 1e-14, rotations / length[..., None], rotations)
 
 
 def take_to_json(take: Take) -> str:
