@@ -109,7 +109,9 @@ class Take:
             raise ValueError(f"format: expected {FORMAT!r}, got {data.get('format')!r}")
         if data.get("version") != VERSION:
             raise ValueError(f"version: expected {VERSION}, got {data.get('version')!r}")
-        skeleton = Skeleton.from_dict(data.get("skeleton"), "skeleton.")
+        if not isinstance(data.get("skeleton"), Mapping):
+            raise ValueError("skeleton: expected an object with a 'joints' list (Skeleton.to_dict()'s form)")
+        skeleton = Skeleton.from_dict(data["skeleton"], "skeleton.")
         frames = data.get("frames")
         if not isinstance(frames, list):
             raise ValueError("frames: expected a list of {positions, rotations} objects")

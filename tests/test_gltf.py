@@ -26,6 +26,7 @@ import fabrik3d
 from fabrik3d import cli, gltf, presets
 from fabrik3d import rotations as rot
 from fabrik3d.frames import pose_frames
+from fabrik3d.scene import Scene, save_scene
 from fabrik3d.skeleton import Skeleton
 from fabrik3d.take import Take, save_take
 
@@ -33,6 +34,7 @@ POSITION_TOL = 1e-5  # scene units
 ANGLE_TOL = 1e-4  # radians
 FRAMES = 12
 FPS = 24.0
+ITERATIONS = 20  # enough to move every joint; keeps the solves of unreachable, limited targets quick
 
 
 # -- cases: real solves ------------------------------------------------------------------------------------------
@@ -74,7 +76,9 @@ def _take_frames(skeleton: Skeleton, name: str) -> list[fabrik3d.SolveResult]:
             for i, (e, p) in enumerate(base.items())
         }
         root_target = root + np.array([0.05 * math.sin(a), -0.04 * (1 - math.cos(a)), 0.0])
-        result = fabrik3d.solve(skeleton, targets, positions=positions, root_target=root_target)
+        result = fabrik3d.solve(
+            skeleton, targets, positions=positions, root_target=root_target, max_iterations=ITERATIONS
+        )
         positions = result.positions
         frames.append(result)
     return frames
@@ -207,7 +211,8 @@ def _twisted_pose(skeleton: Skeleton) -> fabrik3d.SolveResult:
         [0.45, 1.05, 0.35], orientation=[math.sin(0.6) / math.sqrt(2), 0, math.sin(0.6) / math.sqrt(2), math.cos(0.6)]
     )
     hand_r = fabrik3d.Target([-0.35, 1.75, 0.25], orientation=[0.0, math.sin(1.0), 0.0, math.cos(1.0)])
-    result = fabrik3d.solve(skeleton, {"hand_l": hand_l, "hand_r": hand_r, "head": [0.08, 1.66, 0.12]})
+    targets = {"hand_l": hand_l, "hand_r": hand_r, "head": [0.08, 1.66, 0.12]}
+    result = fabrik3d.solve(skeleton, targets, max_iterations=ITERATIONS)
     twist = _angles(pose_frames(skeleton, result.positions), result.rotations)
     assert twist.max() > 0.5, "the orientation targets should twist the hands"
     return result
@@ -230,7 +235,7 @@ def cases(tmp_path_factory: pytest.TempPathFactory, rig: tuple[Path, np.ndarray]
 
     for name in SKELETONS:
         skeleton = _skeleton(name, rig[0])
-        result = fabrik3d.solve(skeleton, _pose_targets(skeleton, name))
+        result = fabrik3d.solve(skeleton, _pose_targets(skeleton, name), max_iterations=ITERATIONS)
         moved = np.linalg.norm(result.positions - skeleton.rest_positions, axis=1).max()
         assert moved > 0.1, f"{name}: the pose barely moves ({moved:.3f})"
         take = _take_frames(skeleton, name)
@@ -442,7 +447,7 @@ def test_quaternion_signs_are_made_continuous_on_the_keys_written(tmp_path: Path
 
 def test_pose_bytes_and_file_agree(tmp_path: Path) -> None:
     skeleton = presets.get("humanoid")
-    result = fabrik3d.solve(skeleton, _pose_targets(skeleton, "humanoid"))
+    result = fabrik3d.solve(skeleton, _pose_targets(skeleton, "humanoid"), max_iterations=ITERATIONS)
     gltf.export_pose(skeleton, result, tmp_path / "a.glb")
     assert (tmp_path / "a.glb").read_bytes() == gltf.pose_glb_bytes(skeleton, result)
     gltf.export_pose(skeleton, result, tmp_path / "a.gltf")
@@ -596,7 +601,7 @@ def test_damaged_files_only_ever_raise_value_error(tmp_path: Path) -> None:
 
 def _humanoid_pose() -> tuple[Skeleton, fabrik3d.SolveResult]:
     skeleton = presets.get("humanoid")
-    return skeleton, fabrik3d.solve(skeleton, _pose_targets(skeleton, "humanoid"))
+    return skeleton, fabrik3d.solve(skeleton, _pose_targets(skeleton, "humanoid"), max_iterations=ITERATIONS)
 
 
 def test_export_to_an_unwritable_place_fails_clearly_and_leaves_nothing(tmp_path: Path) -> None:
@@ -655,14 +660,20 @@ def test_bad_take_input_fails_clearly(tmp_path: Path) -> None:
 # -- the command line --------------------------------------------------------------------------------------------
 
 
-def test_cli_exports_a_solved_pose(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_exports_a_solved_scene(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scene = Scene(_skeleton("plain_humanoid", tmp_path), {"hand_l": np.array([0.45, 1.05, 0.35])})
+    save_scene(scene, tmp_path / "scene.json")
     out = tmp_path / "pose.glb"
-    argv = ["export", "humanoid", "-o", str(out), "--target", "hand_l=0.45,1.05,0.35", "--target", "toe_r=-0.2,0.2,0.3"]
+    argv = ["export", str(tmp_path / "scene.json"), "-o", str(out), "--target", "toe_r=-0.2,0.2,0.3"]
     assert cli.main(argv) == 0
     assert "pose.glb" in capsys.readouterr().out
-    skeleton = presets.get("humanoid")
-    expected = fabrik3d.solve(skeleton, {"hand_l": [0.45, 1.05, 0.35], "toe_r": [-0.2, 0.2, 0.3]})
-    assert out.read_bytes() == gltf.pose_glb_bytes(skeleton, expected)
+    scene.targets["toe_r"] = np.array([-0.2, 0.2, 0.3])
+    assert out.read_bytes() == gltf.pose_glb_bytes(scene.skeleton, scene.solve())
+    assert cli.main(["export", "robot_arm", "-o", str(tmp_path / "arm.gltf"), "--target", "tool=0.3,0.5,0.4"]) == 0
+    skeleton = presets.get("robot_arm")
+    _same_content(
+        tmp_path / "arm.gltf", gltf.pose_glb_bytes(skeleton, fabrik3d.solve(skeleton, {"tool": [0.3, 0.5, 0.4]}))
+    )
 
 
 def test_cli_exports_a_take(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
