@@ -41,7 +41,7 @@ UNIT_TOLERANCE = 1e-3
 BONE_TOLERANCE = 1e-4
 
 
-@dataclass
+@dataclass(eq=False)  # arrays: compare takes field by field
 class Take:
     """A recorded sequence of ``m`` poses of a skeleton of ``n`` joints.
 
