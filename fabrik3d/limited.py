@@ -38,15 +38,25 @@ from, so every constraint holds after every solve.
 from __future__ import annotations
 
 import math
+import random
 
 from fabrik3d import rotations as rot
 from fabrik3d.chain import STALL
+from fabrik3d.constraints import _BoundHinge
 from fabrik3d.frames import Rig
 from fabrik3d.targets import Goal
 
 _Y = (0.0, 1.0, 0.0)
 _X = (1.0, 0.0, 0.0)
 STALL_RUN = 10
+# Restarts from random poses within the limits draw from this fixed seed (deterministic).
+RESTART_SEED = 20110101
+# A restart is abandoned after RESTART_RUN iterations in a row each improving by < RESTART_GAIN.
+RESTART_RUN = 5
+RESTART_GAIN = 0.01
+SWIVELS = 12
+SWEEPS = 3
+MAX_RESTARTS = 4
 
 
 def _sub(a: rot.Vec, b: rot.Vec) -> rot.Vec:
@@ -87,10 +97,19 @@ class LimitedSolve:
         self.kids = [
             [(c, 1.0 if weights is None else beneath[c]) for c in r.children[j] if active[c]] for j in range(n)
         ]
+        # Joint-wise turns after each FABRIK iteration help limited joints (hinges above all).
+        self.turns = any(lim.swing is not None or lim.rigid for lim in r.limits)
 
     # -- the solve ---------------------------------------------------------------------------
     def run(self, start: list[rot.Vec], tol: float, max_it: int) -> tuple[list[rot.Vec], list[rot.Quat], int]:
-        """Project ``start``, iterate, place untargeted branches; returns (pose, frames, iterations)."""
+        """Project ``start``, iterate, place untargeted branches; returns (pose, frames, iterations).
+
+        When the iterations from the start pose stall short of reachable targets
+        (every target within its chain's length of the root), the remaining
+        iterations go to restarts from random poses within the limits (a fixed
+        seed, so the same input gives the same output). A restart's pose is kept
+        only if it reaches every target, so an unreached pose never jumps.
+        """
         r = self.r
         initial = r.pose_frames(start)
         if self.root_frame is not None:
@@ -99,26 +118,73 @@ class LimitedSolve:
         all_kids = [[(c, 1.0) for c in r.children[j]] for j in range(len(start))]
         pose, frames = self.stage2(start, initial, start, initial, everything, r.order, all_kids)
         start, start_frames = pose, frames
+        err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, RESTART_RUN, RESTART_GAIN)
+        if err > tol and self.within_reach(start):
+            draw = random.Random(RESTART_SEED)
+            for _ in range(MAX_RESTARTS):
+                if it >= max_it:
+                    break
+                seed_pose, seed_frames = self.stage2(
+                    start, start_frames, start, start_frames, self.active, self.up, self.kids, draw
+                )
+                got = self.attempt(seed_pose, seed_frames, start, tol, it, max_it, RESTART_RUN, RESTART_GAIN)
+                it = got[3]
+                if got[0] <= tol:
+                    err, pose, frames = got[:3]
+                    break
+        if err > tol and it < max_it:  # no restart reached: carry on from the first attempt's best
+            err, pose, frames, it = self.attempt(pose, frames, start, tol, it, max_it, STALL_RUN, 0.0)
+        self.place_untargeted(pose, frames, start, start_frames)
+        return pose, frames, it
+
+    def within_reach(self, start: list[rot.Vec]) -> bool:
+        """Whether every target is within the length of its chain from the root."""
+        r = self.r
+        root = start[r.order[0]]
+        for e, g in self.goals.items():
+            length, j = 0.0, e
+            while r.parents[j] >= 0:
+                length, j = length + r.lengths[j], r.parents[j]
+            if math.dist(root, g.position) > length:
+                return False
+        return True
+
+    def attempt(
+        self,
+        pose: list[rot.Vec],
+        frames: list[rot.Quat],
+        start: list[rot.Vec],
+        tol: float,
+        it: int,
+        max_it: int,
+        patience: int,
+        gain: float,
+    ) -> tuple[float, list[rot.Vec], list[rot.Quat], int]:
+        """Iterate from one pose until reached, out of iterations, or ``patience`` iterations in
+        a row each improving the best error by less than ``STALL * tol`` and ``gain`` times it;
+        returns the best pose seen with its error and the iteration count."""
         err = self.largest_error(pose)
         best = (err, pose, frames)
         eps = STALL * tol
-        it = stalls = 0
-        while err > tol and it < max_it:
+        stalls = 0
+        while err > tol and it < max_it and stalls < patience:
             it += 1
             if self.poles:
                 pose = self.apply_poles(pose)
             q, qf = self.stage1(pose, frames)
-            pose, frames = self.stage2(q, qf, start, frames, self.active, self.up, self.kids)
-            new = self.largest_error(pose)
-            if new < best[0]:
-                best = (new, pose, frames)
-            stalls = stalls + 1 if err - new < eps else 0
-            err = new
-            if stalls >= STALL_RUN:
-                break
-        _, pose, frames = best
-        self.place_untargeted(pose, frames, start, start_frames)
-        return pose, frames, it
+            new_pose, new_frames = self.stage2(q, qf, start, frames, self.active, self.up, self.kids)
+            if self.turns:
+                for _ in range(SWEEPS):
+                    new_pose, new_frames = self.ccd_sweep(new_pose, new_frames)
+                new = self.largest_error(new_pose)
+                if new >= err:  # the reaching passes fight the limits here: turn joints instead
+                    new_pose, new_frames = self.ccd_sweep(pose, frames)
+            pose, frames = new_pose, new_frames
+            err = self.largest_error(pose)
+            stalls = stalls + 1 if best[0] - err < max(eps, gain * best[0]) else 0
+            if err < best[0]:
+                best = (err, pose, frames)
+        return (*best, it)
 
     def largest_error(self, pose: list[rot.Vec]) -> float:
         return max((math.dist(pose[e], g.position) for e, g in self.goals.items()), default=0.0)
@@ -235,8 +301,12 @@ class LimitedSolve:
         active: list[bool],
         up: list[int],
         kids: list[list[tuple[int, float]]],
+        rng: random.Random | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
-        """Place active joints outward from the fixed root, limiting each frame."""
+        """Place active joints outward from the fixed root, limiting each frame.
+
+        With ``rng``, every bone aims in a random direction instead (a restart).
+        """
         r = self.r
         pose = list(q)
         frames = list(old)
@@ -255,6 +325,8 @@ class LimitedSolve:
                 else:
                     turn = self.rigid_turn(pj, old[j], q, kids[j], centred=False)
                     fit = rot.mul(turn, old[j]) if len(kids[j]) < 3 else turn
+                    if rng is not None:
+                        fit = rot.normalize_quat(tuple(rng.gauss(0.0, 1.0) for _ in range(4)))  # type: ignore[arg-type]
                     frames[j] = self.limit_frame(j, fp, fit)
                 for c in r.children[j]:
                     pose[c] = _add(pj, rot.rotate(frames[j], r.offset[c]))
@@ -262,12 +334,12 @@ class LimitedSolve:
             c = r.first_child[j]
             if active[c]:
                 aim = rot.unit(_sub(q[c], pj)) or rot.rotate(old[j], _Y)
-                local = rot.rotate(rot.conj(fp), aim)
-                limit = r.limits[j].swing
-                if limit is not None:
-                    previous = rot.rotate(rot.conj(old[p]) if p >= 0 else rot.IDENTITY, rot.rotate(old[j], _Y))
-                    local = limit.project(local, previous)
-                frames[j] = rot.mul(fp, rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
+                if rng is not None:
+                    aim = rot.unit(tuple(rng.gauss(0.0, 1.0) for _ in range(3))) or aim  # type: ignore[arg-type]
+                previous = rot.rotate(rot.conj(old[p]) if p >= 0 else rot.IDENTITY, rot.rotate(old[j], _Y))
+                frames[j] = self.aim_frame(j, fp, aim, previous)
+                if rng is None and isinstance(r.limits[c].swing, _BoundHinge) and active[r.first_child[c]]:
+                    frames[j] = self.swivel_for_hinge(j, c, fp, pj, frames[j], q, previous)
             elif p >= 0:
                 frames[j] = rot.mul(fp, rot.mul(rot.conj(old[p]), old[j]))
             for c, _ in kids[j]:
@@ -278,6 +350,64 @@ class LimitedSolve:
                     assert d is not None
                     pose[c] = _add(pj, d, r.lengths[c])
         return pose, frames
+
+    def aim_frame(self, j: int, fp: rot.Quat, aim: rot.Vec, previous: rot.Vec | None) -> rot.Quat:
+        """Frame of non-rigid joint ``j`` whose bone aims along ``aim``, within its swing limit."""
+        r = self.r
+        local = rot.rotate(rot.conj(fp), aim)
+        limit = r.limits[j].swing
+        if limit is not None:
+            local = limit.project(local, previous)
+        return rot.mul(fp, rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
+
+    def swivel_for_hinge(
+        self,
+        j: int,
+        c: int,
+        fp: rot.Quat,
+        pj: rot.Vec,
+        frame: rot.Quat,
+        q: list[rot.Vec],
+        previous: rot.Vec | None,
+    ) -> rot.Quat:
+        """Turn ``j``'s aim about the line to its grandchild so that child ``c``'s hinge can bend.
+
+        A hinge bends one way only: FABRIK, which keeps bends on the side where
+        they were, can fold it the wrong way, where the limit straightens it.
+        Turning the child's point about the line from ``j`` to the grandchild
+        keeps every bone length; of twelve turns, the one whose hinge angle needs
+        the least correction wins (no turn when none is needed).
+        """
+        r = self.r
+        g = r.first_child[c]
+        hinge = r.limits[c].swing
+        axis = rot.unit(_sub(q[g], pj))
+        if axis is None:
+            return frame
+
+        def misfit(f: rot.Quat) -> float:
+            pc = _add(pj, rot.rotate(f, _Y), r.lengths[c])
+            d = rot.unit(_sub(q[g], pc))
+            if d is None:
+                return 0.0
+            local = rot.rotate(rot.conj(f), d)
+            allowed = hinge.project(local, None)  # type: ignore[union-attr]
+            return math.dist(local, allowed)
+
+        best, best_frame = misfit(frame), frame
+        if best < 1e-9:
+            return frame
+        v = _sub(q[c], pj)
+        for k in range(1, SWIVELS):
+            turn = rot.axis_angle(axis, 2.0 * math.pi * k / SWIVELS)
+            aim = rot.unit(rot.rotate(turn, v))
+            if aim is None:
+                continue
+            f = self.aim_frame(j, fp, aim, previous)
+            m = misfit(f)
+            if m < best - 1e-12:
+                best, best_frame = m, f
+        return best_frame
 
     def effector_frame(self, j: int, fp: rot.Quat) -> rot.Quat:
         """A leaf's frame: its parent's, turned about the bone toward an orientation target."""
@@ -312,6 +442,58 @@ class LimitedSolve:
             tau = clamp_angle(tau, *lim.twist)
         motion = rot.mul(rot.swing(d0, d, r.rest_x[j]), rot.axis_angle(d0, tau))
         return rot.mul(fp, rot.mul(motion, r.rest_local[j]))
+
+    # -- fallback: cyclic turns of one joint at a time ------------------------------------------
+    def ccd_sweep(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        """One sweep, effectors inward, turning each joint toward its targets within its limits.
+
+        A joint with one active child aims its bone by the rotation (about the
+        joint) that best takes the targeted effectors beneath it toward their
+        targets; its frame is the limited swing in its parent's frame, and
+        everything beneath rides along rigidly (keeping local rotations). A
+        ``Rigid`` joint turns its body the same way, within its limits.
+        """
+        r = self.r
+        pose, frames = list(pose), list(frames)
+        for j in [*self.down, r.order[0]]:
+            kids = self.kids[j]
+            if not kids or (len(kids) > 1 and not r.rigid[j]) or (r.rigid[j] and r.parents[j] < 0):
+                continue
+            p = r.parents[j]
+            fp = frames[p] if p >= 0 else rot.IDENTITY
+            pj = pose[j]
+            effs = [e for e in self.goals if e in self.beneath_set(j)]
+            src = [_sub(pose[e], pj) for e in effs]
+            dst = [_sub(self.goals[e].position, pj) for e in effs]
+            if len(effs) == 1:
+                a, b = rot.unit(src[0]), rot.unit(dst[0])
+                if a is None or b is None:
+                    continue
+                turn = rot.swing(a, b, rot.rotate(frames[j], _X))
+            else:
+                turn = rot.fit_rotation(src, dst, [1.0] * len(effs))
+            if r.rigid[j]:
+                new = self.limit_frame(j, fp, rot.mul(turn, frames[j]))
+            else:
+                local = rot.rotate(rot.conj(fp), rot.rotate(turn, rot.rotate(frames[j], _Y)))
+                limit = r.limits[j].swing
+                if limit is not None:
+                    local = limit.project(local, rot.rotate(rot.conj(fp), rot.rotate(frames[j], _Y)))
+                new = rot.mul(fp, rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
+            move = rot.mul(new, rot.conj(frames[j]))
+            frames[j] = new
+            for c in r.children[j]:
+                for x in r.subtree[c]:
+                    pose[x] = _add(pj, rot.rotate(move, _sub(pose[x], pj)))
+                    frames[x] = rot.mul(move, frames[x])
+        return pose, frames
+
+    def beneath_set(self, j: int) -> set[int]:
+        """Joints in the subtree of ``j`` (cached)."""
+        cache = self.__dict__.setdefault("_beneath", {})
+        if j not in cache:
+            cache[j] = set(self.r.subtree[j])
+        return cache[j]
 
     # -- poles and untargeted branches -----------------------------------------------------------
     def apply_poles(self, pose: list[rot.Vec]) -> list[rot.Vec]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from fabrik3d.constraints import Cone, Constraint, EllipticalCone, Hinge, Rigid, Twist
 from fabrik3d.skeleton import Skeleton
 
 
@@ -33,10 +34,13 @@ def get(name: str) -> Skeleton:
     return builder()
 
 
-def _build(joints: list[tuple[str, str | None, tuple[float, float, float]]]) -> Skeleton:
+def _build(
+    joints: list[tuple[str, str | None, tuple[float, float, float]]],
+    limits: dict[str, Constraint | list[Constraint]] | None = None,
+) -> Skeleton:
     names_ = [j[0] for j in joints]
     parents = [-1 if j[1] is None else names_.index(j[1]) for j in joints]
-    return Skeleton(names_, parents, [j[2] for j in joints])
+    return Skeleton(names_, parents, [j[2] for j in joints], limits)
 
 
 def humanoid() -> Skeleton:
@@ -65,21 +69,29 @@ def humanoid() -> Skeleton:
             (f"ankle_{side}", f"knee_{side}", (sx * 0.09, 0.09, -0.01)),
             (f"toe_{side}", f"ankle_{side}", (sx * 0.09, 0.02, 0.13)),
         ]
-    return _build(joints)
+    return _build(joints, HUMANOID_LIMITS)
 
 
 def robot_arm() -> Skeleton:
     """A six-joint serial arm with a tool tip (see the module docstring)."""
     return _build(
         [
-            ("base", None, (0.0, 0.0, 0.0)),
-            ("shoulder", "base", (0.0, 0.2, 0.0)),
-            ("elbow", "shoulder", (0.0, 0.65, 0.0)),
-            ("wrist_1", "elbow", (0.0, 0.65, 0.4)),
-            ("wrist_2", "wrist_1", (0.0, 0.65, 0.5)),
-            ("wrist_3", "wrist_2", (0.0, 0.55, 0.5)),
-            ("tool", "wrist_3", (0.0, 0.55, 0.58)),
-        ]
+            ("base", None, (0.0, 0.25, 0.0)),
+            ("shoulder", "base", (0.0, 0.25, 0.12)),
+            ("elbow", "shoulder", (0.0, 0.7, 0.12)),
+            ("wrist_1", "elbow", (0.0, 0.7, 0.52)),
+            ("wrist_2", "wrist_1", (0.0, 0.7, 0.62)),
+            ("wrist_3", "wrist_2", (0.0, 0.7, 0.7)),
+            ("tool", "wrist_3", (0.0, 0.7, 0.78)),
+        ],
+        {
+            "base": Hinge((0, 1, 0), -170, 170),  # turntable: yaw of the shoulder offset
+            "shoulder": Hinge((1, 0, 0), -100, 100),
+            "elbow": Hinge((1, 0, 0), -135, 135),
+            "wrist_1": Hinge((1, 0, 0), -120, 120),
+            "wrist_2": Hinge((0, 1, 0), -120, 120),
+            "wrist_3": Hinge((1, 0, 0), -90, 90),
+        },
     )
 
 
@@ -101,8 +113,41 @@ def octopus() -> Skeleton:
             h = math.cos(droop)
             x, y, z = x + step * h * cx, y - step * math.sin(droop), z + step * h * cz
             joints.append((f"tentacle_{k + 1}_{s}", f"tentacle_{k + 1}_{s - 1}", (x, y, z)))
-    return _build(joints)
+    limits: dict[str, Constraint | list[Constraint]] = {"body": Rigid()}
+    for k in range(8):
+        for s in range(8):
+            limits[f"tentacle_{k + 1}_{s}"] = Cone(40)
+    return _build(joints, limits)
 
+
+# Joint limits of the humanoid (degrees). Shoulders and hips: EllipticalCone(left, right, up,
+# down) with "right" forward for the left side and backward for the right side, so "up" is up
+# (shoulders) or outward/inward (hips).
+HUMANOID_LIMITS: dict[str, Constraint | list[Constraint]] = {
+    "pelvis": Rigid(),
+    "spine_01": [Cone(20), Twist(-20, 20)],
+    "spine_02": [Cone(20), Twist(-20, 20)],
+    "spine_03": [Cone(20), Twist(-20, 20)],
+    "chest": [Rigid(), Cone(15), Twist(-15, 15)],
+    "neck": [Cone(45), Twist(-60, 60)],
+    "head": Twist(-80, 80),
+    "clavicle_l": Cone(20),
+    "clavicle_r": Cone(20),
+    "shoulder_l": EllipticalCone(left_deg=45, right_deg=100, up_deg=85, down_deg=95, right_axis=(0, 0, 1)),
+    "shoulder_r": EllipticalCone(left_deg=100, right_deg=45, up_deg=85, down_deg=95, right_axis=(0, 0, -1)),
+    "elbow_l": [Hinge((0, 1, 0), -150, 0), Twist(-85, 85)],
+    "elbow_r": [Hinge((0, 1, 0), 0, 150), Twist(-85, 85)],
+    "wrist_l": Cone(70),
+    "wrist_r": Cone(70),
+    "hand_l": Twist(-90, 90),
+    "hand_r": Twist(-90, 90),
+    "hip_l": EllipticalCone(left_deg=30, right_deg=120, up_deg=50, down_deg=30, right_axis=(0, 0, 1)),
+    "hip_r": EllipticalCone(left_deg=30, right_deg=120, up_deg=30, down_deg=50, right_axis=(0, 0, 1)),
+    "knee_l": [Hinge((1, 0, 0), 0, 150), Twist(-30, 30)],
+    "knee_r": [Hinge((1, 0, 0), 0, 150), Twist(-30, 30)],
+    "ankle_l": Cone(40),
+    "ankle_r": Cone(40),
+}
 
 _BUILDERS: dict[str, Callable[[], Skeleton]] = {
     "humanoid": humanoid,

@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 
 from fabrik3d import checks
-from fabrik3d import targets as tg
 from fabrik3d import rotations as rot
+from fabrik3d import targets as tg
 from fabrik3d.chain import STALL, run_chain
 from fabrik3d.frames import Rig, bone_direction, rig
 from fabrik3d.limited import LimitedSolve

@@ -1,0 +1,190 @@
+"""Independent measurement of joint limits, and forward kinematics of random valid poses.
+
+Written with numpy matrices, apart from fabrik3d's own rotation helpers, so that
+the tests measure the solver's output against an independent reading of the
+constraint definitions (``fabrik3d.constraints`` docstring).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import fabrik3d.constraints as fc
+
+
+def qmat(q: np.ndarray) -> np.ndarray:
+    """3x3 rotation matrix of a unit quaternion (x, y, z, w)."""
+    x, y, z, w = q
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def minrot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Matrix of the minimal rotation taking unit a onto unit b (not for opposite vectors)."""
+    v = np.cross(a, b)
+    c = float(a @ b)
+    k = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+    return np.eye(3) + k + k @ k / (1.0 + c)
+
+
+def axis_rot(axis: np.ndarray, angle: float) -> np.ndarray:
+    a = axis / np.linalg.norm(axis)
+    k = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+    return np.eye(3) + math.sin(angle) * k + (1 - math.cos(angle)) * k @ k
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    return v / np.linalg.norm(v)
+
+
+def rest_frames(skeleton) -> list[np.ndarray]:
+    """Rest frames as matrices, by the definition (+Y onto the rest bone to the first child)."""
+    rest = skeleton.rest_positions
+    out: list[np.ndarray] = [np.eye(3)] * len(skeleton)
+    for j in skeleton.order:
+        kids = skeleton.children(j)
+        if not kids:
+            out[j] = out[int(skeleton.parents[j])]
+            continue
+        d = unit(rest[kids[0]] - rest[j])
+        if d @ np.array([0.0, 1.0, 0.0]) < -1 + 1e-12:
+            out[j] = axis_rot(np.array([1.0, 0, 0]), math.pi)
+        else:
+            out[j] = minrot(np.array([0.0, 1.0, 0.0]), d)
+    return out
+
+
+def parent_frame(skeleton, frames: list[np.ndarray], j: int) -> np.ndarray:
+    p = int(skeleton.parents[j])
+    return frames[p] if p >= 0 else np.eye(3)
+
+
+def violations(skeleton, positions: np.ndarray, rotations: np.ndarray) -> dict[str, float]:
+    """Largest excess over each joint's limits, in degrees (0 when within), measured from the pose."""
+    r0 = rest_frames(skeleton)
+    frames = [qmat(q) for q in rotations]
+    rest = skeleton.rest_positions
+    out: dict[str, float] = {}
+    for name, items in skeleton.constraints.items():
+        j = skeleton.index(name)
+        p = int(skeleton.parents[j])
+        rp0 = r0[p] if p >= 0 else np.eye(3)
+        fp = parent_frame(skeleton, frames, j)
+        kids = skeleton.children(j)
+        worst = 0.0
+        if kids:
+            c = kids[0]
+            d = fp.T @ unit(positions[c] - positions[j])
+            d0 = rp0.T @ unit(rest[c] - rest[j])
+        for con in items:
+            if isinstance(con, fc.Cone):
+                ang = math.degrees(math.acos(np.clip(d @ d0, -1, 1)))
+                worst = max(worst, ang - con.max_deg)
+            elif isinstance(con, fc.EllipticalCone):
+                right = rp0.T @ np.array(con.right_axis, dtype=float)
+                right = unit(right - (right @ d0) * d0)
+                up = np.cross(right, d0)
+                x, z, y = d @ right, d @ up, d @ d0
+                theta = math.atan2(math.hypot(x, z), y)
+                if theta > 1e-9:
+                    u, v = theta * x / math.hypot(x, z), theta * z / math.hypot(x, z)
+                    a = math.radians(con.right_deg if u >= 0 else con.left_deg)
+                    b = math.radians(con.up_deg if v >= 0 else con.down_deg)
+                    # excess: the chart distance outside the ellipse, in degrees (0 inside)
+                    if a > 0 and b > 0 and (u / a) ** 2 + (v / b) ** 2 > 1:
+                        px, py = fc.nearest_on_ellipse(abs(u), abs(v), a, b)
+                        worst = max(worst, math.degrees(math.hypot(abs(u) - px, abs(v) - py)))
+            elif isinstance(con, fc.Hinge):
+                axis = unit(rp0.T @ np.array(con.axis, dtype=float))
+                off_plane = math.degrees(math.asin(np.clip(abs(d @ axis), 0, 1)))
+                b = np.cross(axis, d0)
+                phi = math.degrees(math.atan2(d @ b, d @ d0))
+                worst = max(worst, off_plane, con.min_deg - phi, phi - con.max_deg)
+            elif isinstance(con, fc.Twist):
+                # twist of the frame about the bone relative to the parent: compare the frame
+                # with the swing-only frame that has the same +Y.
+                fj = frames[j]
+                if kids:
+                    lo = rp0.T @ r0[j]  # rest local
+                    swing_only = fp @ minrot(lo[:, 1], fp.T @ fj[:, 1]) @ lo
+                else:
+                    swing_only = fp @ (rp0.T @ r0[j])
+                rel = swing_only.T @ fj  # rotation about local Y
+                tw = math.degrees(math.atan2(rel[0, 2], rel[0, 0]))
+                worst = max(worst, con.min_deg - tw, tw - con.max_deg)
+            elif isinstance(con, fc.Rigid):
+                for c in kids:
+                    want = frames[j] @ r0[j].T @ (rest[c] - rest[j])
+                    worst = max(worst, float(np.linalg.norm(positions[c] - positions[j] - want)) * 1e3)
+        out[name] = max(0.0, worst)
+    return out
+
+
+def sample_direction(con, d0: np.ndarray, right: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
+    """A direction drawn uniformly (by rejection on the sphere) within a swing limit."""
+    for _ in range(100000):
+        d = unit(rng.normal(size=3))
+        if isinstance(con, fc.Cone):
+            if math.degrees(math.acos(np.clip(d @ d0, -1, 1))) <= con.max_deg:
+                return d
+        else:  # elliptical
+            up = np.cross(right, d0)
+            x, z, y = d @ right, d @ up, d @ d0
+            theta = math.atan2(math.hypot(x, z), y)
+            u, v = theta * x / math.hypot(x, z), theta * z / math.hypot(x, z)
+            a = math.radians(con.right_deg if u >= 0 else con.left_deg)
+            b = math.radians(con.up_deg if v >= 0 else con.down_deg)
+            if a > 0 and b > 0 and (u / a) ** 2 + (v / b) ** 2 <= 1:
+                return d
+    raise RuntimeError("could not sample within the limit")
+
+
+def random_pose(skeleton, rng: np.random.Generator) -> np.ndarray:
+    """Forward kinematics of a pose drawn uniformly within the skeleton's swing limits.
+
+    Joints without a swing limit keep their rest local direction; rigid joints
+    keep their children's rest offsets; the root stays at rest.
+    """
+    r0 = rest_frames(skeleton)
+    rest = skeleton.rest_positions
+    pos = rest.copy()
+    frames: list[np.ndarray] = [np.eye(3)] * len(skeleton)
+    for j in skeleton.order:
+        p = int(skeleton.parents[j])
+        rp0 = r0[p] if p >= 0 else np.eye(3)
+        fp = frames[p] if p >= 0 else np.eye(3)
+        lo = rp0.T @ r0[j]
+        kids = skeleton.children(j)
+        swing = None
+        for con in skeleton.constraints.get(skeleton.names[j], ()):
+            if con.kind == "swing":
+                swing = con
+        motion = np.eye(3)
+        if kids and swing is not None:
+            d0 = lo[:, 1]
+            if isinstance(swing, fc.Hinge):
+                axis = unit(rp0.T @ np.array(swing.axis, dtype=float))
+                motion = axis_rot(axis, math.radians(rng.uniform(swing.min_deg, swing.max_deg)))
+            else:
+                right = None
+                if isinstance(swing, fc.EllipticalCone):
+                    right = rp0.T @ np.array(swing.right_axis, dtype=float)
+                    right = unit(right - (right @ d0) * d0)
+                d = sample_direction(swing, d0, right, rng)
+                motion = minrot(d0, d) if d @ d0 > -1 + 1e-9 else np.eye(3)
+        frames[j] = fp @ motion @ lo
+        for c in kids:
+            if len(kids) > 1 and not any(
+                isinstance(k, fc.Rigid) for k in skeleton.constraints.get(skeleton.names[j], ())
+            ):
+                # non-rigid sub-base: children keep their rest offsets relative to the frame
+                pass
+            pos[c] = pos[j] + frames[j] @ r0[j].T @ (rest[c] - rest[j])
+    return pos
