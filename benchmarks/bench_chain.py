@@ -108,17 +108,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     print()
     runs = {
-        (s, start): common.run_cases(cases, sets[s], start == "warm", args.repeats)
+        (s, start): common.run_cases(cases, sets[s], start == "warm", args.repeats, args.budget)
         for s in sets
         for start in START
         if s != "drag" or start == "warm"
     }
-    print(
-        common.format_table(HEADERS, [row for key, by_case in runs.items() for row in table_rows(key, by_case, sets)])
-    )
+    print(common.format_table(HEADERS, [row for key, by_case in runs.items() for row in table_rows(key, by_case)]))
     print()
     for note in notes:
         print(note)
+    for (s, start), by_case in runs.items():
+        for line in common.cut_notes(by_case, len(sets[s]), args.budget, f"{s}, {start}"):
+            print(line)
     checks = common.Checks()
     for line in check_lines(cases, runs, rest, checks):
         print(line)
@@ -139,6 +140,7 @@ START = ("warm", "rest")
 HEADERS = [
     "targets",
     "start",
+    "solves",
     "solver",
     "reached",
     "it mean",
@@ -151,19 +153,20 @@ HEADERS = [
 ]
 
 
-def table_rows(key: tuple[str, str], runs: dict[str, common.Run], sets: dict[str, np.ndarray]) -> list[list[Any]]:
+def table_rows(key: tuple[str, str], runs: dict[str, common.Run]) -> list[list[Any]]:
     """Table rows of one (target set, start) pair, one per case; the ratio is to the plain reference's mean."""
     set_name, start = key
-    count = len(sets[set_name])
     plain_mean = common.summarize(runs[PLAIN].ns).mean
     rows = []
     for label, run in runs.items():
         s = common.summarize(run.ns)
         it = run.iterations
+        count = len(run.ns)
         rows.append(
             [
-                f"{set_name} ({count})",
+                set_name,
                 start,
+                count,
                 label,
                 common.percent(int(np.sum(run.errors <= TOL)), count),
                 float(it.mean()),
@@ -211,16 +214,19 @@ def check_lines(
                     f"{ones}/{len(its)} solves (warm and rest)",
                 )
             )
-    gap = max(
-        float(np.abs(runs[(s, "rest")][TREE].poses - runs[(s, "rest")][CHAIN].poses).max())
-        for s in ("reachable", "unreachable")
-    )
+    gap = max(_gap(runs[(s, "rest")][TREE], runs[(s, "rest")][CHAIN]) for s in ("reachable", "unreachable"))
     lines.append(
         checks.line("solve gives solve_chain's pose (from rest, 1e-9)", gap <= 1e-9, f"largest difference {gap:.1e}")
     )
-    gap = max(float(np.abs(by_case[CHAIN].poses - by_case[PLAIN].poses).max()) for by_case in runs.values())
+    gap = max(_gap(by_case[CHAIN], by_case[PLAIN]) for by_case in runs.values())
     lines.append(f"info : solve_chain vs plain reference, all runs: largest joint difference {gap:.1e}")
     return lines
+
+
+def _gap(a: common.Run, b: common.Run) -> float:
+    """Largest joint difference between two runs' poses, over the steps both made."""
+    m = min(len(a.ns), len(b.ns))
+    return float(np.abs(a.poses[:m] - b.poses[:m]).max())
 
 
 def _profile(case: common.Case, targets: np.ndarray) -> str:

@@ -178,7 +178,7 @@ def check_lines(skeleton: fabrik3d.Skeleton, runs: dict[str, common.Run], checks
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = common.parse_args(__doc__, argv)
+    args = common.parse_args(__doc__, argv, budget_s=5.0)
     common.print_header("fabrik3d humanoid benchmark: five moving targets, warm-started", args)
     skeleton = presets.get("humanoid")
     steps = target_frames(skeleton, 10 if args.quick else 600)
@@ -188,15 +188,18 @@ def main(argv: list[str] | None = None) -> int:
         f"at most {MAX_IT} iterations;\n          ms = milliseconds per solve; vs plain = mean / plain reference's mean"
     )
     print()
-    runs = common.run_cases(cases, steps, True, args.repeats)
+    runs = common.run_cases(cases, steps, True, args.repeats, args.budget)
     print(common.format_table(HEADERS, table_rows(runs)))
     print()
     for note in notes:
         print(note)
+    for line in common.cut_notes(runs, len(steps), args.budget):
+        print(line)
     checks = common.Checks()
     for line in check_lines(skeleton, runs, checks):
         print(line)
-    gap = float(np.abs(runs[NO_LIMITS].poses - runs[PLAIN].poses).max())
+    m = min(len(runs[NO_LIMITS].ns), len(runs[PLAIN].ns))
+    gap = float(np.abs(runs[NO_LIMITS].poses[:m] - runs[PLAIN].poses[:m]).max())
     print(f"info : {NO_LIMITS} vs plain reference: largest joint difference {gap:.1e} m")
     for label, limit in aims.items():
         print(common.aim_line(f"{label}: mean", common.summarize(runs[label].ns).ms("mean"), limit, " ms"))

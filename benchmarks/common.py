@@ -6,9 +6,9 @@ Every ``bench_*.py`` script in this folder imports this module (the folder is on
 1. ``args = parse_args(__doc__)`` (``--quick`` for a tiny workload, ``--repeats``,
    ``--profile``);
 2. ``print_header(title, args)`` prints the machine;
-3. each solve is timed alone with ``time.perf_counter_ns`` (``timed``), the cases
-   of one table interleaved call by call so that they share the machine's state,
-   after untimed warm-up calls;
+3. ``run_cases`` times each solve alone with ``time.perf_counter_ns`` (``timed``),
+   after untimed warm-up solves, in passes that go round the cases of a table
+   several times; the fastest pass per case is kept;
 4. ``summarize`` turns the per-call times into ``Stats`` and ``format_table``
    prints an aligned table with a ratio against a baseline run in the same
    process (``ratio``);
@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import io
 import math
+import os
 import platform
 import pstats
 import subprocess
@@ -47,17 +49,27 @@ STALL = 1e-3
 
 
 # -- command line and machine -----------------------------------------------------------------
-def parse_args(description: str | None, argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """The options every benchmark script takes."""
+def parse_args(description: str | None, argv: Sequence[str] | None = None, budget_s: float = 2.0) -> argparse.Namespace:
+    """The options every benchmark script takes.
+
+    ``--budget`` (seconds, default ``budget_s``, 0.3 with ``--quick``) bounds one
+    timed pass of one case (see ``run_cases``), so that a slow solver cannot make
+    a script run for minutes.
+    """
     parser = argparse.ArgumentParser(description=(description or "").split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny workload (smoke test), timings meaningless")
     parser.add_argument("--repeats", type=int, default=None, help="timed passes per case; the fastest pass is kept")
+    parser.add_argument("--budget", type=float, default=None, help="seconds at most per timed pass of one case")
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of the main fabrik3d call")
     args = parser.parse_args(argv)
     if args.repeats is None:
         args.repeats = 1 if args.quick else 3
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
+    if args.budget is None:
+        args.budget = 0.3 if args.quick else budget_s
+    if not args.budget > 0:
+        parser.error("--budget must be positive")
     return args
 
 
@@ -79,16 +91,15 @@ def machine_lines() -> list[str]:
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         commit = ""
+    load = ", load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()) if hasattr(os, "getloadavg") else ""
     return [
-        f"machine : {platform.platform()}, {cpu}, {_cores()} cores",
+        f"machine : {platform.platform()}, {cpu}, {_cores()} cores{load}",
         f"python  : {platform.python_implementation()} {platform.python_version()}, numpy {np.__version__}",
         f"fabrik3d: {fabrik3d.__version__}" + (f" (git {commit})" if commit else ""),
     ]
 
 
 def _cores() -> int:
-    import os
-
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
@@ -99,7 +110,8 @@ def print_header(title: str, args: argparse.Namespace) -> None:
     for line in machine_lines():
         print(line)
     mode = "QUICK (smoke test: timings are not meaningful)" if args.quick else "full"
-    print(f"mode    : {mode}; {args.repeats} timed pass(es) per case, the fastest kept")
+    budget = f", at most {args.budget:g} s per pass" if hasattr(args, "budget") else ""
+    print(f"mode    : {mode}; {args.repeats} timed pass(es) per case, the fastest kept{budget}")
     print()
 
 
@@ -134,11 +146,6 @@ def summarize(ns: Sequence[int]) -> Stats:
     """``Stats`` of per-call times ``ns`` (nanoseconds, at least one)."""
     a = np.asarray(ns, dtype=float)
     return Stats(len(a), float(a.mean()), float(np.median(a)), float(np.percentile(a, 95)), float(a.max()))
-
-
-def fastest(passes: Sequence[Sequence[int]]) -> list[int]:
-    """Of several timed passes over the same calls, the one with the lowest mean (least disturbed)."""
-    return list(min(passes, key=lambda p: sum(p) / max(len(p), 1)))
 
 
 def ratio(value: float, baseline: float) -> str:
@@ -188,47 +195,66 @@ class Run:
     poses: np.ndarray  # (steps, n, 3)
 
 
-def run_cases(cases: Sequence[Case], targets: Sequence[Any], warm: bool, repeats: int) -> dict[str, Run]:
-    """Solve the steps ``targets`` in turn with every case, interleaved call by call.
+def run_cases(
+    cases: Sequence[Case], targets: Sequence[Any], warm: bool, repeats: int, budget_s: float = math.inf
+) -> dict[str, Run]:
+    """Solve the steps ``targets`` in turn with every case.
 
     Warm: each solve starts from the case's previous solution (the first from
-    rest); else every solve starts from rest. Of ``repeats`` passes the fastest
-    is kept per case (results are identical across passes).
+    rest); else every solve starts from rest. Each case first makes a few untimed
+    warm-up solves; then the passes (one case over every step) go round the cases
+    ``repeats`` times (A B A B ...), so that a drift of the machine hits all cases
+    alike, and the fastest pass per case is kept (results are identical across
+    passes). A pass stops after the step that takes it past ``budget_s`` seconds;
+    a case whose pass was cut short is not repeated, and its ``Run`` covers only
+    the first steps (``len(run.ns) < len(targets)``: tables show the count).
     """
     forms = {c.label: [c.target_form(t) for t in targets] for c in cases}
-    # Warm-up: a few untimed solves per case.
     for c in cases:
-        pose = c.rest
-        for t in forms[c.label][: min(50, len(targets))]:
-            result = c.call(pose, t)
-            if warm:
-                pose = c.read(result)[0]
-    passes: dict[str, list[list[int]]] = {c.label: [] for c in cases}
-    out: dict[str, tuple[list[int], list[Any]]] = {}
+        _one_pass(c, forms[c.label][: min(50, len(targets))], warm, budget_s / 5)
+    passes: dict[str, list[Run]] = {c.label: [] for c in cases}
     for _ in range(repeats):
-        state = {c.label: c.rest for c in cases}
-        ns: dict[str, list[int]] = {c.label: [] for c in cases}
-        results: dict[str, list[Any]] = {c.label: [] for c in cases}
-        for k in range(len(targets)):
-            for c in cases:
-                result, dt = timed(c.call, state[c.label], forms[c.label][k])
-                ns[c.label].append(dt)
-                results[c.label].append(result)
-                if warm:
-                    state[c.label] = c.read(result)[0]
         for c in cases:
-            passes[c.label].append(ns[c.label])
-            out[c.label] = (ns[c.label], results[c.label])
-    runs = {}
-    for c in cases:
-        read = [c.read(r) for r in out[c.label][1]]
-        runs[c.label] = Run(
-            fastest(passes[c.label]),
-            np.array([r[1] for r in read]),
-            np.array([r[2] for r in read]),
-            np.array([c.as_array(r[0]) for r in read], dtype=float),
-        )
-    return runs
+            if passes[c.label] and len(passes[c.label][0].ns) < len(targets):
+                continue
+            passes[c.label].append(_one_pass(c, forms[c.label], warm, budget_s))
+    return {label: min(runs, key=lambda r: sum(r.ns)) for label, runs in passes.items()}
+
+
+def _one_pass(case: Case, steps: Sequence[Any], warm: bool, budget_s: float) -> Run:
+    """One timed pass of ``case`` over ``steps``, cut short after ``budget_s`` seconds.
+
+    Only per-step numbers and each pose as a float array are kept: holding every
+    result object would grow the heap that Python's garbage collector walks, and
+    charge ever longer collections to the solves being timed.
+    """
+    ns: list[int] = []
+    iterations: list[int] = []
+    errors: list[float] = []
+    poses: list[np.ndarray] = []
+    pose = case.rest
+    gc.collect()
+    end = time.perf_counter() + budget_s
+    for step in steps:
+        result, dt = timed(case.call, pose if warm else case.rest, step)
+        pose, it, err = case.read(result)
+        ns.append(dt)
+        iterations.append(it)
+        errors.append(err)
+        poses.append(np.asarray(case.as_array(pose), dtype=float))
+        if time.perf_counter() > end:
+            break
+    return Run(ns, np.array(iterations, dtype=int), np.array(errors, dtype=float), np.array(poses))
+
+
+def cut_notes(runs: dict[str, Run], steps: int, budget_s: float, what: str = "") -> list[str]:
+    """A note per run cut short by the time budget of ``run_cases``."""
+    where = f" ({what})" if what else ""
+    return [
+        f"note : {label}{where}: cut at {len(run.ns)} of {steps} solves by the {budget_s:g} s budget per pass"
+        for label, run in runs.items()
+        if len(run.ns) < steps
+    ]
 
 
 # -- output -----------------------------------------------------------------------------------
@@ -253,8 +279,8 @@ def _is_number(value: Any) -> bool:
 def _cell(value: Any) -> str:
     if isinstance(value, (float, np.floating)):
         v = float(value)
-        if v == 0 or 0.01 <= abs(v) < 1e5:
-            return f"{v:.2f}" if abs(v) < 100 else f"{v:.1f}"
+        if v == 0 or 0.01 <= abs(v) < 1e9:
+            return f"{v:.2f}" if abs(v) < 100 else f"{v:.1f}" if abs(v) < 1e4 else f"{v:.0f}"
         return f"{v:.2e}"
     return str(value)
 
