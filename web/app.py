@@ -40,6 +40,11 @@ log = logging.getLogger("fabrik3d_web")
 # Image size factor and JPEG quality of the 3D view while dragging and at rest.
 INTERACTIVE_RATIO = 0.5
 STILL_RATIO = 1.0
+# Most frames per second the view is pushed at while the mouse is down (trame-vtk's default is 30):
+# a frame is sent one tick after it was rendered, so faster ticks mean less latency.
+ANIMATION_FPS = 60
+# During a drag the scene changes on every mouse move, the page's state at most this often (seconds).
+DRAG_STATE_INTERVAL = 0.1
 
 
 @TrameApp()
@@ -58,6 +63,7 @@ class WebApp:
         self.scene = SceneView(self.grab_handle, self.drag_handle, self.release_handle)
         self._dragging: tuple[str, str] | None = None
         self._playback: asyncio.Task[None] | None = None
+        self._state_pushed = 0.0
         self.state.update(
             {
                 "presets": list(presets.names()),
@@ -74,6 +80,7 @@ class WebApp:
         self._show_skeleton()
         self._publish()
         self._build_ui()
+        self.server.controller.on_server_ready.add(self._tune_image_delivery)
 
     @property
     def state(self) -> Any:
@@ -111,11 +118,18 @@ class WebApp:
 
     def drag_handle(self, kind: str, name: str, point: Any) -> None:
         """The user moved a handle: solve from the previous pose and show it in this frame."""
-        with self.state:
-            if self._attempt(self._move, kind, name, point, False):
-                self._publish(moving=name)
-            else:
-                self._publish()  # the handle goes back to its target
+        moved = self._attempt(self._move, kind, name, point, False)
+        c = self.controller
+        result = c.result
+        self.scene.show_pose(
+            result.positions, result.rotations, c.targets, c.root_target, c.unreachable, name if moved else None
+        )
+        now = time.perf_counter()
+        if now - self._state_pushed >= DRAG_STATE_INTERVAL or not moved:
+            self._state_pushed = now  # the page's readouts follow at a lower rate than the frames
+            with self.state:
+                self.state.update(c.state())
+                self.state.fps = round(c.fps, 1)
 
     def release_handle(self, kind: str, name: str, point: Any) -> None:
         """The user let go of a handle."""
@@ -190,37 +204,44 @@ class WebApp:
         self._attempt(self.controller.type_coordinate, name, axis, text)
         self._publish()
 
+    @trigger("undo")
     def undo(self) -> None:
         """The user clicked undo."""
         self._attempt(self.controller.undo)
         self._publish()
 
+    @trigger("redo")
     def redo(self) -> None:
         """The user clicked redo."""
         self._attempt(self.controller.redo)
         self._publish()
 
+    @trigger("reset_pose")
     def reset_pose(self) -> None:
         """The user clicked reset pose."""
         self._attempt(self.controller.reset_pose)
         self._publish()
 
+    @trigger("reset_camera")
     def reset_camera(self) -> None:
         """The user clicked reset camera."""
         self.scene.reset_camera()
         self._render()
 
     # -- take ---------------------------------------------------------------------------------
+    @trigger("start_recording")
     def start_recording(self) -> None:
         """The user clicked record: keep every pose from now on."""
         self.controller.start_recording()
         self._publish()
 
+    @trigger("stop_recording")
     def stop_recording(self) -> None:
         """The user stopped recording."""
         self.controller.stop_recording()
         self._publish()
 
+    @trigger("toggle_playback")
     def toggle_playback(self) -> None:
         """The user clicked play (or stop while playing)."""
         if self._playback is not None and not self._playback.done():
@@ -284,11 +305,26 @@ class WebApp:
             self.state.error_message = f"target_screen_position: no handle called {str(name)[:60]!r}"
             self.state.flush()
             return None
-        x, y, _, height = self.scene.handle_display_position(kind, name)
-        ratio = INTERACTIVE_RATIO if self._dragging else STILL_RATIO
-        return [x / ratio, (height - y) / ratio]
+        x, y, width, height = self.scene.handle_display_position(kind, name)
+        css = self._view_css_size()
+        if css is None:  # before the page reported its size: the window is the CSS size times the ratio in use
+            ratio = INTERACTIVE_RATIO if self._dragging else STILL_RATIO
+            css = (width / ratio, height / ratio)
+        return [x / width * css[0], (height - y) / height * css[1]]
 
     # -- internals ----------------------------------------------------------------------------
+    def _tune_image_delivery(self, **_: Any) -> None:
+        self.server.protocol_call("viewport.image.animation.fps.max", ANIMATION_FPS)
+
+    def _view_css_size(self) -> tuple[float, float] | None:
+        """The 3D view's size in CSS pixels, as the page last reported it (None before it did)."""
+        pair = self.server.protocol.getRPCMethod("viewport.image.push.original.size") if self.server.protocol else None
+        if not pair:
+            return None
+        tracked = getattr(pair[0], "tracking_views", {}).get(self.view._helper.id(self.scene.render_window), {})
+        size = tracked.get("originalSize")
+        return (float(size[0]), float(size[1])) if size else None
+
     def _attempt(self, action: Callable[..., Any], *args: Any) -> Any:
         """Run a user action; a ``ValueError`` (or any failure) becomes ``error_message``.
 

@@ -73,7 +73,6 @@ LIMIT_HINGE = (0.55, 0.38, 0.85)
 SKY_TOP = (0.97, 0.98, 1.0)
 SKY_BOTTOM = (0.78, 0.83, 0.90)
 GRID = (0.70, 0.74, 0.80)
-FLOOR = (0.90, 0.92, 0.95)
 
 # Handle size on screen, pixels (the sphere's radius is about half of it).
 HANDLE_PX = 20.0
@@ -224,12 +223,10 @@ class SceneView:
         floor.SetPoint1(cx + half, y, cz - half)
         floor.SetPoint2(cx - half, y, cz + half)
         floor.SetResolution(cells, cells)
-        solid = _actor(floor, FLOOR, specular=0.0)
         grid = _actor(floor, GRID, specular=0.0)
         grid.GetProperty().SetRepresentationToWireframe()
-        grid.GetProperty().LightingOff()
-        grid.SetPosition(0.0, 0.001 * self.size, 0.0)
-        self._floor = [solid, grid]
+        grid.GetProperty().LightingOff()  # lines only: a lit solid floor costs more than the skeleton in software
+        self._floor = [grid]
         for actor in self._floor:
             self.renderer.AddActor(actor)
 
