@@ -260,18 +260,28 @@ class _BoundHinge(SwingLimit):
 
     def project(self, d: rot.Vec, previous: rot.Vec | None) -> rot.Vec:
         phi = self.angle(d)
+        before = self.angle(previous) if previous is not None else None
         if phi is None:
-            phi = (self.angle(previous) if previous is not None else None) or 0.0
-        phi = clamp_angle(phi, self.lo, self.hi)
+            phi = before or 0.0
+        phi = clamp_angle(phi, self.lo, self.hi, before)
         c, s = math.cos(phi), math.sin(phi)
         return tuple(c * self.d0[i] + s * self.b[i] for i in range(3))  # type: ignore[return-value]
 
 
-def clamp_angle(phi: float, lo: float, hi: float) -> float:
-    """``phi`` (radians) clamped to [lo, hi] on the circle: outside, the nearer bound."""
+def clamp_angle(phi: float, lo: float, hi: float, before: float | None = None) -> float:
+    """``phi`` (radians) clamped to [lo, hi] on the circle.
+
+    Outside, the bound first met on the shortest way from the angle ``before`` (so
+    a target swinging round behind a hinge does not make it flip from one bound to
+    the other), or without ``before`` the nearer bound.
+    """
     if lo <= phi <= hi:
         return phi
     two_pi = 2.0 * math.pi
+    if before is not None:
+        before = min(max(before, lo), hi)
+        delta = (phi - before + math.pi) % two_pi - math.pi
+        return hi if delta > 0 else lo
     to_lo = (lo - phi) % two_pi
     from_hi = (phi - hi) % two_pi
     return hi if from_hi <= to_lo else lo

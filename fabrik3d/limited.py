@@ -42,7 +42,7 @@ import random
 
 from fabrik3d import rotations as rot
 from fabrik3d.chain import STALL
-from fabrik3d.constraints import _BoundHinge
+from fabrik3d.constraints import _BoundHinge, clamp_angle
 from fabrik3d.frames import Rig
 from fabrik3d.targets import Goal
 
@@ -55,6 +55,11 @@ RESTART_SEED = 20110101
 RESTART_RUN = 5
 RESTART_GAIN = 0.01
 SWIVELS = 12
+SWIVEL_REFINE = 5
+# Only a hinge needing a larger correction than this (a chord of its unit direction) swivels.
+SWIVEL_MISFIT = 0.2
+# An iteration whose FABRIK passes leave more than this share of the error adds joint-wise turns.
+FABRIK_GAIN = 0.5
 SWEEPS = 3
 MAX_RESTARTS = 4
 
@@ -101,14 +106,17 @@ class LimitedSolve:
         self.turns = any(lim.swing is not None or lim.rigid for lim in r.limits)
 
     # -- the solve ---------------------------------------------------------------------------
-    def run(self, start: list[rot.Vec], tol: float, max_it: int) -> tuple[list[rot.Vec], list[rot.Quat], int]:
+    def run(
+        self, start: list[rot.Vec], tol: float, max_it: int, cold: bool
+    ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
         """Project ``start``, iterate, place untargeted branches; returns (pose, frames, iterations).
 
-        When the iterations from the start pose stall short of reachable targets
-        (every target within its chain's length of the root), the remaining
-        iterations go to restarts from random poses within the limits (a fixed
-        seed, so the same input gives the same output). A restart's pose is kept
-        only if it reaches every target, so an unreached pose never jumps.
+        In a ``cold`` solve (from the rest pose), when the iterations stall short
+        of reachable targets (every target within its chain's length of the
+        root), up to ``MAX_RESTARTS`` restarts from random poses within the limits
+        follow (a fixed seed, so the same input gives the same output); a
+        restart's pose is kept only if it reaches every target. Warm-started
+        solves never restart, so an interactive pose never jumps.
         """
         r = self.r
         initial = r.pose_frames(start)
@@ -119,7 +127,7 @@ class LimitedSolve:
         pose, frames = self.stage2(start, initial, start, initial, everything, r.order, all_kids)
         start, start_frames = pose, frames
         err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, RESTART_RUN, RESTART_GAIN)
-        if err > tol and self.within_reach(start):
+        if cold and err > tol and self.within_reach(start):
             draw = random.Random(RESTART_SEED)
             for _ in range(MAX_RESTARTS):
                 if it >= max_it:
@@ -173,11 +181,12 @@ class LimitedSolve:
                 pose = self.apply_poles(pose)
             q, qf = self.stage1(pose, frames)
             new_pose, new_frames = self.stage2(q, qf, start, frames, self.active, self.up, self.kids)
-            if self.turns:
+            new = self.largest_error(new_pose)
+            if self.turns and new > FABRIK_GAIN * err:
+                # FABRIK alone is slow here (limits fight the reaching passes): turn joints too.
                 for _ in range(SWEEPS):
                     new_pose, new_frames = self.ccd_sweep(new_pose, new_frames)
-                new = self.largest_error(new_pose)
-                if new >= err:  # the reaching passes fight the limits here: turn joints instead
+                if self.largest_error(new_pose) >= err:
                     new_pose, new_frames = self.ccd_sweep(pose, frames)
             pose, frames = new_pose, new_frames
             err = self.largest_error(pose)
@@ -394,20 +403,31 @@ class LimitedSolve:
             allowed = hinge.project(local, None)  # type: ignore[union-attr]
             return math.dist(local, allowed)
 
-        best, best_frame = misfit(frame), frame
-        if best < 1e-9:
+        if misfit(frame) < SWIVEL_MISFIT:
             return frame
         v = _sub(q[c], pj)
-        for k in range(1, SWIVELS):
-            turn = rot.axis_angle(axis, 2.0 * math.pi * k / SWIVELS)
-            aim = rot.unit(rot.rotate(turn, v))
-            if aim is None:
-                continue
-            f = self.aim_frame(j, fp, aim, previous)
-            m = misfit(f)
-            if m < best - 1e-12:
-                best, best_frame = m, f
-        return best_frame
+
+        def turned(angle: float) -> rot.Quat | None:
+            aim = rot.unit(rot.rotate(rot.axis_angle(axis, angle), v))
+            return None if aim is None else self.aim_frame(j, fp, aim, previous)
+
+        # The smallest turn (either way, found coarsely, then refined) that lets the hinge bend.
+        step = 2.0 * math.pi / SWIVELS
+        for k in range(1, SWIVELS // 2 + 1):
+            for sign in (1.0, -1.0):
+                f = turned(sign * k * step)
+                if f is None or misfit(f) >= SWIVEL_MISFIT:
+                    continue
+                lo, hi = (k - 1) * step, k * step
+                for _ in range(SWIVEL_REFINE):
+                    mid = 0.5 * (lo + hi)
+                    h = turned(sign * mid)
+                    if h is not None and misfit(h) < SWIVEL_MISFIT:
+                        hi, f = mid, h
+                    else:
+                        lo = mid
+                return f
+        return frame
 
     def effector_frame(self, j: int, fp: rot.Quat) -> rot.Quat:
         """A leaf's frame: its parent's, turned about the bone toward an orientation target."""
@@ -419,8 +439,6 @@ class LimitedSolve:
         tau = rot.twist_angle(rot.mul(rot.conj(base), g.orientation), _Y)
         limit = r.limits[j].twist
         if limit is not None:
-            from fabrik3d.constraints import clamp_angle
-
             tau = clamp_angle(tau, *limit)
         return rot.mul(base, rot.axis_angle(_Y, tau))
 
@@ -430,7 +448,6 @@ class LimitedSolve:
         lim = r.limits[j]
         if lim.swing is None and lim.twist is None:
             return frame
-        from fabrik3d.constraints import clamp_angle
 
         d0 = r.rest_dir[j]
         motion = rot.mul(rot.mul(rot.conj(fp), frame), rot.conj(r.rest_local[j]))

@@ -121,7 +121,7 @@ def solve(
     if constrained or (root_goal is not None and root_goal.orientation is not None):
         root_frame = None if root_goal is None else root_goal.orientation
         solver = LimitedSolve(r, goals, w, pole_points, root_frame)
-        pose, frames, iterations = solver.run(start, tolerance, max_iterations)
+        pose, frames, iterations = solver.run(start, tolerance, max_iterations, cold=positions is None)
     else:
         pose, frames, iterations = _solve_plain(skeleton, r, start, goals, w, tolerance, max_iterations)
     names = skeleton.names

@@ -181,10 +181,63 @@ def random_pose(skeleton, rng: np.random.Generator) -> np.ndarray:
                 motion = minrot(d0, d) if d @ d0 > -1 + 1e-9 else np.eye(3)
         frames[j] = fp @ motion @ lo
         for c in kids:
-            if len(kids) > 1 and not any(
-                isinstance(k, fc.Rigid) for k in skeleton.constraints.get(skeleton.names[j], ())
-            ):
-                # non-rigid sub-base: children keep their rest offsets relative to the frame
-                pass
+            pos[c] = pos[j] + frames[j] @ r0[j].T @ (rest[c] - rest[j])
+    return pos
+
+
+def _swing_limit(skeleton, j: int):
+    for con in skeleton.constraints.get(skeleton.names[j], ()):
+        if con.kind == "swing":
+            return con
+    return None
+
+
+def smooth_pose(skeleton, t: float, seed: int = 0, share: float = 0.7) -> np.ndarray:
+    """Forward kinematics of a smooth path of joint motions within the limits, at time ``t``.
+
+    Each limited joint follows sinusoids (frequencies and phases drawn from
+    ``seed``) through at most ``share`` of its limit: cones and elliptical cones in
+    their (right, up) chart, hinges through ``share`` of their range. Other joints
+    keep their rest local rotation.
+    """
+    rng = np.random.default_rng(seed)
+    r0 = rest_frames(skeleton)
+    rest = skeleton.rest_positions
+    pos = rest.copy()
+    frames: list[np.ndarray] = [np.eye(3)] * len(skeleton)
+    for j in skeleton.order:
+        w1, w2, p1, p2 = rng.uniform(0.5, 1.5), rng.uniform(0.5, 1.5), rng.uniform(0, 6.3), rng.uniform(0, 6.3)
+        p = int(skeleton.parents[j])
+        rp0 = r0[p] if p >= 0 else np.eye(3)
+        fp = frames[p] if p >= 0 else np.eye(3)
+        lo = rp0.T @ r0[j]
+        kids = skeleton.children(j)
+        con = _swing_limit(skeleton, j)
+        motion = np.eye(3)
+        if kids and con is not None:
+            d0 = lo[:, 1]
+            s1, s2 = math.sin(w1 * t + p1) / math.sqrt(2), math.sin(w2 * t + p2) / math.sqrt(2)
+            if isinstance(con, fc.Hinge):
+                axis = unit(rp0.T @ np.array(con.axis, dtype=float))
+                mid, half = (con.min_deg + con.max_deg) / 2, (con.max_deg - con.min_deg) / 2
+                motion = axis_rot(axis, math.radians(mid + share * half * math.sin(w1 * t + p1)))
+            else:
+                if isinstance(con, fc.Cone):
+                    side = lo[:, 0] if abs(d0 @ lo[:, 0]) < 0.9 else lo[:, 2]
+                    right = unit(side - (side @ d0) * d0)
+                    a = b = math.radians(con.max_deg)
+                else:
+                    right = rp0.T @ np.array(con.right_axis, dtype=float)
+                    right = unit(right - (right @ d0) * d0)
+                    a = math.radians(con.right_deg if s1 >= 0 else con.left_deg)
+                    b = math.radians(con.up_deg if s2 >= 0 else con.down_deg)
+                u, v = share * a * s1, share * b * s2
+                up = np.cross(right, d0)
+                theta = math.hypot(u, v)
+                if theta > 1e-12:
+                    d = math.cos(theta) * d0 + math.sin(theta) * (u * right + v * up) / theta
+                    motion = minrot(d0, d)
+        frames[j] = fp @ motion @ lo
+        for c in kids:
             pos[c] = pos[j] + frames[j] @ r0[j].T @ (rest[c] - rest[j])
     return pos
