@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 
 import fabrik3d
-from fabrik3d import checks, presets
+from fabrik3d import checks, gltf, presets
 from fabrik3d.scene import Scene, parse_scene
 from fabrik3d.skeleton import Skeleton
+from fabrik3d.take import Take, take_to_json
 
 # An uploaded scene file larger than this is refused (the octopus preset is ~20 kB).
 MAX_SCENE_BYTES = 2 * 1024 * 1024
@@ -338,6 +339,27 @@ class Controller:
             max_iterations=self.max_iterations,
         )
         return json.dumps(scene.to_dict(), indent=2, allow_nan=False) + "\n"
+
+    # -- exports ------------------------------------------------------------------------------
+    def pose_glb(self) -> bytes:
+        """The current pose as a binary glTF (``fabrik3d.gltf.pose_glb_bytes``)."""
+        return gltf.pose_glb_bytes(self.scene.skeleton, self.result)
+
+    def take(self) -> Take:
+        """The recorded take as a ``fabrik3d.take.Take`` (``ValueError`` with fewer than two frames)."""
+        if len(self.take_times) < 2:
+            raise ValueError("take: record at least two frames first (Record, then drag a handle)")
+        frames = list(zip(self.take_positions, self.take_rotations))
+        return Take.from_frames(self.scene.skeleton, frames, self.take_times)
+
+    def take_glb(self) -> bytes:
+        """The take as an animated binary glTF (``fabrik3d.gltf.animation_glb_bytes``)."""
+        take = self.take()
+        return gltf.animation_glb_bytes(self.scene.skeleton, list(zip(take.positions, take.rotations)), take.times)
+
+    def take_json(self) -> str:
+        """The take as the JSON file the CLI reads (``fabrik3d.take.take_to_json``)."""
+        return take_to_json(self.take())
 
     # -- internals ----------------------------------------------------------------------------
     def _effector_list(self) -> str:

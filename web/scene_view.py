@@ -35,8 +35,6 @@ from vtkmodules.vtkCommonCore import vtkPoints
 from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
 from vtkmodules.vtkFiltersCore import vtkTubeFilter
 from vtkmodules.vtkFiltersSources import (
-    vtkArcSource,
-    vtkConeSource,
     vtkPlaneSource,
     vtkSphereSource,
 )
@@ -152,7 +150,19 @@ class SceneView:
         for actor in (self.bone_actor, self.joint_actor, self.gap_actor):
             self.renderer.AddActor(actor)
         self._floor: list[vtkActor] = []
-        self._limit_actors: list[vtkActor] = []
+        self._limit_polys = [vtkPolyData(), vtkPolyData()]
+        self._limit_actors = []
+        for poly, color, opacity in zip(self._limit_polys, (LIMIT_CONE, LIMIT_HINGE), (0.25, 0.4)):
+            mapper = vtkPolyDataMapper()
+            mapper.SetInputData(poly)
+            actor = vtkActor()
+            actor.SetMapper(mapper)
+            actor.GetProperty().SetColor(*color)
+            actor.GetProperty().SetOpacity(opacity)
+            actor.GetProperty().BackfaceCullingOff()
+            actor.VisibilityOff()
+            self._limit_actors.append(actor)
+            self.renderer.AddActor(actor)
         self.handles: dict[tuple[str, str], vtkHandleWidget] = {}
         self.show_limits = False
         self.skeleton: Skeleton | None = None
@@ -244,7 +254,7 @@ class SceneView:
         camera.SetViewAngle(30.0)
         margin = 0.08 * self.size
         self.renderer.ResetCamera(lo[0] - margin, hi[0] + margin, lo[1], hi[1] + margin, lo[2] - margin, hi[2] + margin)
-        camera.Zoom(1.12)
+        camera.Zoom(1.35)
         self.renderer.ResetCameraClippingRange()
 
     # -- per frame ----------------------------------------------------------------------------
@@ -326,70 +336,100 @@ class SceneView:
 
     # -- joint limits -------------------------------------------------------------------------
     def _build_limits(self, positions: np.ndarray, rotations: np.ndarray) -> None:
-        for actor in self._limit_actors:
-            self.renderer.RemoveActor(actor)
-        self._limit_actors = []
         sk = self.skeleton
-        if not self.show_limits or sk is None or not sk.constraints:
+        show = self.show_limits and sk is not None and bool(sk.constraints)
+        for actor in self._limit_actors:
+            actor.SetVisibility(show)
+        if not show:
             return
-        for name, limits in sk.constraints.items():
-            j = sk.index(name)
-            p = sk.parents[j]
-            frame = rotations[p] if p >= 0 else rot.IDENTITY
-            for limit in limits:
-                actor = _limit_actor(limit, positions[j], frame, 0.5 * max(sk.bone_lengths[j], self.size * 0.05))
-                if actor is not None:
-                    self._limit_actors.append(actor)
-                    self.renderer.AddActor(actor)
+        cones, hinges = limit_fans(sk, positions, rotations, self.size)
+        for poly, (points, triangles) in zip(self._limit_polys, (cones, hinges)):
+            _set_triangles(poly, points, triangles)
 
 
-def _limit_actor(limit: Any, at: np.ndarray, frame: Any, length: float) -> vtkActor | None:
-    """A translucent cone (``max_deg`` or elliptical ``*_deg`` angles) or a hinge arc, in the parent's frame."""
+def limit_fans(
+    skeleton: Skeleton, positions: np.ndarray, rotations: np.ndarray, size: float
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Triangle fans that show the swing limits of ``skeleton`` at a pose.
+
+    A cone (``Cone``, ``EllipticalCone``) is a fan from the joint around the directions its
+    bone may take; a hinge is a flat fan from ``min_deg`` to ``max_deg`` in its plane. Both
+    move with the parent's frame (``fabrik3d.constraints``: limits are relative to it).
+
+    Args:
+        skeleton: the skeleton; its ``constraints`` are drawn.
+        positions: ``(n, 3)`` joint positions; rotations: ``(n, 4)`` world frames.
+        size: the skeleton's length scale (scene units), for the fans' minimum length.
+
+    Returns:
+        ``((cone_points (p, 3), cone_triangles (t, 3)), (hinge_points, hinge_triangles))``.
+    """
+    out: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {"cone": ([], []), "hinge": ([], [])}
+    rest = skeleton.rest_positions
+    for name, limits in skeleton.constraints.items():
+        j = skeleton.index(name)
+        child = skeleton.first_child(j)
+        if child < 0:
+            continue
+        bone = rest[child] - rest[j]
+        bone = bone / np.linalg.norm(bone)
+        p = skeleton.parents[j]
+        moved = rot.mul(tuple(rotations[p]), rot.conj(tuple(skeleton.rest_frames[p]))) if p >= 0 else rot.IDENTITY
+        length = max(0.6 * float(skeleton.bone_lengths[child]), 0.04 * size)
+        for limit in limits:
+            fan = _swing_fan(limit, bone)
+            if fan is None:
+                continue
+            kind, directions = fan
+            world = np.array([rot.rotate(moved, tuple(d)) for d in directions])
+            points, triangles = out[kind]
+            base = sum(len(x) for x in points)
+            points.append(np.vstack([positions[j], positions[j] + length * world]))
+            k = np.arange(1, len(world))
+            triangles.append(np.column_stack([np.zeros_like(k), k, k + 1]) + base)
+    result = []
+    for kind in ("cone", "hinge"):
+        points, triangles = out[kind]
+        result.append(
+            (
+                np.vstack(points) if points else np.zeros((0, 3)),
+                np.vstack(triangles) if triangles else np.zeros((0, 3), dtype=int),
+            )
+        )
+    return result[0], result[1]
+
+
+def _swing_fan(limit: Any, bone: np.ndarray) -> tuple[str, np.ndarray] | None:
+    """``(kind, (m, 3) unit directions)`` on the rim of a swing limit around the rest ``bone``, in rest world axes."""
     kind = type(limit).__name__
-    axis = np.array(rot.rotate(tuple(frame), (0.0, 1.0, 0.0)))
     if kind in ("Cone", "EllipticalCone"):
-        angles = [
-            getattr(limit, a) for a in ("max_deg", "left_deg", "right_deg", "up_deg", "down_deg") if hasattr(limit, a)
-        ]
-        if not angles:
+        if kind == "Cone":
+            left = right = up = down = float(limit.max_deg)
+            axis = np.array([1.0, 0.0, 0.0]) if abs(bone[0]) < 0.9 else np.array([0.0, 0.0, 1.0])
+        else:
+            left, right, up, down = limit.left_deg, limit.right_deg, limit.up_deg, limit.down_deg
+            axis = np.array(limit.right_axis, dtype=float)
+        r = axis - bone * float(axis @ bone)
+        if np.linalg.norm(r) < 1e-9:
             return None
-        angle = math.radians(min(max(angles), 89.0))
-        cone = vtkConeSource()
-        cone.SetResolution(40)
-        cone.SetHeight(length)
-        cone.SetRadius(length * math.tan(angle))
-        cone.SetDirection(*(-axis))  # apex at the joint, opening along the bone's rest direction
-        cone.SetCenter(*(at + 0.5 * length * axis))
-        cone.CappingOff()
-        actor = _actor(cone, LIMIT_CONE, specular=0.0)
-        actor.GetProperty().SetOpacity(0.28)
-        return actor
+        r = r / np.linalg.norm(r)
+        u = np.cross(r, bone)
+        phi = np.linspace(0.0, 2.0 * math.pi, 49)
+        x, z = np.cos(phi), np.sin(phi)
+        a = np.where(x >= 0, right, left)
+        b = np.where(z >= 0, up, down)
+        theta = np.radians(1.0 / np.sqrt((x / a) ** 2 + (z / b) ** 2))
+        return "cone", np.cos(theta)[:, None] * bone + np.sin(theta)[:, None] * (x[:, None] * r + z[:, None] * u)
     if kind == "Hinge":
-        lo = math.radians(float(getattr(limit, "min_deg", -90.0)))
-        hi = math.radians(float(getattr(limit, "max_deg", 90.0)))
-        hinge_axis = np.array(getattr(limit, "axis", (1.0, 0.0, 0.0)), dtype=float)
-        world_axis = np.array(rot.rotate(tuple(frame), tuple(hinge_axis / np.linalg.norm(hinge_axis))))
-        start = np.array(rot.rotate(_axis_angle(world_axis, lo), tuple(axis)))
-        arc = vtkArcSource()
-        arc.UseNormalAndAngleOn()
-        arc.SetCenter(*at)
-        arc.SetPolarVector(*(length * start))
-        arc.SetNormal(*world_axis)
-        arc.SetAngle(math.degrees(hi - lo))
-        arc.SetResolution(48)
-        tube = vtkTubeFilter()
-        tube.SetInputConnection(arc.GetOutputPort())
-        tube.SetRadius(0.04 * length)
-        tube.SetNumberOfSides(10)
-        actor = _actor(tube, LIMIT_HINGE, specular=0.2)
-        actor.GetProperty().SetOpacity(0.7)
-        return actor
+        axis = np.array(limit.axis, dtype=float)
+        axis = axis / np.linalg.norm(axis)
+        d0 = bone - axis * float(bone @ axis)
+        if np.linalg.norm(d0) < 1e-9:
+            return None
+        d0 = d0 / np.linalg.norm(d0)
+        t = np.radians(np.linspace(limit.min_deg, limit.max_deg, max(3, int(abs(limit.max_deg - limit.min_deg) / 5))))
+        return "hinge", np.cos(t)[:, None] * d0 + np.sin(t)[:, None] * np.cross(axis, d0)
     return None
-
-
-def _axis_angle(axis: np.ndarray, angle: float) -> tuple[float, float, float, float]:
-    s = math.sin(angle / 2)
-    return (float(axis[0] * s), float(axis[1] * s), float(axis[2] * s), math.cos(angle / 2))
 
 
 def _actor(source: Any, color: tuple[float, float, float], specular: float) -> vtkActor:
@@ -427,6 +467,20 @@ def _set_points(poly: vtkPolyData, points: np.ndarray, radius: np.ndarray, color
     c.SetName("colors")
     poly.GetPointData().AddArray(r)
     poly.GetPointData().SetScalars(c)
+    poly.Modified()
+
+
+def _set_triangles(poly: vtkPolyData, points: np.ndarray, triangles: np.ndarray) -> None:
+    """Give ``poly`` the ``(m, 3)`` points and ``(k, 3)`` triangles."""
+    pts = vtkPoints()
+    pts.SetData(numpy_to_vtk(np.ascontiguousarray(points, dtype=float).reshape(-1, 3), deep=True))
+    poly.SetPoints(pts)
+    cells = vtkCellArray()
+    for tri in np.asarray(triangles, dtype=np.int64).reshape(-1, 3):
+        cells.InsertNextCell(3)
+        for k in tri:
+            cells.InsertCellPoint(int(k))
+    poly.SetPolys(cells)
     poly.Modified()
 
 
