@@ -21,9 +21,11 @@ as close as it gets). Degenerate steps (a joint landing exactly on the point it
 aims for) keep the bone's previous direction, so no NaN can arise.
 
 A chain lying straight along the line to a reachable target stalls at once,
-since FABRIK alone never bends it. It is then bent once, into an arc turning
-``BEND_DEG`` degrees in total toward the world axis least aligned with the
-chain (X before Y before Z on ties), and solving continues.
+since FABRIK alone never bends it; one lying *nearly* straight there (every
+joint and the target within ``STRAIGHT`` times the reach of the line) crawls
+so slowly that the stall rule ends it too. Such a chain is then bent once,
+into an arc turning ``BEND_DEG`` degrees in total toward the world axis least
+aligned with the chain (X before Y before Z on ties), and solving continues.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from fabrik3d.rotations import unit
 STALL = 1e-3
 # Total turn of the arc a straight, stuck chain is bent into, in degrees.
 BEND_DEG = 10.0
+# A stalled chain within STRAIGHT * reach of the line through its target counts as straight.
+STRAIGHT = 1e-2
 _TINY2 = 1e-24
 
 
@@ -178,7 +182,7 @@ def run_chain(
 
 
 def _bend_if_straight(xs: list[float], ys: list[float], zs: list[float], ds: list[float], target: list[float]) -> bool:
-    """Bend a chain lying on one line with its target into an arc; False if not straight."""
+    """Bend a chain lying (nearly) on one line with its target into an arc; False if not straight."""
     n = len(xs)
     bx, by, bz = xs[0], ys[0], zs[0]
     far = max(range(1, n), key=lambda i: (xs[i] - bx) ** 2 + (ys[i] - by) ** 2 + (zs[i] - bz) ** 2)
@@ -190,7 +194,7 @@ def _bend_if_straight(xs: list[float], ys: list[float], zs: list[float], ds: lis
     for px, py, pz in points:
         rx, ry, rz = px - bx, py - by, pz - bz
         k = rx * u[0] + ry * u[1] + rz * u[2]
-        if (rx - k * u[0]) ** 2 + (ry - k * u[1]) ** 2 + (rz - k * u[2]) ** 2 > (1e-9 * scale) ** 2:
+        if (rx - k * u[0]) ** 2 + (ry - k * u[1]) ** 2 + (rz - k * u[2]) ** 2 > (STRAIGHT * scale) ** 2:
             return False
     axis = min(range(3), key=lambda i: abs(u[i]))
     e = [0.0, 0.0, 0.0]
