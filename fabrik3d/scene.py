@@ -133,7 +133,7 @@ def parse_scene(text: str | bytes, source: str = "scene") -> Scene:
     """A scene from JSON text; errors are prefixed with ``source``."""
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer of over 4300 digits
         raise ValueError(f"{source}: not valid JSON ({exc})") from None
     except RecursionError:
         raise ValueError(f"{source}: JSON nested too deeply") from None

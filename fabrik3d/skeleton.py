@@ -14,12 +14,14 @@ the lowest index; its frame's +Y points along the bone to that child.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from fabrik3d import frames as _frames
+from fabrik3d.checks import MAX_COORD
 
 MIN_BONE = 1e-9
 
@@ -37,7 +39,8 @@ class Skeleton:
     Raises:
         ValueError: naming the joint and the problem, for duplicate or empty
             names, no root or several roots, a cycle, a parent index out of range,
-            non-finite coordinates, a bone shorter than 1e-9, or wrong shapes.
+            non-finite coordinates (or beyond 1e9 in magnitude), a bone shorter than
+            1e-9, or wrong shapes.
     """
 
     def __init__(
@@ -214,9 +217,15 @@ def _json_vector(value: Any, where: str) -> list[float]:
         and len(value) == 3
         and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
     )
-    if not ok or not np.all(np.isfinite(value)):
+    out: list[float] = []
+    if ok:
+        try:
+            out = [float(v) for v in value]
+        except OverflowError:  # an int beyond float range
+            ok = False
+    if not ok or not all(math.isfinite(v) for v in out):
         raise ValueError(f"{where}: expected three finite numbers, got {value!r}")
-    return [float(v) for v in value]
+    return out
 
 
 def _check_names(names: Iterable[str]) -> tuple[str, ...]:
@@ -262,7 +271,7 @@ def _check_positions(positions: Any, names: tuple[str, ...]) -> np.ndarray:
     n = len(names)
     try:
         arr = np.array(positions, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"rest_positions: expected an ({n}, 3) array of numbers") from None
     if arr.shape != (n, 3):
         raise ValueError(f"rest_positions: expected shape ({n}, 3), got {arr.shape}")
@@ -270,6 +279,10 @@ def _check_positions(positions: Any, names: tuple[str, ...]) -> np.ndarray:
     if bad.any():
         j = int(np.argmax(bad))
         raise ValueError(f"joint {names[j]!r}: non-finite rest position {arr[j].tolist()}")
+    big = np.abs(arr).max(axis=1) > MAX_COORD  # beyond it, squared bone lengths could overflow to inf
+    if big.any():
+        j = int(np.argmax(big))
+        raise ValueError(f"joint {names[j]!r}: rest position {arr[j].tolist()} beyond {MAX_COORD:g} in magnitude")
     arr.setflags(write=False)
     return arr
 
