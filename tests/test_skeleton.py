@@ -132,6 +132,8 @@ def test_index_and_its_error_lists_the_names() -> None:
         (["a", "b", "c"], [-1, 0, -2], [[0, 0, 0], [0, 1, 0], [0, 2, 0]], r"'c'.*out of range"),
         (["a", "b"], [-1, 0], [[0, 0, 0], [0, math.nan, 0]], r"'b'.*non-finite"),
         (["a", "b"], [-1, 0], [[math.inf, 0, 0], [0, 1, 0]], r"'a'.*non-finite"),
+        (["a", "b"], [-1, 0], [[0, 0, 0], [1e200, 1e200, 0]], r"'b'.*beyond 1e\+09"),  # bone length would be inf
+        (["a", "b"], [-1, 0], [[0, 0, 0], [10**400, 0, 0]], r"rest_positions"),  # no float that large
         (["a", "b", "c"], [-1, 0, 1], [[0, 0, 0], [0, 1, 0], [0, 1 + 1e-10, 0]], r"'c'.*shorter than 1e-09"),
         (["a", "b"], [-1, 0], [[0, 0, 0], [0, 0, 0]], r"'b'.*shorter"),
         (["a", "b"], [-1, 0], [[0, 0, 0], [0, 1]], r"rest_positions"),
@@ -196,6 +198,8 @@ E = re.escape
         (lambda d: d["joints"][5].update(position=[1, math.nan, 3]), E("joints[5].position: expected three finite")),
         (lambda d: d["joints"][5].update(position=[1, math.inf, 3]), E("joints[5].position: expected three finite")),
         (lambda d: d["joints"][5].update(position=None), E("joints[5].position: expected three finite numbers")),
+        (lambda d: d["joints"][5].update(position=[10**400, 0, 0]), E("joints[5].position: expected three finite")),
+        (lambda d: d["joints"][5].update(position=[1e300, 0, 0]), r"'c'.*beyond 1e\+09"),
         (lambda d: d["joints"].__setitem__(3, "b"), E("joints[3]: expected an object")),
         (lambda d: d["joints"][3].update(constraints="cone"), E("joints[3].constraints: expected a list")),
         (lambda d: d.update(joints={}), E("expected an object with a 'joints' list")),
