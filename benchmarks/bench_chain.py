@@ -95,7 +95,7 @@ def _hinges(names: list[str]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = common.parse_args(__doc__, argv)
+    args = common.parse_args(__doc__, argv, budget_s=1.0, repeats=5)
     common.print_header("fabrik3d chain benchmark: 10 bones of length 1", args)
     rest, reachable, unreachable = common.chain_workload(args.quick)
     cases, notes = make_cases(rest)

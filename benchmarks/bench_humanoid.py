@@ -178,7 +178,7 @@ def check_lines(skeleton: fabrik3d.Skeleton, runs: dict[str, common.Run], checks
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = common.parse_args(__doc__, argv, budget_s=5.0)
+    args = common.parse_args(__doc__, argv, budget_s=4.0, repeats=5)
     common.print_header("fabrik3d humanoid benchmark: five moving targets, warm-started", args)
     skeleton = presets.get("humanoid")
     steps = target_frames(skeleton, 10 if args.quick else 600)

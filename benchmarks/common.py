@@ -8,7 +8,7 @@ Every ``bench_*.py`` script in this folder imports this module (the folder is on
 2. ``print_header(title, args)`` prints the machine;
 3. ``run_cases`` times each solve alone with ``time.perf_counter_ns`` (``timed``),
    after untimed warm-up solves, in passes that go round the cases of a table
-   several times; the fastest pass per case is kept;
+   several times; each solve's time is the fastest of its passes;
 4. ``summarize`` turns the per-call times into ``Stats`` and ``format_table``
    prints an aligned table with a ratio against a baseline run in the same
    process (``ratio``);
@@ -49,21 +49,26 @@ STALL = 1e-3
 
 
 # -- command line and machine -----------------------------------------------------------------
-def parse_args(description: str | None, argv: Sequence[str] | None = None, budget_s: float = 2.0) -> argparse.Namespace:
+def parse_args(
+    description: str | None, argv: Sequence[str] | None = None, budget_s: float = 2.0, repeats: int = 3
+) -> argparse.Namespace:
     """The options every benchmark script takes.
 
+    ``--repeats`` defaults to ``repeats`` (1 with ``--quick``).
     ``--budget`` (seconds, default ``budget_s``, 0.3 with ``--quick``) bounds one
     timed pass of one case (see ``run_cases``), so that a slow solver cannot make
     a script run for minutes.
     """
     parser = argparse.ArgumentParser(description=(description or "").split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny workload (smoke test), timings meaningless")
-    parser.add_argument("--repeats", type=int, default=None, help="timed passes per case; the fastest pass is kept")
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="timed passes per case; each solve's fastest time is kept"
+    )
     parser.add_argument("--budget", type=float, default=None, help="seconds at most per timed pass of one case")
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of the main fabrik3d call")
     args = parser.parse_args(argv)
     if args.repeats is None:
-        args.repeats = 1 if args.quick else 3
+        args.repeats = 1 if args.quick else repeats
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     if args.budget is None:
@@ -111,7 +116,7 @@ def print_header(title: str, args: argparse.Namespace) -> None:
         print(line)
     mode = "QUICK (smoke test: timings are not meaningful)" if args.quick else "full"
     budget = f", at most {args.budget:g} s per pass" if hasattr(args, "budget") else ""
-    print(f"mode    : {mode}; {args.repeats} timed pass(es) per case, the fastest kept{budget}")
+    print(f"mode    : {mode}; {args.repeats} timed pass(es) per case, each solve's fastest kept{budget}")
     print()
 
 
@@ -204,8 +209,9 @@ def run_cases(
     rest); else every solve starts from rest. Each case first makes a few untimed
     warm-up solves; then the passes (one case over every step) go round the cases
     ``repeats`` times (A B A B ...), so that a drift of the machine hits all cases
-    alike, and the fastest pass per case is kept (results are identical across
-    passes). A pass stops after the step that takes it past ``budget_s`` seconds;
+    alike. The passes make the same solves with the same results, so each solve's
+    time is the fastest of its passes: the work, without most of the preemptions
+    of a busy machine. A pass stops after the step that takes it past ``budget_s`` seconds;
     a case whose pass was cut short is not repeated, and its ``Run`` covers only
     the first steps (``len(run.ns) < len(targets)``: tables show the count).
     """
@@ -218,7 +224,15 @@ def run_cases(
             if passes[c.label] and len(passes[c.label][0].ns) < len(targets):
                 continue
             passes[c.label].append(_one_pass(c, forms[c.label], warm, budget_s))
-    return {label: min(runs, key=lambda r: sum(r.ns)) for label, runs in passes.items()}
+    out = {}
+    for label, runs in passes.items():
+        first = runs[0]
+        if len(runs) > 1:  # the same solves in every pass: keep each one's fastest time
+            first = Run(
+                [min(times) for times in zip(*(r.ns for r in runs))], first.iterations, first.errors, first.poses
+            )
+        out[label] = first
+    return out
 
 
 def _one_pass(case: Case, steps: Sequence[Any], warm: bool, budget_s: float) -> Run:
