@@ -1,0 +1,156 @@
+"""The ``fabrik3d`` command line, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fabrik3d import presets
+from fabrik3d.scene import Scene, save_scene
+
+CONSOLE_SCRIPT = Path(sys.executable).parent / "fabrik3d"
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fabrik3d.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess[str], pattern: str) -> None:
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("fabrik3d"), lines[0]
+    assert re.search(pattern, lines[0]), lines[0]
+
+
+def test_console_script_lists_the_presets() -> None:
+    assert CONSOLE_SCRIPT.exists(), "the console script is not installed"
+    proc = subprocess.run([str(CONSOLE_SCRIPT), "presets"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    for name in presets.names():
+        s = presets.get(name)
+        line = next(x for x in proc.stdout.splitlines() if x.startswith(f"{name}:"))
+        assert f"{len(s)} joints" in line
+        assert all(e in line for e in s.end_effectors)
+
+
+def test_solve_a_preset_prints_iterations_errors_and_time_and_writes_the_pose(tmp_path: Path) -> None:
+    out = tmp_path / "pose.json"
+    proc = run(
+        "solve", "humanoid", "--target", "hand_l=0.5,1.2,0.3", "--target", "toe_r=-0.1,0.05,0.25", "-o", str(out)
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    m = re.search(r"iterations: (\d+)\s+converged: (True|False)\s+solve: ([0-9.]+) ms", proc.stdout)
+    assert m, proc.stdout
+    errors = dict(re.findall(r"^\s+(\w+): error ([0-9.e+-]+)$", proc.stdout, flags=re.M))
+    assert set(errors) == {"hand_l", "toe_r"}
+
+    pose = json.loads(out.read_text())
+    assert set(pose) >= {"joint_names", "positions", "iterations", "errors"}
+    # The same solve in this process gives the same pose (the CLI adds nothing of its own).
+    scene = Scene(presets.get("humanoid"), targets={"hand_l": [0.5, 1.2, 0.3], "toe_r": [-0.1, 0.05, 0.25]})
+    expected = scene.solve()
+    assert pose["joint_names"] == list(scene.skeleton.names)
+    np.testing.assert_array_equal(np.array(pose["positions"]), expected.positions)
+    assert pose["iterations"] == expected.iterations == int(m.group(1))
+    assert pose["errors"] == pytest.approx(expected.errors, abs=0)
+    for name, text in errors.items():
+        assert float(text) == pytest.approx(expected.errors[name], rel=1e-5)
+    assert m.group(2) == str(expected.converged)
+
+
+def test_solve_a_scene_file_with_its_own_targets_and_an_override(tmp_path: Path) -> None:
+    skeleton = presets.get("robot_arm")
+    tip = skeleton.end_effectors[0]
+    scene = Scene(skeleton, targets={tip: [0.3, 0.6, 0.3]}, tolerance=1e-4, max_iterations=50)
+    path = tmp_path / "arm.json"
+    save_scene(scene, path)
+    out = tmp_path / "pose.json"
+    proc = run("solve", str(path), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(json.loads(out.read_text())["positions"], scene.solve().positions)
+    # --target replaces the scene's target for that effector.
+    proc = run("solve", str(path), "--target", f"{tip}=0.2,0.5,0.4", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    moved = Scene(skeleton, targets={tip: [0.2, 0.5, 0.4]}, tolerance=1e-4, max_iterations=50).solve()
+    np.testing.assert_array_equal(json.loads(out.read_text())["positions"], moved.positions)
+
+
+def test_solve_without_targets_reports_zero_iterations() -> None:
+    proc = run("solve", "octopus")
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"iterations: 0\b", proc.stdout)
+
+
+def test_tolerance_and_max_iterations_options() -> None:
+    proc = run("solve", "humanoid", "--target", "hand_l=0.3,1.0,0.4", "--tolerance", "1e-12", "--max-iterations", "3")
+    assert proc.returncode == 0, proc.stderr
+    iterations = int(re.search(r"iterations: (\d+)", proc.stdout).group(1))
+    assert 1 <= iterations <= 3
+
+
+@pytest.mark.parametrize(
+    ("args", "pattern"),
+    [
+        (["solve", "cat"], r"cat: neither a preset \(humanoid, robot_arm, octopus\) nor an existing scene file"),
+        (["solve", "humanoid", "--target", "hand_l=1,2"], r"--target 'hand_l=1,2': expected NAME=X,Y,Z"),
+        (["solve", "humanoid", "--target", "hand_l"], r"expected NAME=X,Y,Z"),
+        (["solve", "humanoid", "--target", "=1,2,3"], r"expected NAME=X,Y,Z"),
+        (["solve", "humanoid", "--target", "hand_l=a,b,c"], r"expected NAME=X,Y,Z"),
+        (["solve", "humanoid", "--target", "hand_l=1,2,3,4"], r"expected NAME=X,Y,Z"),
+        (["solve", "humanoid", "--target", "hand=1,2,3"], r"hand: not an end effector.*head, hand_l, hand_r"),
+        (["solve", "humanoid", "--target", "pelvis=1,2,3"], r"pelvis: not an end effector"),
+        (["solve", "humanoid", "--target", "hand_l=nan,0,0"], r"hand_l.*finite"),
+        (["solve", "humanoid", "--target", "hand_l=1e999,0,0"], r"hand_l.*finite"),
+        (["solve", "humanoid", "--tolerance", "0"], r"tolerance"),
+        (["solve", "humanoid", "--tolerance", "nan"], r"tolerance"),
+        (["solve", "humanoid", "--tolerance", "abc"], r"tolerance"),
+        (["solve", "humanoid", "--max-iterations", "0"], r"max_iterations"),
+        (["solve", "humanoid", "--max-iterations", "2.5"], r"max-iterations"),
+        (["solve"], r"SCENE_OR_PRESET"),
+        (["frobnicate"], r"invalid choice"),
+        ([], r"command"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], pattern: str) -> None:
+    assert_one_line_error(run(*args), pattern)
+
+
+def test_bad_files_are_one_line_and_exit_2(tmp_path: Path) -> None:
+    assert_one_line_error(run("solve", str(tmp_path / "missing.json")), r"missing\.json: neither a preset")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{oops")
+    assert_one_line_error(run("solve", str(bad)), r"bad\.json: not valid JSON")
+    wrong = tmp_path / "wrong.json"
+    data = Scene(presets.get("humanoid")).to_dict()
+    data["joints"][4]["parent"] = "hipp"
+    wrong.write_text(json.dumps(data))
+    assert_one_line_error(run("solve", str(wrong)), r"wrong\.json: joints\[4\]\.parent: unknown joint 'hipp'")
+    huge = tmp_path / "huge.json"
+    huge.write_text(json.dumps(data).replace('"hipp"', '"spine_03"').replace("0.95", "1" + "0" * 400, 1))
+    assert_one_line_error(run("solve", str(huge)), r"huge\.json: joints\[0\]\.position: expected three finite")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert_one_line_error(run("solve", str(deep)), r"deep\.json: JSON nested too deeply")
+    assert_one_line_error(run("solve", str(tmp_path)), re.escape(str(tmp_path)))
+
+
+def test_unwritable_output_is_one_line_exit_2_and_leaves_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "no" / "such" / "pose.json"
+    assert_one_line_error(run("solve", "humanoid", "--target", "hand_l=0.5,1.2,0.3", "-o", str(target)), r"pose\.json")
+    assert not (tmp_path / "no").exists()
+    folder = tmp_path / "taken"
+    folder.mkdir()
+    assert_one_line_error(run("solve", "humanoid", "-o", str(folder)), r"taken")
+    assert list(folder.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
