@@ -4,14 +4,15 @@ The core issue's workload (``common.chain_workload``): ten bones of length 1 alo
 +Y from the origin, 1000 targets uniform in the ball of radius 9 and 200
 unreachable ones at radius 12 to 15, tolerance 1e-3, at most 100 iterations.
 Each target set is solved twice per solver: warm (each solve starts from the
-previous solution, as an interactive drag does) and from rest.
+previous solution) and from rest. A third set, ``drag``, is 1000 small steps along
+a smooth path (``common.chain_drag_path``), solved warm, as an interactive drag is.
 
 Rows: ``fabrik3d.solve_chain``; ``fabrik3d.solve`` on the same chain as a
 ``Skeleton`` with one target; constrained chains (cone of 30 degrees on every
 joint, hinges on every joint) once ``fabrik3d.constraints`` provides them; and
 the reference ``plain_fabrik`` (``common.py``), whose mean gives the ratio column.
 
-Run: ``python benchmarks/bench_chain.py [--quick] [--repeats N] [--profile]``.
+Run: ``python benchmarks/bench_chain.py [--quick] [--repeats N] [--budget S] [--profile]``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ limits when the preset has limits; on the preset with two pole targets (elbows
 behind the body) once ``poles=`` exists; and the reference
 ``plain_tree_fabrik`` (``common.py``, no limits), whose mean gives the ratio.
 
-Run: ``python benchmarks/bench_humanoid.py [--quick] [--repeats N] [--profile]``.
+Run: ``python benchmarks/bench_humanoid.py [--quick] [--repeats N] [--budget S] [--profile]``.
 """
 
 from __future__ import annotations
