@@ -12,6 +12,7 @@ import itertools
 import json
 import math
 import re
+import time
 
 import numpy as np
 import pytest
@@ -440,3 +441,27 @@ def test_limit_fans_follow_the_constraint_definitions() -> None:
     knee = sk.rest_positions[sk.index("knee_l")]
     in_plane = hinge_pts[np.abs(hinge_pts[:, 0] - knee[0]) < 1e-9]
     assert len(in_plane) > 10
+
+
+def test_playback_shows_the_take_then_the_current_pose(web) -> None:
+    import asyncio
+
+    app = web
+    app.start_recording()
+    for k in range(5):
+        app.state.targets = {"hand_l": (REACHABLE + np.array([0.0, 0.03 * k, 0.0])).tolist()}
+        app.state.flush()
+    app.stop_recording()
+    assert app.state.take_frames == 6
+    shown = []
+    app._render = lambda: shown.append(_bone_points(app).copy())  # record each frame the view would push
+    t0 = time.perf_counter()
+    asyncio.run(app._play())
+    assert time.perf_counter() - t0 >= app.controller.take_duration
+    sk = app.controller.scene.skeleton
+    bones = [j for j in range(len(sk)) if sk.parents[j] >= 0]
+    for frame, positions in zip(shown, app.controller.take_positions):
+        np.testing.assert_allclose(frame[1::2], positions[bones])
+    assert len(shown) == 7  # six take frames, then the current pose again
+    np.testing.assert_allclose(shown[-1][1::2], app.controller.result.positions[bones])
+    assert app.state.playing is False

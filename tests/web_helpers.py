@@ -202,6 +202,16 @@ def frame_count(page: Any) -> int:
     return int(page.evaluate("window.__fabrik.frames.length"))
 
 
+def settle(page: Any, quiet: float = 0.4, timeout: float = 10.0) -> None:
+    """Wait until no new frame of the 3D view arrived for ``quiet`` seconds (the still image is shown)."""
+    wait_until(
+        page,
+        "(ms) => performance.now() - (window.__fabrik.frames.at(-1) || 0) > ms",
+        timeout,
+        arg=quiet * 1000,
+    )
+
+
 def drag(page: Any, start: tuple[float, float], end: tuple[float, float], steps: int = 20, pause: float = 0.03) -> None:
     """A real mouse drag from ``start`` to ``end`` (page CSS pixels) in ``steps`` moves.
 

@@ -153,6 +153,8 @@ class WebApp:
             return
         if self._attempt(self.controller.load_preset, preset):
             self._show_skeleton()
+        else:
+            self.state.preset = self.controller.source if self.controller.source in presets.names() else None
         self._publish()
 
     @change("scene_upload")
@@ -301,7 +303,7 @@ class WebApp:
         """``[x, y]`` of the handle of effector (or root) ``name`` in CSS pixels from the view's top-left."""
         sk = self.controller.scene.skeleton
         kind = "root" if name == sk.names[sk.root] else "target"
-        if (kind, name) not in self.scene.handles:
+        if not isinstance(name, str) or (kind, name) not in self.scene.handles:
             self.state.error_message = f"target_screen_position: no handle called {str(name)[:60]!r}"
             self.state.flush()
             return None

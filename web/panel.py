@@ -137,7 +137,7 @@ def drawer(app: Any) -> None:
                 click=app.stop_recording,
             )
             v3.VBtn(
-                ("playing ? 'Stop' : 'Play'",),
+                text=("playing ? 'Stop' : 'Play'",),
                 prepend_icon=("playing ? 'mdi-stop' : 'mdi-play'",),
                 variant="tonal",
                 size="small",

@@ -73,7 +73,7 @@ SKY_BOTTOM = (0.78, 0.83, 0.90)
 GRID = (0.70, 0.74, 0.80)
 
 # Handle size on screen, pixels (the sphere's radius is about half of it).
-HANDLE_PX = 20.0
+HANDLE_PX = 18.0
 
 DragCallback = Callable[[str, str, np.ndarray], None]
 
@@ -197,7 +197,7 @@ class SceneView:
 
     def _make_handle(self, kind: str, name: str) -> vtkHandleWidget:
         rep = vtkSphereHandleRepresentation()
-        rep.SetHandleSize(HANDLE_PX if kind == "target" else 1.25 * HANDLE_PX)  # constant size on screen
+        rep.SetHandleSize(HANDLE_PX)  # constant size on screen
         _finish(rep.GetProperty(), specular=0.5)
         _finish(rep.GetSelectedProperty(), specular=0.5)
         rep.GetSelectedProperty().SetColor(1.0, 0.85, 0.3)
