@@ -216,6 +216,36 @@ def test_limits_off_solves_without_the_joint_limits() -> None:
     assert off.scene.skeleton.constraints  # the scene keeps its limits for when they are switched back on
 
 
+def test_a_pole_bends_the_chain_toward_it_and_is_undoable() -> None:
+    c = Controller()
+    c.move_target("hand_l", REACHABLE)
+    sk = c.scene.skeleton
+    elbow = sk.index("elbow_l")
+    start = c.result.positions.copy()
+    home = c.pole_home("hand_l")
+    assert np.linalg.norm(home - start[elbow]) == pytest.approx(0.2 * c.size)
+    pole = start[elbow] + np.array([0.0, -0.6, 0.0])  # below the elbow
+    c.move_pole("hand_l", pole)
+    expected = fabrik3d.solve(sk, {"hand_l": REACHABLE}, positions=start, poles={"hand_l": pole})
+    np.testing.assert_array_equal(c.result.positions, expected.positions)
+    # The solver applies poles while it iterates (not to a pose that already reaches its targets):
+    # the next move of the hand bends the elbow toward the pole, unlike the same move without it.
+    step = REACHABLE + np.array([0.0, 0.02, 0.0])
+    c.move_target("hand_l", step)
+    without = fabrik3d.solve(sk, {"hand_l": step}, positions=start)
+    assert np.linalg.norm(c.result.positions[elbow] - pole) < np.linalg.norm(without.positions[elbow] - pole) - 0.05
+    assert c.state()["poles"] == {"hand_l": np.round(pole, 6).tolist()}
+    before = snapshot(c)
+    for name, point in [("elbow_l", pole), ("hand_l", [math.nan, 0, 0]), ("hand_l", [1e5, 0, 0])]:
+        with pytest.raises(ValueError):
+            c.move_pole(name, point)
+        assert snapshot(c) == before
+    c.undo()
+    c.undo()
+    assert c.poles == {}
+    np.testing.assert_array_equal(c.result.positions, start)
+
+
 def test_a_malformed_scene_keeps_the_current_one() -> None:
     c = Controller()
     c.move_target("hand_l", REACHABLE)
@@ -407,6 +437,32 @@ def test_a_mouse_drag_on_a_handle_in_vtk_moves_the_hand(web) -> None:
     assert math.dist((dx, dy), path[-1]) < 3.0
     assert len(app.controller.undo_stack) == 1
     assert app.state.targets["hand_l"] == pytest.approx(app.controller.targets["hand_l"].tolist(), abs=1e-6)
+
+
+def test_pole_handles_show_on_demand_and_drag_the_pole(web) -> None:
+    app = web
+    app.state.targets = {"hand_l": REACHABLE.tolist()}
+    app.state.flush()
+    widget = app.scene.handles["pole", "hand_l"]
+    assert not widget.GetEnabled()
+    app.state.show_poles = True
+    app.state.flush()
+    assert widget.GetEnabled()
+    home = app.controller.pole_home("hand_l")
+    np.testing.assert_allclose(widget.GetRepresentation().GetWorldPosition(), home)
+    app.scene.render_window.Render()
+    iren = app.scene.interactor
+    x, y, _, _ = app.scene.handle_display_position("pole", "hand_l")
+    iren.SetEventInformation(int(x), int(y))
+    iren.MouseMoveEvent()
+    iren.LeftButtonPressEvent()
+    for k in range(1, 8):
+        iren.SetEventInformation(int(x), int(y - 10 * k))
+        iren.MouseMoveEvent()
+    iren.LeftButtonReleaseEvent()
+    assert list(app.state.poles) == ["hand_l"]
+    np.testing.assert_allclose(widget.GetRepresentation().GetWorldPosition(), app.controller.poles["hand_l"])
+    assert np.linalg.norm(app.controller.poles["hand_l"] - home) > 0.05
 
 
 def test_target_screen_position_is_in_css_pixels_from_the_top_left(web) -> None:

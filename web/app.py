@@ -71,6 +71,7 @@ class WebApp:
                 "scene_upload": None,
                 "limits_on": True,
                 "show_limits": False,
+                "show_poles": False,
                 "recording": False,
                 "playing": False,
                 "fps": 0.0,
@@ -120,10 +121,7 @@ class WebApp:
         """The user moved a handle: solve from the previous pose and show it in this frame."""
         moved = self._attempt(self._move, kind, name, point, False)
         c = self.controller
-        result = c.result
-        self.scene.show_pose(
-            result.positions, result.rotations, c.targets, c.root_target, c.unreachable, name if moved else None
-        )
+        self._show_pose((kind, name) if moved else None)
         now = time.perf_counter()
         if now - self._state_pushed >= DRAG_STATE_INTERVAL or not moved:
             self._state_pushed = now  # the page's readouts follow at a lower rate than the frames
@@ -142,6 +140,8 @@ class WebApp:
     def _move(self, kind: str, name: str, point: Any, undoable: bool) -> None:
         if kind == "root":
             self.controller.move_root(point, undoable=undoable)
+        elif kind == "pole":
+            self.controller.move_pole(name, point, undoable=undoable)
         else:
             self.controller.move_target(name, point, undoable=undoable)
 
@@ -190,6 +190,13 @@ class WebApp:
         """The user turned the joint limits on or off."""
         if bool(limits_on) != self.controller.limits:
             self._attempt(self.controller.set_limits, bool(limits_on))
+            self._publish()
+
+    @change("show_poles")
+    def switch_pole_handles(self, show_poles: Any, **_: Any) -> None:
+        """The user showed or hid the pole handles (drag one to bend its chain toward it)."""
+        if bool(show_poles) != self.scene.show_poles:
+            self.scene.set_show_poles(bool(show_poles))
             self._publish()
 
     @change("show_limits")
@@ -355,11 +362,21 @@ class WebApp:
             }
         )
 
-    def _publish(self, moving: str | None = None) -> None:
+    def _show_pose(self, moving: tuple[str, str] | None = None) -> None:
+        """Show the controller's pose, targets and poles in the 3D scene."""
+        c = self.controller
+        homes = {}
+        if self.scene.show_poles:
+            homes = {name: c.pole_home(name) for name in c.scene.skeleton.end_effectors if name not in c.poles}
+        result = c.result
+        self.scene.show_pose(
+            result.positions, result.rotations, c.targets, c.root_target, c.unreachable, moving, c.poles, homes
+        )
+
+    def _publish(self) -> None:
         """Copy the controller's state to trame's state and the scene; render unless dragging."""
         c = self.controller
-        result = c.result
-        self.scene.show_pose(result.positions, result.rotations, c.targets, c.root_target, c.unreachable, moving)
+        self._show_pose()
         self.state.update(c.state())
         self.state.update(
             {

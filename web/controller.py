@@ -34,6 +34,8 @@ WORKSPACE_SIZES = 100.0
 MAX_ITERATIONS = 1000
 # Undo steps kept.
 HISTORY = 200
+# "Leave as it is" for an optional argument whose None means "none".
+_KEEP: Any = object()
 # Longest take, in frames (about 10 minutes at 30 frames per second).
 MAX_TAKE_FRAMES = 18_000
 
@@ -44,6 +46,7 @@ class Snapshot:
 
     targets: dict[str, np.ndarray]
     root_target: np.ndarray | None
+    poles: dict[str, np.ndarray]
     result: fabrik3d.SolveResult
 
 
@@ -68,6 +71,8 @@ class Controller:
         scene: the loaded scene (its skeleton, its own targets and solver settings).
         targets: effector name -> ``(3,)`` current target; effectors without one are free.
         root_target: ``(3,)`` root position the user dragged to, or ``None``.
+        poles: effector name -> ``(3,)`` pole point its chain's inner joints bend toward
+            (elbows, knees); effectors without one bend freely.
         result: the current pose (a ``fabrik3d.SolveResult``).
         limits: whether the solve uses the skeleton's joint limits.
         tolerance, max_iterations: solver settings.
@@ -133,7 +138,8 @@ class Controller:
     def _reset_to_scene(self) -> None:
         self.targets: dict[str, np.ndarray] = {k: v.copy() for k, v in self.scene.targets.items()}
         self.root_target: np.ndarray | None = None if self.scene.root_target is None else self.scene.root_target.copy()
-        self.result = self._solve(self.targets, self.root_target, None)
+        self.poles: dict[str, np.ndarray] = {}
+        self.result = self._solve(self.targets, self.root_target, self.poles, None)
 
     # -- what the user does -------------------------------------------------------------------
     def begin_drag(self) -> None:
@@ -158,12 +164,44 @@ class Controller:
             raise ValueError(f"target {name!r}: not an end effector; valid names are {self._effector_list()}")
         targets = dict(self.targets)
         targets[name] = self._check_point(point, f"target {name}")
-        self._apply(targets, self.root_target, undoable)
+        self._apply(undoable, targets=targets)
 
     def move_root(self, point: Any, *, undoable: bool = True) -> None:
         """Move the root joint to ``point`` (scene units) and re-solve."""
         root = self._check_point(point, f"root {self.scene.skeleton.names[self.scene.skeleton.root]}")
-        self._apply(self.targets, root, undoable)
+        self._apply(undoable, root=root)
+
+    def move_pole(self, name: str, point: Any, *, undoable: bool = True) -> None:
+        """Move (or create) the pole of end effector ``name``'s chain to ``point`` (scene units) and re-solve."""
+        if name not in self.scene.skeleton.end_effectors:
+            raise ValueError(f"pole {name!r}: not an end effector; valid names are {self._effector_list()}")
+        poles = dict(self.poles)
+        poles[name] = self._check_point(point, f"pole {name}")
+        self._apply(undoable, poles=poles)
+
+    def pole_home(self, name: str) -> np.ndarray:
+        """``(3,)`` where the pole handle of effector ``name`` sits while it has no pole.
+
+        Out from the chain's most bent inner joint (an elbow, a knee), away from the line
+        from the chain's start to the effector, a fifth of the skeleton's size out; in front
+        (+Z) of the middle joint for a straight chain.
+        """
+        sk = self.scene.skeleton
+        chain = [sk.index(name)]
+        while sk.parents[chain[-1]] >= 0 and len(sk.children(sk.parents[chain[-1]])) == 1:
+            chain.append(sk.parents[chain[-1]])
+        if sk.parents[chain[-1]] >= 0:
+            chain.append(sk.parents[chain[-1]])
+        pos = self.result.positions
+        start, end = pos[chain[-1]], pos[chain[0]]
+        line = (end - start) / max(float(np.linalg.norm(end - start)), 1e-12)
+        inner = pos[chain[1:-1]] if len(chain) > 2 else pos[chain[:1]]
+        offsets = inner - start - np.outer((inner - start) @ line, line)
+        k = int(np.argmax(np.linalg.norm(offsets, axis=1)))
+        middle, away = inner[k], offsets[k]
+        if np.linalg.norm(away) < 1e-3 * self.size:
+            middle, away = inner[len(inner) // 2], np.array([0.0, 0.0, 1.0])
+        return middle + 0.2 * self.size * away / np.linalg.norm(away)
 
     def set_targets(self, targets: Any) -> None:
         """Replace every target (effector name -> ``[x, y, z]``); effectors left out become free."""
@@ -175,7 +213,7 @@ class Controller:
             if name not in effectors:
                 raise ValueError(f"targets: {name!r} is not an end effector; valid names are {self._effector_list()}")
             checked[name] = self._check_point(point, f"targets.{name}")
-        self._apply(checked, self.root_target, True)
+        self._apply(True, targets=checked)
 
     def type_coordinate(self, name: str, axis: int, text: Any) -> None:
         """The user typed ``text`` as coordinate ``axis`` (0, 1, 2 for x, y, z) of effector ``name``."""
@@ -215,7 +253,7 @@ class Controller:
     def set_limits(self, enabled: bool) -> None:
         """Solve with (True) or without (False) the skeleton's joint limits, and re-solve."""
         self.limits = bool(enabled)
-        self._apply(self.targets, self.root_target, False)
+        self._apply(False)
 
     def set_solver(self, tolerance: Any, max_iterations: Any) -> None:
         """Change the reach tolerance (scene units, > 0) and the iteration limit (1..MAX_ITERATIONS)."""
@@ -232,7 +270,7 @@ class Controller:
         if tolerance > self.size:
             raise ValueError(f"tolerance: at most the skeleton's size ({self.size:.3g}), got {tolerance:g}")
         self.tolerance, self.max_iterations = tolerance, iterations
-        self._apply(self.targets, self.root_target, False)
+        self._apply(False)
 
     # -- recording ----------------------------------------------------------------------------
     def start_recording(self) -> None:
@@ -304,6 +342,7 @@ class Controller:
             "pose": np.round(self.result.positions, 6).tolist(),
             "targets": {k: np.round(v, 6).tolist() for k, v in self.targets.items()},
             "root_target": None if self.root_target is None else np.round(self.root_target, 6).tolist(),
+            "poles": {k: np.round(v, 6).tolist() for k, v in self.poles.items()},
             "solve_ms": round(self.solve_ms, 3),
             "iterations": int(self.result.iterations),
             "max_error": float(self.max_error),
@@ -375,7 +414,11 @@ class Controller:
         return point
 
     def _solve(
-        self, targets: dict[str, np.ndarray], root: np.ndarray | None, start: np.ndarray | None
+        self,
+        targets: dict[str, np.ndarray],
+        root: np.ndarray | None,
+        poles: dict[str, np.ndarray],
+        start: np.ndarray | None,
     ) -> fabrik3d.SolveResult:
         skeleton = self.scene.skeleton if self.limits else self._free
         t0 = time.perf_counter()
@@ -384,6 +427,7 @@ class Controller:
             targets,
             positions=start,
             root_target=root,
+            poles=poles or None,
             weights=self.scene.weights,
             tolerance=self.tolerance,
             max_iterations=self.max_iterations,
@@ -393,18 +437,29 @@ class Controller:
             raise ValueError("solve: the solver returned a non-finite pose; the previous pose is kept")
         return result
 
-    def _apply(self, targets: dict[str, np.ndarray], root: np.ndarray | None, undoable: bool) -> None:
-        result = self._solve(targets, root, self.result.positions)
+    def _apply(
+        self,
+        undoable: bool,
+        targets: dict[str, np.ndarray] | None = None,
+        root: Any = _KEEP,
+        poles: dict[str, np.ndarray] | None = None,
+    ) -> None:
+        """Solve with new goals (the current ones where not given) from the current pose, then keep them."""
+        targets = self.targets if targets is None else targets
+        root = self.root_target if root is _KEEP else root
+        poles = self.poles if poles is None else poles
+        result = self._solve(targets, root, poles, self.result.positions)
         if undoable:
             self._push_undo()
-        self.targets, self.root_target, self.result = targets, root, result
+        self.targets, self.root_target, self.poles, self.result = targets, root, poles, result
         now = time.perf_counter()
         self._frame_times = [t for t in self._frame_times if now - t <= 1.0] + [now]
         self._record_frame()
 
     def _snapshot(self) -> Snapshot:
         root = None if self.root_target is None else self.root_target.copy()
-        return Snapshot({k: v.copy() for k, v in self.targets.items()}, root, self.result)
+        poles = {k: v.copy() for k, v in self.poles.items()}
+        return Snapshot({k: v.copy() for k, v in self.targets.items()}, root, poles, self.result)
 
     def _push_undo(self) -> None:
         self.undo_stack.append(self._snapshot())
@@ -414,5 +469,6 @@ class Controller:
     def _restore(self, snap: Snapshot) -> None:
         self.targets = {k: v.copy() for k, v in snap.targets.items()}
         self.root_target = None if snap.root_target is None else snap.root_target.copy()
+        self.poles = {k: v.copy() for k, v in snap.poles.items()}
         self.result = snap.result
         self._record_frame()

@@ -87,6 +87,7 @@ def drawer(app: Any) -> None:
         with html.Div(classes="d-flex", style="gap: 12px"):
             v3.VSwitch(label="Limits", v_model=("limits_on",), color="primary", id="limits-on", **_SWITCH)
             v3.VSwitch(label="Show limits", v_model=("show_limits",), color="primary", id="show-limits", **_SWITCH)
+            v3.VSwitch(label="Poles", v_model=("show_poles",), color="primary", id="show-poles", **_SWITCH)
         html.Div(
             "This skeleton has no joint limits.",
             v_show="!has_limits",

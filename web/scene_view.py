@@ -66,6 +66,8 @@ TARGET = (0.98, 0.60, 0.13)
 UNREACHABLE = (0.90, 0.22, 0.21)
 FREE = (0.80, 0.84, 0.90)
 ROOT = (0.36, 0.42, 0.85)
+POLE = (0.62, 0.36, 0.86)
+FREE_POLE = (0.82, 0.75, 0.93)
 LIMIT_CONE = (0.30, 0.72, 0.55)
 LIMIT_HINGE = (0.55, 0.38, 0.85)
 SKY_TOP = (0.97, 0.98, 1.0)
@@ -83,7 +85,8 @@ class SceneView:
 
     Args:
         on_drag_start: ``(kind, name, point)`` when the user grabs a handle; ``kind``
-            is ``"target"`` (an end effector's handle) or ``"root"``.
+            is ``"target"`` (an end effector's handle), ``"pole"`` (the pole of an end
+            effector's chain) or ``"root"``.
         on_drag: the same, on every mouse move of a drag; ``point`` ``(3,)`` scene units.
         on_drag_end: the same, when the button is released.
         size: ``(width, height)`` of the render window before the browser sets it, pixels.
@@ -165,6 +168,7 @@ class SceneView:
             self.renderer.AddActor(actor)
         self.handles: dict[tuple[str, str], vtkHandleWidget] = {}
         self.show_limits = False
+        self.show_poles = False
         self.skeleton: Skeleton | None = None
 
         axes = vtkAxesActor()
@@ -188,16 +192,19 @@ class SceneView:
             widget.SetInteractor(None)
         self.handles = {}
         names = [("target", name) for name in skeleton.end_effectors]
+        names += [("pole", name) for name in skeleton.end_effectors]
         names.append(("root", skeleton.names[skeleton.root]))
         for kind, name in names:
             self.handles[kind, name] = self._make_handle(kind, name)
+            if kind == "pole" and not self.show_poles:
+                self.handles[kind, name].Off()
         self._build_floor(skeleton)
         self._build_limits(skeleton.rest_positions, skeleton.rest_frames)
         self.reset_camera()
 
     def _make_handle(self, kind: str, name: str) -> vtkHandleWidget:
         rep = vtkSphereHandleRepresentation()
-        rep.SetHandleSize(HANDLE_PX)  # constant size on screen
+        rep.SetHandleSize(HANDLE_PX if kind != "pole" else 0.8 * HANDLE_PX)  # constant size on screen
         _finish(rep.GetProperty(), specular=0.5)
         _finish(rep.GetSelectedProperty(), specular=0.5)
         rep.GetSelectedProperty().SetColor(1.0, 0.85, 0.3)
@@ -265,7 +272,9 @@ class SceneView:
         targets: Mapping[str, np.ndarray],
         root_target: np.ndarray | None,
         unreachable: Sequence[str],
-        moving: str | None = None,
+        moving: tuple[str, str] | None = None,
+        poles: Mapping[str, np.ndarray] | None = None,
+        pole_homes: Mapping[str, np.ndarray] | None = None,
     ) -> None:
         """Update the actors and handles to a pose.
 
@@ -275,7 +284,9 @@ class SceneView:
             targets: effector name -> ``(3,)`` target; other effectors are free.
             root_target: ``(3,)`` or ``None``.
             unreachable: targeted effectors that are out of reach (warning colour).
-            moving: name of the handle being dragged (left where the mouse put it).
+            moving: ``(kind, name)`` of the handle being dragged (left where the mouse put it).
+            poles: effector name -> ``(3,)`` pole point of its chain.
+            pole_homes: effector name -> ``(3,)`` where a pole handle without a pole sits.
         """
         sk = self.skeleton
         assert sk is not None
@@ -303,9 +314,17 @@ class SceneView:
         gap_points = np.array([p for pair in gaps for p in pair]).reshape(-1, 3)
         _set_lines(self._gaps, gap_points, np.arange(len(gap_points)).reshape(-1, 2), None)
 
+        poles, pole_homes = poles or {}, pole_homes or {}
         for (kind, name), widget in self.handles.items():
             rep = widget.GetRepresentation()
-            if kind == "root":
+            if kind == "pole":
+                if name in poles:
+                    point, color = poles[name], POLE
+                elif name in pole_homes:
+                    point, color = pole_homes[name], FREE_POLE
+                else:
+                    continue
+            elif kind == "root":
                 point = positions[sk.root] if root_target is None else root_target
                 color = ROOT
             elif name in targets:
@@ -314,7 +333,7 @@ class SceneView:
             else:
                 point = positions[sk.index(name)]
                 color = FREE
-            if name != moving:
+            if (kind, name) != moving:
                 rep.SetWorldPosition([float(v) for v in point])
             rep.GetProperty().SetColor(*color)
         if self.show_limits:
@@ -324,6 +343,13 @@ class SceneView:
         """Show or hide the joint limits at the given pose."""
         self.show_limits = bool(show)
         self._build_limits(positions, rotations)
+
+    def set_show_poles(self, show: bool) -> None:
+        """Show or hide the pole handles."""
+        self.show_poles = bool(show)
+        for (kind, _), widget in self.handles.items():
+            if kind == "pole":
+                widget.SetEnabled(self.show_poles)
 
     def handle_display_position(self, kind: str, name: str) -> tuple[float, float, int, int]:
         """Handle's ``(x, y)`` in render-window pixels (origin bottom-left) and the window's ``(width, height)``."""
