@@ -25,7 +25,8 @@ since FABRIK alone never bends it; one lying *nearly* straight there (every
 joint and the target within ``STRAIGHT`` times the reach of the line) crawls
 so slowly that the stall rule ends it too. Such a chain is then bent once,
 into an arc turning ``BEND_DEG`` degrees in total toward the world axis least
-aligned with the chain (X before Y before Z on ties), and solving continues.
+aligned with the chain (X before Y before Z on ties), and solving continues (at most
+``MAX_BENDS`` times, should it fold flat again).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ from fabrik3d.rotations import unit
 STALL = 1e-3
 # Total turn of the arc a straight, stuck chain is bent into, in degrees.
 BEND_DEG = 10.0
+# A bent chain can fold flat again into a fixed point; it is bent at most this many times.
+MAX_BENDS = 3
 # A stalled chain within STRAIGHT * reach of the line through its target counts as straight.
 STRAIGHT = 1e-2
 _TINY2 = 1e-24
@@ -132,7 +135,7 @@ def run_chain(
     err = sqrt((xs[last] - tx) ** 2 + (ys[last] - ty) ** 2 + (zs[last] - tz) ** 2)
     eps = STALL * tol
     it = 0
-    bent = False
+    bent = 0
     while err > tol and it < max_it:
         it += 1
         # Stage 1, forward reaching: effector onto the target, then inward (1.17-1.22).
@@ -171,8 +174,8 @@ def run_chain(
             xs[i], ys[i], zs[i] = px, py, pz
         new = sqrt((px - tx) ** 2 + (py - ty) ** 2 + (pz - tz) ** 2)
         if err - new < eps and new > tol:
-            if not bent and _bend_if_straight(xs, ys, zs, ds, target):
-                bent = True
+            if bent < MAX_BENDS and _bend_if_straight(xs, ys, zs, ds, target):
+                bent += 1
                 err = math.inf  # the bent pose starts afresh: its first iteration may well be worse
                 continue
             err = new

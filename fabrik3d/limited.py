@@ -102,6 +102,14 @@ class LimitedSolve:
         self.kids = [
             [(c, 1.0 if weights is None else beneath[c]) for c in r.children[j] if active[c]] for j in range(n)
         ]
+        self.hinged = [isinstance(lim.swing, _BoundHinge) for lim in r.limits]
+        # Joint-wise turns: the joints that turn (effectors inward), what they carry, what they aim.
+        self.turnable = [
+            j
+            for j in [*self.down, r.order[0]]
+            if self.kids[j] and (len(self.kids[j]) == 1 or r.rigid[j]) and not (r.rigid[j] and r.parents[j] < 0)
+        ]
+        self.effectors_beneath = {j: [e for e in r.subtree[j] if e in goals] for j in self.turnable}
         # Joint-wise turns after each FABRIK iteration help limited joints (hinges above all).
         self.turns = any(lim.swing is not None or lim.rigid for lim in r.limits)
 
@@ -168,35 +176,46 @@ class LimitedSolve:
         patience: int,
         gain: float,
     ) -> tuple[float, list[rot.Vec], list[rot.Quat], int]:
-        """Iterate from one pose until reached, out of iterations, or ``patience`` iterations in
-        a row each improving the best error by less than ``STALL * tol`` and ``gain`` times it;
-        returns the best pose seen with its error and the iteration count."""
-        err = self.largest_error(pose)
-        best = (err, pose, frames)
+        """Iterate from one pose until reached, out of iterations, or settled.
+
+        Progress is judged by the root of the sum of squared errors ``e`` (so one
+        unreachable target does not freeze the others). Settled: ``patience``
+        iterations in a row that each fail to better the best ``e`` so far by
+        ``STALL * tol`` and by ``gain`` times it (robust to oscillation). Returns
+        the largest error, pose and frames of the best iterated pose (the given
+        pose if no iteration ran) and the iteration count.
+        """
+        err, score = self.largest_error(pose), self.squared_errors(pose)
+        best = (score, err, pose, frames)
         eps = STALL * tol
-        stalls = 0
+        stalls = ran = 0
         while err > tol and it < max_it and stalls < patience:
             it += 1
             if self.poles:
                 pose = self.apply_poles(pose)
             q, qf = self.stage1(pose, frames)
             new_pose, new_frames = self.stage2(q, qf, start, frames, self.active, self.up, self.kids)
-            new = self.largest_error(new_pose)
-            if self.turns and new > FABRIK_GAIN * err:
-                # FABRIK alone is slow here (limits fight the reaching passes): turn joints too.
+            new_score = self.squared_errors(new_pose)
+            if self.turns and stalls == 0 and new_score > FABRIK_GAIN**2 * score:
+                # FABRIK alone is slow here (limits fight the reaching passes): turn joints too
+                # (not while stalled: then the turns did not help either).
                 for _ in range(SWEEPS):
                     new_pose, new_frames = self.ccd_sweep(new_pose, new_frames)
-                if self.largest_error(new_pose) >= err:
+                if self.squared_errors(new_pose) >= score:
                     new_pose, new_frames = self.ccd_sweep(pose, frames)
             pose, frames = new_pose, new_frames
-            err = self.largest_error(pose)
-            stalls = stalls + 1 if best[0] - err < max(eps, gain * best[0]) else 0
-            if err < best[0]:
-                best = (err, pose, frames)
-        return (*best, it)
+            err, score = self.largest_error(pose), self.squared_errors(pose)
+            low = math.sqrt(best[0])
+            stalls = stalls + 1 if low - math.sqrt(score) < max(eps, gain * low) else 0
+            if not ran or score < best[0] or err <= tol:
+                best, ran = (score, err, pose, frames), 1
+        return (*best[1:], it)
 
     def largest_error(self, pose: list[rot.Vec]) -> float:
         return max((math.dist(pose[e], g.position) for e, g in self.goals.items()), default=0.0)
+
+    def squared_errors(self, pose: list[rot.Vec]) -> float:
+        return sum(math.dist(pose[e], g.position) ** 2 for e, g in self.goals.items())
 
     # -- stage 1: effectors inward ---------------------------------------------------------------
     def stage1(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[list[rot.Vec], list[rot.Quat]]:
@@ -240,8 +259,10 @@ class LimitedSolve:
             wanted = rot.rotate(g.orientation, e_c)
             w = g.weight
             bone = rot.unit(_add(tuple(x * (1.0 - w) for x in bone), wanted, w)) or wanted  # type: ignore[arg-type]
-        frame = rot.mul(rot.swing(old_bone, bone, rot.rotate(frames[j], _X)), frames[j])
         limit = r.limits[c].swing
+        if limit is None and r.limits[j].swing is None:  # no limit needs this frame
+            return _add(q[c], bone, -r.lengths[c]), frames[j]
+        frame = rot.mul(rot.swing(old_bone, bone, rot.rotate(frames[j], _X)), frames[j])
         if limit is not None:
             # Inverted limit: turn this joint's frame so the child's bone lies within its limit.
             local = rot.rotate(rot.conj(frame), rot.rotate(qf[c], _Y))
@@ -345,9 +366,11 @@ class LimitedSolve:
                 aim = rot.unit(_sub(q[c], pj)) or rot.rotate(old[j], _Y)
                 if rng is not None:
                     aim = rot.unit(tuple(rng.gauss(0.0, 1.0) for _ in range(3))) or aim  # type: ignore[arg-type]
-                previous = rot.rotate(rot.conj(old[p]) if p >= 0 else rot.IDENTITY, rot.rotate(old[j], _Y))
+                previous = None
+                if self.hinged[j]:  # a hinge keeps its angle when the bone runs along its axis
+                    previous = rot.rotate(rot.conj(old[p]) if p >= 0 else rot.IDENTITY, rot.rotate(old[j], _Y))
                 frames[j] = self.aim_frame(j, fp, aim, previous)
-                if rng is None and isinstance(r.limits[c].swing, _BoundHinge) and active[r.first_child[c]]:
+                if rng is None and self.hinged[c] and active[r.first_child[c]]:
                     frames[j] = self.swivel_for_hinge(j, c, fp, pj, frames[j], q, previous)
             elif p >= 0:
                 frames[j] = rot.mul(fp, rot.mul(rot.conj(old[p]), old[j]))
@@ -465,52 +488,60 @@ class LimitedSolve:
         """One sweep, effectors inward, turning each joint toward its targets within its limits.
 
         A joint with one active child aims its bone by the rotation (about the
-        joint) that best takes the targeted effectors beneath it toward their
-        targets; its frame is the limited swing in its parent's frame, and
-        everything beneath rides along rigidly (keeping local rotations). A
-        ``Rigid`` joint turns its body the same way, within its limits.
+        joint) that takes the targeted effectors beneath it toward their targets
+        (for one effector the minimal rotation, for several one Gauss-Newton step
+        of the least-squares rotation); its frame is the limited swing in its
+        parent's frame, and the active joints beneath ride along rigidly (keeping
+        their local rotations). A ``Rigid`` joint turns its body the same way,
+        within its limits.
         """
         r = self.r
-        pose, frames = list(pose), list(frames)
-        for j in [*self.down, r.order[0]]:
-            kids = self.kids[j]
-            if not kids or (len(kids) > 1 and not r.rigid[j]) or (r.rigid[j] and r.parents[j] < 0):
-                continue
+        goals = self.goals
+        reached = {e: pose[e] for e in goals}  # effector positions as the sweep turns them
+        turned: dict[int, rot.Quat] = {}  # joint -> its new rotation relative to its parent's frame
+        for j in self.turnable:  # a joint's own frame and its parent's are not moved by turns beneath it
             p = r.parents[j]
             fp = frames[p] if p >= 0 else rot.IDENTITY
             pj = pose[j]
-            effs = [e for e in self.goals if e in self.beneath_set(j)]
-            src = [_sub(pose[e], pj) for e in effs]
-            dst = [_sub(self.goals[e].position, pj) for e in effs]
+            effs = self.effectors_beneath[j]
             if len(effs) == 1:
-                a, b = rot.unit(src[0]), rot.unit(dst[0])
+                e = effs[0]
+                a, b = rot.unit(_sub(reached[e], pj)), rot.unit(_sub(goals[e].position, pj))
                 if a is None or b is None:
                     continue
                 turn = rot.swing(a, b, rot.rotate(frames[j], _X))
             else:
-                turn = rot.fit_rotation(src, dst, [1.0] * len(effs))
+                turn = rot.small_rotation_fit(
+                    [_sub(reached[e], pj) for e in effs], [_sub(goals[e].position, pj) for e in effs]
+                )
             if r.rigid[j]:
                 new = self.limit_frame(j, fp, rot.mul(turn, frames[j]))
             else:
-                local = rot.rotate(rot.conj(fp), rot.rotate(turn, rot.rotate(frames[j], _Y)))
+                bone = rot.rotate(frames[j], _Y)
+                local = rot.rotate(rot.conj(fp), rot.rotate(turn, bone))
                 limit = r.limits[j].swing
                 if limit is not None:
-                    local = limit.project(local, rot.rotate(rot.conj(fp), rot.rotate(frames[j], _Y)))
+                    local = limit.project(local, rot.rotate(rot.conj(fp), bone) if self.hinged[j] else None)
                 new = rot.mul(fp, rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
             move = rot.mul(new, rot.conj(frames[j]))
-            frames[j] = new
-            for c in r.children[j]:
-                for x in r.subtree[c]:
-                    pose[x] = _add(pj, rot.rotate(move, _sub(pose[x], pj)))
-                    frames[x] = rot.mul(move, frames[x])
-        return pose, frames
-
-    def beneath_set(self, j: int) -> set[int]:
-        """Joints in the subtree of ``j`` (cached)."""
-        cache = self.__dict__.setdefault("_beneath", {})
-        if j not in cache:
-            cache[j] = set(self.r.subtree[j])
-        return cache[j]
+            for e in effs:
+                reached[e] = _add(pj, rot.rotate(move, _sub(reached[e], pj)))
+            turned[j] = rot.mul(rot.conj(fp), new)
+        # Forward kinematics: every joint keeps its offset and rotation relative to its parent,
+        # except the turned joints' new rotations.
+        new_pose, new_frames = list(pose), list(frames)
+        for x in self.up:
+            p = r.parents[x]
+            if p < 0:
+                new_frames[x] = turned.get(x, frames[x])
+                continue
+            inv = rot.conj(frames[p])
+            local = turned.get(x)
+            if local is None:
+                local = rot.mul(inv, frames[x])
+            new_frames[x] = rot.mul(new_frames[p], local)
+            new_pose[x] = _add(new_pose[p], rot.rotate(new_frames[p], rot.rotate(inv, _sub(pose[x], pose[p]))))
+        return new_pose, new_frames
 
     # -- poles and untargeted branches -----------------------------------------------------------
     def apply_poles(self, pose: list[rot.Vec]) -> list[rot.Vec]:

@@ -179,3 +179,42 @@ def twist_angle(q: Quat, axis: Vec) -> float:
     elif a <= -math.pi:
         a += 2.0 * math.pi
     return a
+
+
+def small_rotation_fit(src: list[Vec], dst: list[Vec]) -> Quat:
+    """One Gauss-Newton step toward the rotation taking the vectors ``src`` onto ``dst``.
+
+    Solves ``(sum |a|² I − a aᵀ) ω = sum a × (d − a)`` for the rotation vector ``ω``
+    (the linearised least-squares rotation about the origin), its angle capped at
+    a quarter turn; cheap and good for the small turns of a solver's sweep.
+    """
+    m = [[0.0] * 3 for _ in range(3)]
+    bx = by = bz = 0.0
+    for (ax, ay, az), (dx, dy, dz) in zip(src, dst):
+        n2 = ax * ax + ay * ay + az * az
+        m[0][0] += n2 - ax * ax
+        m[1][1] += n2 - ay * ay
+        m[2][2] += n2 - az * az
+        m[0][1] -= ax * ay
+        m[0][2] -= ax * az
+        m[1][2] -= ay * az
+        ex, ey, ez = dx - ax, dy - ay, dz - az
+        bx += ay * ez - az * ey
+        by += az * ex - ax * ez
+        bz += ax * ey - ay * ex
+    m[1][0], m[2][0], m[2][1] = m[0][1], m[0][2], m[1][2]
+    reg = 1e-9 * (m[0][0] + m[1][1] + m[2][2]) + 1e-300
+    for i in range(3):
+        m[i][i] += reg
+    (a, b, c), (d, e, f), (g, h, k) = m
+    det = a * (e * k - f * h) - b * (d * k - f * g) + c * (d * h - e * g)
+    if det == 0.0:
+        return IDENTITY
+    wx = (bx * (e * k - f * h) - b * (by * k - f * bz) + c * (by * h - e * bz)) / det
+    wy = (a * (by * k - f * bz) - bx * (d * k - f * g) + c * (d * bz - by * g)) / det
+    wz = (a * (e * bz - by * h) - b * (d * bz - by * g) + bx * (d * h - e * g)) / det
+    angle = math.sqrt(wx * wx + wy * wy + wz * wz)
+    if angle < 1e-15:
+        return IDENTITY
+    capped = min(angle, 0.5 * math.pi)
+    return axis_angle((wx / angle, wy / angle, wz / angle), capped)

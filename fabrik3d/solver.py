@@ -15,10 +15,12 @@ targets. One iteration is
   stage-1 point at its bone's length from its parent.
 
 The solve stops when every targeted effector is within ``tolerance``, after
-``max_iterations``, or when an iteration improves the largest error by less
-than ``STALL * tolerance`` (``fabrik3d.chain.STALL``); an iteration that makes
-the largest error worse is undone. Work is done in skeleton order, so the
-result does not depend on the order of ``targets``.
+``max_iterations``, or when an iteration changes the largest error by less
+than ``STALL * tolerance`` (``fabrik3d.chain.STALL``): the pose has settled.
+An iteration that makes the largest error worse is kept (with an unreachable
+target, the first iterations trade its error for the others'), so a
+reachable target is never frozen by an unreachable one. Work is done in
+skeleton order, so the result does not depend on the order of ``targets``.
 
 With one targeted effector, the path from the root to it is solved by the
 single-chain algorithm of ``fabrik3d.chain`` (so an unreachable target
@@ -260,7 +262,6 @@ def _solve_tree(
     it = 0
     while err > tol and it < max_it:
         it += 1
-        saved = (xs[:], ys[:], zs[:])
         # Stage 1: effectors onto targets, then inward with centroids at sub-bases.
         for j in down:
             t = goal.get(j)
@@ -295,11 +296,7 @@ def _solve_tree(
             s = d[j] / sqrt(l2)
             xs[j], ys[j], zs[j] = px + dx * s, py + dy * s, pz + dz * s
         new = largest_error()
-        if new > err:  # worse: undo this iteration and stop
-            xs[:], ys[:], zs[:] = saved
-            break
-        if err - new < eps:
-            err = new
+        if abs(err - new) < eps:  # settled (an unreachable target keeps the others' compromise)
             break
         err = new
     return it
