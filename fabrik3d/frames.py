@@ -83,16 +83,24 @@ class Rig:
             if p >= 0:
                 v = (rest[c][0] - rest[p][0], rest[c][1] - rest[p][1], rest[c][2] - rest[p][2])
                 self.offset[c] = rot.rotate(rot.conj(r0[p]), v)
-        # subtree[j]: j and all its descendants, parents before children.
-        self.subtree: list[list[int]] = [[] for _ in r0]
+        # The order is a depth-first pre-order, so a subtree is a slice of it.
+        self._at = [0] * len(r0)
+        self._size = [1] * len(r0)
+        for k, j in enumerate(self.order):
+            self._at[j] = k
         for j in reversed(self.order):
-            self.subtree[j] = [j] + [x for c in skeleton.children(j) for x in self.subtree[c]]
+            if self.parents[j] >= 0:
+                self._size[self.parents[j]] += self._size[j]
 
     def swing_frame(self, j: int, parent_frame: rot.Quat, direction: rot.Vec) -> rot.Quat:
         """World frame of joint ``j`` whose bone points along the unit ``direction``."""
         local_dir = rot.rotate(rot.conj(parent_frame), direction)
         s = rot.swing(self.rest_dir[j], local_dir, self.rest_x[j])
         return rot.mul(parent_frame, rot.mul(s, self.rest_local[j]))
+
+    def subtree(self, j: int) -> list[int]:
+        """Joint ``j`` and all its descendants, parents before children."""
+        return self.order[self._at[j] : self._at[j] + self._size[j]]
 
     def rigid_fit(self, j: int, positions: list[rot.Vec]) -> rot.Quat:
         """Frame of a rigid joint: the rotation best fitting its rest child offsets to the pose's."""

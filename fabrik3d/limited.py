@@ -109,7 +109,7 @@ class LimitedSolve:
             for j in [*self.down, r.order[0]]
             if self.kids[j] and (len(self.kids[j]) == 1 or r.rigid[j]) and not (r.rigid[j] and r.parents[j] < 0)
         ]
-        self.effectors_beneath = {j: [e for e in r.subtree[j] if e in goals] for j in self.turnable}
+        self.effectors_beneath = {j: [e for e in r.subtree(j) if e in goals] for j in self.turnable}
         # Joint-wise turns after each FABRIK iteration help limited joints (hinges above all).
         self.turns = any(lim.swing is not None or lim.rigid for lim in r.limits)
 
@@ -587,7 +587,7 @@ class LimitedSolve:
             for c in r.children[j]:
                 if self.active[c]:
                     continue
-                for x in r.subtree[c]:
+                for x in r.subtree(c):
                     pose[x] = _add(pose[j], rot.rotate(turn, _sub(start[x], start[j])))
                     frames[x] = rot.mul(turn, start_frames[x])
 

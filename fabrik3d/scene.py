@@ -66,7 +66,7 @@ class Scene:
         if self.weights is not None:
             for name, value in self.weights.items():
                 if name not in effectors:
-                    raise ValueError(f"weights.{name}: not an end effector")
+                    raise ValueError(f"weights.{name}: not an end effector; valid names are {', '.join(effectors)}")
                 checks.positive(value, f"weights.{name}")
             self.weights = {k: float(v) for k, v in self.weights.items()}
         self.tolerance, self.max_iterations = checks.settings(self.tolerance, self.max_iterations)
@@ -101,7 +101,7 @@ class Scene:
             raise ValueError("scene: expected a JSON object")
         if data.get("format") != FORMAT:
             raise ValueError(f"format: expected {FORMAT!r}, got {data.get('format')!r}")
-        if data.get("version") != VERSION:
+        if type(data.get("version")) is not int or data.get("version") != VERSION:
             raise ValueError(f"version: expected {VERSION}, got {data.get('version')!r}")
         skeleton = Skeleton.from_dict(data)
         targets = _mapping(data.get("targets", {}), "targets")
@@ -113,6 +113,10 @@ class Scene:
         if unknown:
             raise ValueError(f"solver: unknown settings {sorted(unknown)}")
         root = data.get("root_target")
+        try:
+            checks.settings(solver.get("tolerance", 1e-3), solver.get("max_iterations", 100))
+        except ValueError as exc:
+            raise ValueError(f"solver.{exc}") from None
         return cls(
             skeleton,
             {k: np.array(_json_vector(v, f"targets.{k}")) for k, v in targets.items()},

@@ -96,6 +96,8 @@ class Skeleton:
 
     def children(self, i: int) -> tuple[int, ...]:
         """Indices of joint ``i``'s children, in skeleton order."""
+        if not 0 <= i < len(self._children):
+            raise ValueError(f"joint index {i} out of range [0, {len(self._children) - 1}]")
         return self._children[i]
 
     def first_child(self, i: int) -> int:

@@ -336,7 +336,7 @@ def _finish(
         for c in skeleton.children(j):
             if active[c]:
                 continue
-            for x in r.subtree[c]:
+            for x in r.subtree(c):
                 v = rot.rotate(turn, (start[x][0] - sj[0], start[x][1] - sj[1], start[x][2] - sj[2]))
                 pose[x] = (pj[0] + v[0], pj[1] + v[1], pj[2] + v[2])
     return frames

@@ -283,9 +283,13 @@ def test_a_bone_held_by_its_limit_lies_on_the_drawn_outline():
     axis = rim.mean(axis=0) / np.linalg.norm(rim.mean(axis=0))  # the drawn cone's axis
     np.testing.assert_allclose(np.degrees(np.arccos(np.clip(rim @ axis, -1, 1))), 35.0, atol=1e-3)
     assert np.degrees(np.arccos(np.clip(bone @ axis, -1, 1))) == pytest.approx(35.0, abs=1e-3)
-    # ... and against the hinge's upper stop: it ends on the end of the drawn arc
-    _, arc, bone = _limit_outline(constraints.Hinge((1.0, 0.0, 0.0), -60.0, 20.0), [0.3, 1.0, 2.0])
-    assert np.degrees(np.arccos(np.clip(arc @ bone, -1, 1))).min() < 1e-3
+    # ... and a hinged bone lies in the drawn arc's plane, within its span
+    carry, arc, bone = _limit_outline(constraints.Hinge((1.0, 0.0, 0.0), -60.0, 20.0), [0.3, 1.0, 2.0])
+    axis, rest = carry @ [1.0, 0.0, 0.0], carry @ [0.0, 1.0, 0.0]
+    assert abs(bone @ axis) < 1e-9
+    span = np.degrees(np.arctan2(arc @ np.cross(axis, rest), arc @ rest))
+    angle = np.degrees(np.arctan2(bone @ np.cross(axis, rest), bone @ rest))
+    assert span.min() - 1e-6 <= angle <= span.max() + 1e-6
 
 
 def test_importing_without_pythreejs_names_the_extra():
