@@ -31,6 +31,7 @@ aligned with the chain (X before Y before Z on ties), and solving continues (at 
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -92,13 +93,16 @@ def solve_chain(
         raise ValueError(f"positions: a chain has at least two joints, got {pts.shape[0]}")
     t = checks.point(target, "target")
     tolerance, max_iterations = checks.settings(tolerance, max_iterations)
-    xs, ys, zs = (pts[:, 0].tolist(), pts[:, 1].tolist(), pts[:, 2].tolist())
-    ds = np.linalg.norm(np.diff(pts, axis=0), axis=1)
-    if ds.min() < 1e-9:
-        i = int(np.argmin(ds))
+    xs, ys, zs = pts.T.tolist()
+    rows = pts.tolist()
+    ds = [math.dist(a, b) for a, b in itertools.pairwise(rows)]
+    if min(ds) < 1e-9:
+        i = ds.index(min(ds))
         raise ValueError(f"positions: joints {i} and {i + 1} coincide (bones must be at least 1e-9 long)")
-    iterations, error = run_chain(xs, ys, zs, ds.tolist(), t.tolist(), tolerance, max_iterations)
-    return ChainResult(np.array([xs, ys, zs]).T, iterations, error, error <= tolerance)
+    iterations, error = run_chain(xs, ys, zs, ds, t.tolist(), tolerance, max_iterations)
+    out = np.empty((len(xs), 3))
+    out[:, 0], out[:, 1], out[:, 2] = xs, ys, zs
+    return ChainResult(out, iterations, error, error <= tolerance)
 
 
 def run_chain(

@@ -39,9 +39,11 @@ def point(value: Any, name: str) -> np.ndarray:
 
 
 def _finite(arr: np.ndarray, name: str) -> None:
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name}: coordinates must be finite (no NaN or inf)")
-    if arr.size and np.abs(arr).max() > MAX_COORD:
+    # One reduction catches NaN, inf and too large alike (NaN compares false); the message
+    # is worked out only on the error path.
+    if arr.size and not np.abs(arr).max() <= MAX_COORD:
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name}: coordinates must be finite (no NaN or inf)")
         raise ValueError(f"{name}: coordinates must be at most {MAX_COORD:g} in magnitude")
 
 
