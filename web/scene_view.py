@@ -127,8 +127,8 @@ class SceneView:
 
         self._joints = vtkPolyData()
         sphere = vtkSphereSource()
-        sphere.SetThetaResolution(20)
-        sphere.SetPhiResolution(14)
+        sphere.SetThetaResolution(16)
+        sphere.SetPhiResolution(12)
         sphere.SetRadius(1.0)
         glyphs = vtkGlyph3DMapper()
         glyphs.SetInputData(self._joints)
@@ -198,9 +198,28 @@ class SceneView:
             self.handles[kind, name] = self._make_handle(kind, name)
             if kind == "pole" and not self.show_poles:
                 self.handles[kind, name].Off()
+        self._build_skeleton_geometry(skeleton)
         self._build_floor(skeleton)
         self._build_limits(skeleton.rest_positions, skeleton.rest_frames)
         self.reset_camera()
+
+    def _build_skeleton_geometry(self, sk: Skeleton) -> None:
+        """Bones (a tapered tube per bone) and joints (a sphere each): topology, radii and colours, set once."""
+        bones = np.array([j for j in range(len(sk)) if sk.parents[j] >= 0], dtype=int)
+        self._bone_parents, self._bone_children = sk.parents[bones], bones
+        thick = np.minimum(0.16 * sk.bone_lengths[bones], 0.85 * self.joint_radius)
+        radius = np.empty(2 * len(bones))
+        radius[0::2], radius[1::2] = thick, 0.45 * thick
+        self._bone_xyz = np.zeros((2 * len(bones), 3))
+        _set_lines(self._bones, self._bone_xyz, np.arange(2 * len(bones)).reshape(-1, 2), radius, share=True)
+        leaf = np.array([not sk.children(j) for j in range(len(sk))])
+        colors = np.tile(np.array(JOINT) * 255, (len(sk), 1))
+        colors[leaf] = np.array(EFFECTOR) * 255
+        colors[sk.root] = np.array(ROOT) * 255
+        joint_radius = np.full(len(sk), self.joint_radius)
+        joint_radius[leaf] *= 0.8
+        self._joint_xyz = np.array(sk.rest_positions, dtype=float)
+        _set_points(self._joints, self._joint_xyz, joint_radius, colors.astype(np.uint8))
 
     def _make_handle(self, kind: str, name: str) -> vtkHandleWidget:
         rep = vtkSphereHandleRepresentation()
@@ -291,23 +310,12 @@ class SceneView:
         sk = self.skeleton
         assert sk is not None
         positions = np.asarray(positions, dtype=float)
-        bones = [j for j in range(len(sk)) if sk.parents[j] >= 0]
-        ends = np.empty((2 * len(bones), 3))
-        ends[0::2] = positions[sk.parents[bones]]
-        ends[1::2] = positions[bones]
-        lengths = sk.bone_lengths[bones]
-        thick = np.minimum(0.16 * lengths, 0.85 * self.joint_radius)
-        radius = np.empty(2 * len(bones))
-        radius[0::2], radius[1::2] = thick, 0.45 * thick
-        _set_lines(self._bones, ends, np.arange(2 * len(bones)).reshape(-1, 2), radius)
-
-        leaf = np.array([not sk.children(j) for j in range(len(sk))])
-        colors = np.tile(np.array(JOINT) * 255, (len(sk), 1))
-        colors[leaf] = np.array(EFFECTOR) * 255
-        colors[sk.root] = np.array(ROOT) * 255
-        joint_radius = np.full(len(sk), self.joint_radius)
-        joint_radius[leaf] *= 0.8
-        _set_points(self._joints, positions, joint_radius, colors.astype(np.uint8))
+        self._bone_xyz[0::2] = positions[self._bone_parents]  # the arrays VTK reads: update in place
+        self._bone_xyz[1::2] = positions[self._bone_children]
+        self._joint_xyz[:] = positions
+        for poly in (self._bones, self._joints):
+            poly.GetPoints().Modified()
+            poly.Modified()
 
         bad = set(unreachable)
         gaps = [(positions[sk.index(n)], targets[n]) for n in bad if n in targets]
@@ -483,9 +491,9 @@ def _nice_step(x: float) -> float:
 
 
 def _set_points(poly: vtkPolyData, points: np.ndarray, radius: np.ndarray, colors: np.ndarray) -> None:
-    """Give ``poly`` the ``(m, 3)`` points with a "radius" scale array and ``(m, 3)`` uint8 colours."""
+    """Give ``poly`` the ``(m, 3)`` points (shared, C-contiguous float64), a "radius" scale array, uint8 colours."""
     pts = vtkPoints()
-    pts.SetData(numpy_to_vtk(np.ascontiguousarray(points), deep=True))
+    pts.SetData(numpy_to_vtk(points, deep=False))  # shares ``points``: later in-place changes show
     poly.SetPoints(pts)
     r = numpy_to_vtk(np.ascontiguousarray(radius), deep=True)
     r.SetName("radius")
@@ -510,10 +518,17 @@ def _set_triangles(poly: vtkPolyData, points: np.ndarray, triangles: np.ndarray)
     poly.Modified()
 
 
-def _set_lines(poly: vtkPolyData, points: np.ndarray, segments: np.ndarray, radius: np.ndarray | None) -> None:
-    """Give ``poly`` the ``(m, 3)`` points and ``(k, 2)`` line segments, with point scalars ``radius``."""
+def _set_lines(
+    poly: vtkPolyData, points: np.ndarray, segments: np.ndarray, radius: np.ndarray | None, share: bool = False
+) -> None:
+    """Give ``poly`` the ``(m, 3)`` points and ``(k, 2)`` line segments, with point scalars ``radius``.
+
+    With ``share`` the points array is shared with VTK (C-contiguous float64): change it in place later.
+    """
     pts = vtkPoints()
-    pts.SetData(numpy_to_vtk(np.ascontiguousarray(points, dtype=float).reshape(-1, 3), deep=True))
+    pts.SetData(
+        numpy_to_vtk(points if share else np.ascontiguousarray(points, dtype=float).reshape(-1, 3), deep=not share)
+    )
     poly.SetPoints(pts)
     lines = vtkCellArray()
     for a, b in segments:
