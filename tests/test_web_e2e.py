@@ -103,6 +103,7 @@ def test_a_real_mouse_drag_of_a_hand_moves_it_to_the_drop_point(app) -> None:
     drop = (start[0] - 110.0, start[1] + 90.0)  # inward and down: at rest the hand is at full reach
     frames = wh.frame_count(page)
     wh.drag(page, start, drop, steps=25, pause=0.03)
+    released = wh.now(page)
     wh.wait_until(page, "(i) => window.trame.state.get('targets').hand_l !== undefined", arg=i)
     wh.wait_until(page, "(n) => window.__fabrik.frames.length > n + 3", arg=frames)  # a new image per solve
     after = np.array(wh.get_state(page, "pose")[i])
@@ -113,7 +114,7 @@ def test_a_real_mouse_drag_of_a_hand_moves_it_to_the_drop_point(app) -> None:
     landed = wh.handle_point(page, "hand_l")
     assert math.dist(landed, drop) < 6.0, (landed, drop)
     assert wh.get_state(page, "iterations") >= 0 and wh.get_state(page, "solve_ms") > 0
-    wh.settle(page)
+    wh.settle(page, since=released)  # the still (full resolution) image after the drag
     page.screenshot(path=str(ARTIFACTS / "web-e2e-drag.png"))
     assert page.locator("#btn-undo").is_enabled()
     wh.trigger(page, "undo")
@@ -240,11 +241,10 @@ def test_bad_triggers_and_an_oversized_upload_leave_the_server_running(app, serv
 def test_limits_can_be_shown_and_switched_off(app) -> None:
     page = app
     assert wh.get_state(page, "has_limits") is True
-    frames = wh.frame_count(page)
+    shown = wh.now(page)
     page.locator("#show-limits").check()
     wh.wait_until(page, "() => window.trame.state.get('show_limits') === true")
-    wh.wait_until(page, "(n) => window.__fabrik.frames.length > n", arg=frames)
-    wh.settle(page)
+    wh.settle(page, since=shown)
     page.screenshot(path=str(ARTIFACTS / "web-e2e-limits.png"))
     page.locator("#show-limits").uncheck()
     set_state(page, "targets", {"hand_l": [0.2, 1.0, -0.5]})  # behind the body: the limits shape the pose

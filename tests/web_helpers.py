@@ -202,14 +202,21 @@ def frame_count(page: Any) -> int:
     return int(page.evaluate("window.__fabrik.frames.length"))
 
 
-def settle(page: Any, quiet: float = 0.4, timeout: float = 10.0) -> None:
-    """Wait until no new frame of the 3D view arrived for ``quiet`` seconds (the still image is shown)."""
+def settle(page: Any, since: float | None = None, quiet: float = 0.4, timeout: float = 10.0) -> None:
+    """Wait until a frame newer than ``since`` (page ``performance.now()`` ms, if given) arrived and no
+    new frame came for ``quiet`` seconds: the view shows its final, still image."""
     wait_until(
         page,
-        "(ms) => performance.now() - (window.__fabrik.frames.at(-1) || 0) > ms",
+        """([since, ms]) => { const f = window.__fabrik.frames; const last = f.length ? f[f.length - 1] : 0;
+             return (since === null || last > since) && performance.now() - last > ms; }""",
         timeout,
-        arg=quiet * 1000,
+        arg=[since, quiet * 1000],
     )
+
+
+def now(page: Any) -> float:
+    """The page's clock, ``performance.now()`` in milliseconds."""
+    return float(page.evaluate("performance.now()"))
 
 
 def drag(page: Any, start: tuple[float, float], end: tuple[float, float], steps: int = 20, pause: float = 0.03) -> None:

@@ -43,6 +43,8 @@ STILL_RATIO = 1.0
 # Most frames per second the view is pushed at while the mouse is down (trame-vtk's default is 30):
 # a frame is sent one tick after it was rendered, so faster ticks mean less latency.
 ANIMATION_FPS = 60
+# Seconds after a pushed image at which the encoded image is asked for again.
+FLUSH_DELAYS = (0.01, 0.03, 0.08, 0.2)
 # During a drag the scene changes on every mouse move, the page's state at most this often (seconds).
 DRAG_STATE_INTERVAL = 0.1
 
@@ -325,12 +327,15 @@ class WebApp:
     def _tune_image_delivery(self, **_: Any) -> None:
         self.server.protocol_call("viewport.image.animation.fps.max", ANIMATION_FPS)
 
+    def _image_delivery(self) -> Any:
+        """trame-vtk's image delivery protocol object (None before the server runs)."""
+        pair = self.server.protocol.getRPCMethod("viewport.image.push") if self.server.protocol else None
+        return pair[0] if pair else None
+
     def _view_css_size(self) -> tuple[float, float] | None:
         """The 3D view's size in CSS pixels, as the page last reported it (None before it did)."""
-        pair = self.server.protocol.getRPCMethod("viewport.image.push.original.size") if self.server.protocol else None
-        if not pair:
-            return None
-        tracked = getattr(pair[0], "tracking_views", {}).get(self.view._helper.id(self.scene.render_window), {})
+        delivery = self._image_delivery()
+        tracked = getattr(delivery, "tracking_views", {}).get(str(self.state["viewId"]), {})
         size = tracked.get("originalSize")
         return (float(size[0]), float(size[1])) if size else None
 
@@ -395,8 +400,23 @@ class WebApp:
             self._render()
 
     def _render(self) -> None:
-        if hasattr(self, "view"):
-            self.view.update()
+        """Push a new image of the view (outside drags; during one, trame-vtk pushes frames itself).
+
+        trame-vtk encodes images on a thread and first sends the previous image, then the new
+        one half a second later; asking again a few milliseconds later sends it as soon as
+        it is encoded (a request with nothing new sends nothing).
+        """
+        if not hasattr(self, "view"):
+            return
+        self.view.update()
+        delivery = self._image_delivery()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not serving (tests in-process)
+            return
+        if delivery is not None:
+            for delay in FLUSH_DELAYS:
+                loop.call_later(delay, delivery.push_render, str(self.state["viewId"]))
 
 
 def serve(

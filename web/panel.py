@@ -22,7 +22,7 @@ def toolbar(app: Any) -> None:
         _readout("readout-iterations", "mdi-repeat", "{{ iterations }} it")
         _readout("readout-error", "mdi-target", "{{ (max_error * 1000).toFixed(1) }} mm")
         _readout("readout-solve", "mdi-timer-outline", "{{ solve_ms.toFixed(2) }} ms")
-        _readout("readout-fps", "mdi-speedometer", "{{ fps.toFixed(0) }} fps")
+        _readout("readout-fps", "mdi-speedometer", "{{ fps ? fps.toFixed(0) : '–' }} fps")
     v3.VDivider(vertical=True, classes="mx-2")
     v3.VBtn(icon="mdi-undo", id="btn-undo", disabled=("!can_undo",), click=app.undo, title="Undo target move")
     v3.VBtn(icon="mdi-redo", id="btn-redo", disabled=("!can_redo",), click=app.redo, title="Redo")
@@ -84,10 +84,10 @@ def drawer(app: Any) -> None:
                 id="max-iterations",
                 **_FIELD,
             )
-        with html.Div(classes="d-flex", style="gap: 12px"):
-            v3.VSwitch(label="Limits", v_model=("limits_on",), color="primary", id="limits-on", **_SWITCH)
+        with html.Div(classes="d-flex flex-wrap", style="column-gap: 16px"):
+            v3.VSwitch(label="Joint limits", v_model=("limits_on",), color="primary", id="limits-on", **_SWITCH)
             v3.VSwitch(label="Show limits", v_model=("show_limits",), color="primary", id="show-limits", **_SWITCH)
-            v3.VSwitch(label="Poles", v_model=("show_poles",), color="primary", id="show-poles", **_SWITCH)
+            v3.VSwitch(label="Pole handles", v_model=("show_poles",), color="primary", id="show-poles", **_SWITCH)
         html.Div(
             "This skeleton has no joint limits.",
             v_show="!has_limits",
@@ -165,7 +165,7 @@ def drawer(app: Any) -> None:
             )
 
 
-_SWITCH = {"density": "compact", "hide_details": True, "inset": True}
+_SWITCH = {"density": "compact", "hide_details": True, "inset": True, "style": "flex: 0 0 auto"}
 
 
 def _section(title: str) -> None:
