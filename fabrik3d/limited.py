@@ -30,7 +30,7 @@ frame ``F_j`` (``fabrik3d.frames``) through both passes.
 The root stays put, its frame too (unless ``root_target`` carries an
 orientation). Stopping: every error within tolerance, ``max_iterations``, or 10
 consecutive iterations each improving the largest error by less than
-``STALL * tolerance``; the best pose seen is returned. Untargeted branches keep
+``LIMITED_STALL * tolerance``; the best pose seen is returned. Untargeted branches keep
 their (projected) start-pose local rotations relative to the joint they hang
 from, so every constraint holds after every solve.
 """
@@ -41,7 +41,6 @@ import math
 import random
 
 from fabrik3d import rotations as rot
-from fabrik3d.chain import STALL
 from fabrik3d.constraints import _BoundHinge, clamp_angle
 from fabrik3d.frames import Rig
 from fabrik3d.targets import Goal
@@ -49,6 +48,8 @@ from fabrik3d.targets import Goal
 _Y = (0.0, 1.0, 0.0)
 _X = (1.0, 0.0, 0.0)
 STALL_RUN = 10
+# With limits, progress is slower but also ends sooner in a compromise: a larger epsilon.
+LIMITED_STALL = 1e-2
 # Restarts from random poses within the limits draw from this fixed seed (deterministic).
 RESTART_SEED = 20110101
 # A restart is abandoned after RESTART_RUN iterations in a row each improving by < RESTART_GAIN.
@@ -103,6 +104,8 @@ class LimitedSolve:
             [(c, 1.0 if weights is None else beneath[c]) for c in r.children[j] if active[c]] for j in range(n)
         ]
         self.hinged = [isinstance(lim.swing, _BoundHinge) for lim in r.limits]
+        self.pole_turned: set[int] = set()
+        self.pole_blocked: set[int] = set()
         # Joint-wise turns: the joints that turn (effectors inward), what they carry, what they aim.
         self.turnable = [
             j
@@ -134,11 +137,13 @@ class LimitedSolve:
         all_kids = [[(c, 1.0) for c in r.children[j]] for j in range(len(start))]
         pose, frames = self.stage2(start, initial, start, initial, everything, r.order, all_kids)
         start, start_frames = pose, frames
-        err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, RESTART_RUN, RESTART_GAIN)
-        if cold and err > tol and self.within_reach(start):
+        if not (cold and self.within_reach(start)):  # the stall rule as it stands
+            err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, STALL_RUN, 0.0)
+        else:  # quick to give up on a local minimum, then restarts, then back to the stall rule
+            err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, RESTART_RUN, RESTART_GAIN)
             draw = random.Random(RESTART_SEED)
             for _ in range(MAX_RESTARTS):
-                if it >= max_it:
+                if err <= tol or it >= max_it:
                     break
                 seed_pose, seed_frames = self.stage2(
                     start, start_frames, start, start_frames, self.active, self.up, self.kids, draw
@@ -147,9 +152,8 @@ class LimitedSolve:
                 it = got[3]
                 if got[0] <= tol:
                     err, pose, frames = got[:3]
-                    break
-        if err > tol and it < max_it:  # no restart reached: carry on from the first attempt's best
-            err, pose, frames, it = self.attempt(pose, frames, start, tol, it, max_it, STALL_RUN, 0.0)
+            if err > tol and it < max_it:  # no restart reached: carry on from the first attempt's best
+                err, pose, frames, it = self.attempt(pose, frames, start, tol, it, max_it, STALL_RUN, 0.0)
         self.place_untargeted(pose, frames, start, start_frames)
         return pose, frames, it
 
@@ -181,13 +185,13 @@ class LimitedSolve:
         Progress is judged by the root of the sum of squared errors ``e`` (so one
         unreachable target does not freeze the others). Settled: ``patience``
         iterations in a row that each fail to better the best ``e`` so far by
-        ``STALL * tol`` and by ``gain`` times it (robust to oscillation). Returns
+        ``LIMITED_STALL * tol`` and by ``gain`` times it (robust to oscillation). Returns
         the largest error, pose and frames of the best iterated pose (the given
         pose if no iteration ran) and the iteration count.
         """
         err, score = self.largest_error(pose), self.squared_errors(pose)
         best = (score, err, pose, frames)
-        eps = STALL * tol
+        eps = LIMITED_STALL * tol
         stalls = ran = 0
         while err > tol and it < max_it and stalls < patience:
             it += 1
@@ -545,9 +549,15 @@ class LimitedSolve:
 
     # -- poles and untargeted branches -----------------------------------------------------------
     def apply_poles(self, pose: list[rot.Vec]) -> list[rot.Vec]:
-        """Turn the inner joints of each poled chain about their neighbours' line toward the pole."""
+        """Turn the inner joints of each poled chain about their neighbours' line toward the pole.
+
+        A joint already on the pole's side stays. Limits win over poles: a joint
+        turned in one iteration and found on the wrong side again in the next (its
+        limits sent it back) is left alone for the rest of the solve.
+        """
         r = self.r
         pose = list(pose)
+        turned_before, self.pole_turned = self.pole_turned, set()
         for e, pole in self.poles.items():
             chain = [e]
             while r.parents[chain[-1]] >= 0 and len(r.children[r.parents[chain[-1]]]) == 1:
@@ -572,9 +582,14 @@ class LimitedSolve:
                 vp = _add(v, axis, -kv)
                 wp = rot.unit(_add(w, axis, -kw))
                 radius = math.sqrt(sum(x * x for x in vp))
-                if wp is None or radius < 1e-12:
+                if wp is None or radius < 1e-12 or sum(vp[m] * wp[m] for m in range(3)) > 0.0:
+                    continue  # no side to turn to, or already on the pole's side
+                if i in turned_before:
+                    self.pole_blocked.add(i)
+                if i in self.pole_blocked:
                     continue
                 pose[i] = _add(_add(pose[a], axis, kv), wp, radius)
+                self.pole_turned.add(i)
         return pose
 
     def place_untargeted(
