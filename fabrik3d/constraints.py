@@ -281,7 +281,8 @@ def clamp_angle(phi: float, lo: float, hi: float, before: float | None = None) -
     if before is not None:
         before = min(max(before, lo), hi)
         delta = (phi - before + math.pi) % two_pi - math.pi
-        return hi if delta > 0 else lo
+        if delta != 0.0:  # (0.0 when phi is off the range only by rounding: the nearer bound)
+            return hi if delta > 0 else lo
     to_lo = (lo - phi) % two_pi
     from_hi = (phi - hi) % two_pi
     return hi if from_hi <= to_lo else lo
