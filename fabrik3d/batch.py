@@ -1,0 +1,315 @@
+"""Batch solving: ``solve_batch`` poses one skeleton for ``B`` independent problems at once.
+
+Each problem ``b`` is what ``fabrik3d.solve`` would solve with ``targets[name][b]``,
+``positions[b]``, ``root_target[b]`` and ``poles[name][b]`` (an argument given
+without the batch axis is shared by every problem), and its result equals that
+solve's (positions, frames, iterations and errors, to rounding: about 1e-12).
+
+* Skeletons without joint constraints, solved without poles and orientation
+  targets (the plain path of ``solve``), run vectorised over the batch with numpy
+  (``fabrik3d.batch_tree``): one numpy operation per joint and step for all
+  problems, problems dropping out of the arrays as they converge or stop.
+* Constrained solves (joint limits, poles, orientation targets, a root target
+  with an orientation) are **not vectorised yet**: ``solve`` runs once per problem,
+  with the same inputs and results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fabrik3d import batch_tree, checks
+from fabrik3d import targets as tg
+from fabrik3d.frames import rig
+from fabrik3d.skeleton import Skeleton
+from fabrik3d.solver import solve
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Outcome of ``solve_batch`` for ``B`` problems on a skeleton of ``n`` joints.
+
+    Attributes:
+        positions: ``(B, n, 3)`` joint positions, scene units.
+        rotations: ``(B, n, 4)`` world frames, unit quaternions (x, y, z, w), as in ``SolveResult``.
+        iterations: ``(B,)`` iterations run per problem.
+        errors: targeted effector name -> ``(B,)`` distances to its targets, scene units.
+        converged: ``(B,)`` whether every error of the problem is within the tolerance.
+        orientation_errors: effector name -> ``(B,)`` angles in degrees, for targets with orientations.
+    """
+
+    positions: np.ndarray
+    rotations: np.ndarray
+    iterations: np.ndarray
+    errors: dict[str, np.ndarray]
+    converged: np.ndarray
+    orientation_errors: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def solve_batch(
+    skeleton: Skeleton,
+    targets: Mapping[str, Any],
+    *,
+    positions: Any = None,
+    root_target: Any = None,
+    poles: Mapping[str, Any] | None = None,
+    weights: Mapping[str, float] | None = None,
+    tolerance: float = 1e-3,
+    max_iterations: int = 100,
+) -> BatchResult:
+    """Solve ``B`` independent problems on ``skeleton`` (see the module docstring).
+
+    Args:
+        skeleton: the skeleton to pose (``n`` joints).
+        targets: end-effector name -> ``(B, 3)`` target points (or ``(3,)``, shared by all
+            problems); for a target with an orientation, a tuple ``(positions (B, 3),
+            orientations (B, 4)[, weight])`` or a ``fabrik3d.Target`` shared by all.
+        positions: start poses, ``(B, n, 3)`` or ``(n, 3)`` for all (default: the rest pose).
+        root_target: new root positions, ``(B, 3)`` or ``(3,)``, or a ``fabrik3d.Target`` for all.
+        poles: effector name -> pole points, ``(B, 3)`` or ``(3,)``.
+        weights: effector name -> weight > 0 for the sub-base centroids, as in ``solve``.
+        tolerance: distance (scene units, > 0) at which a target counts as reached.
+        max_iterations: upper bound on iterations per problem (>= 1).
+
+    Returns:
+        ``BatchResult``; problem ``b`` equals ``solve`` on problem ``b``.
+
+    Raises:
+        ValueError: naming the argument, for unknown names (listing the valid ones),
+            wrong shapes, batch sizes that disagree between arguments, NaN or inf
+            values, non-unit quaternions, weights <= 0, a non-positive tolerance
+            or ``max_iterations < 1``. The caller's arrays are never modified.
+    """
+    if not isinstance(skeleton, Skeleton):
+        raise ValueError(f"skeleton: expected a fabrik3d.Skeleton, got {type(skeleton).__name__}")
+    tol, max_it = checks.settings(tolerance, max_iterations)
+    w = tg.effector_weights(skeleton, weights)
+    points, turns = _targets(skeleton, targets)
+    pole_points = _named_points(skeleton, poles, "poles")
+    n = len(skeleton)
+    start = None if positions is None else _array(positions, "positions", (n, 3))
+    root_goal = root_target if isinstance(root_target, tg.Target) else None
+    root = None if root_target is None or root_goal is not None else _array(root_target, "root_target", (3,))
+    if root_goal is not None:
+        root = root_goal.position[None]
+    sizes = [(f"targets[{skeleton.names[e]!r}]", a) for e, a in points.items()]
+    sizes += [(f"poles[{skeleton.names[e]!r}]", a) for e, a in pole_points.items()]
+    sizes += [("positions", start), ("root_target", root)]
+    bsize = _batch_size(sizes)
+    for e, (q, _) in turns.items():
+        if q.shape[0] not in (1, bsize):
+            raise ValueError(f"targets[{skeleton.names[e]!r}]: {q.shape[0]} orientations for {bsize} problems")
+    constrained = bool(skeleton.constraints or pole_points or turns)
+    if constrained or (root_goal is not None and root_goal.orientation is not None):
+        return _one_by_one(skeleton, bsize, points, turns, start, root_goal, root, pole_points, weights, tol, max_it)
+    return _vectorised(skeleton, bsize, points, start, root, w, tol, max_it)
+
+
+def _vectorised(
+    skeleton: Skeleton,
+    bsize: int,
+    points: dict[int, np.ndarray],
+    start: np.ndarray | None,
+    root: np.ndarray | None,
+    weights: dict[int, float] | None,
+    tol: float,
+    max_it: int,
+) -> BatchResult:
+    """The plain solve, vectorised over the batch (``fabrik3d.batch_tree``)."""
+    r = rig(skeleton)
+    n = len(skeleton)
+    pts = skeleton.rest_positions[None] if start is None else start
+    first = batch_tree.start_pose(r, skeleton.rest_positions, pts, root)
+    pose = tuple([np.broadcast_to(a, (bsize,)).copy() for a in coords] for coords in first)
+    goal = {e: np.broadcast_to(a, (bsize, 3)) for e, a in points.items()}
+    if not goal:
+        active, iterations = [False] * n, np.zeros(bsize, dtype=np.int64)
+    elif len(goal) == 1:
+        ((e, t),) = goal.items()
+        path = list(skeleton.path_to_root(e))
+        lengths = [r.lengths[j] for j in path[1:]]
+        iterations = batch_tree.solve_path(path, lengths, pose, t, tol, max_it)  # type: ignore[arg-type]
+        active = [j in set(path) for j in range(n)]
+    else:
+        active = [False] * n
+        for e in goal:
+            for j in skeleton.path_to_root(e):
+                active[j] = True
+        iterations = batch_tree.solve_tree(skeleton, r, pose, goal, weights, active, tol, max_it)  # type: ignore[arg-type]
+    frames = batch_tree.finish(skeleton, r, pose, first, active)  # type: ignore[arg-type]
+    out = np.empty((bsize, n, 3))
+    rotations = np.empty((bsize, n, 4))
+    for j in range(n):
+        for k in range(3):
+            out[:, j, k] = pose[k][j]
+        for k in range(4):
+            rotations[:, j, k] = frames[j][k]
+    errors = {}
+    for e, t in goal.items():
+        d = out[:, e] - t
+        errors[skeleton.names[e]] = np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2])
+    converged = np.ones(bsize, dtype=bool)
+    for v in errors.values():
+        converged &= v <= tol
+    return BatchResult(out, rotations, iterations, errors, converged)
+
+
+def _one_by_one(
+    skeleton: Skeleton,
+    bsize: int,
+    points: dict[int, np.ndarray],
+    turns: dict[int, tuple[np.ndarray, float]],
+    start: np.ndarray | None,
+    root_goal: tg.Target | None,
+    root: np.ndarray | None,
+    poles: dict[int, np.ndarray],
+    weights: Mapping[str, float] | None,
+    tol: float,
+    max_it: int,
+) -> BatchResult:
+    """Constrained problems: ``solve`` once per problem (not vectorised yet)."""
+    names = skeleton.names
+    n = len(skeleton)
+    out = np.empty((bsize, n, 3))
+    rotations = np.empty((bsize, n, 4))
+    iterations = np.zeros(bsize, dtype=np.int64)
+    errors = {names[e]: np.empty(bsize) for e in points}
+    turned = {names[e]: np.empty(bsize) for e in turns}
+    converged = np.empty(bsize, dtype=bool)
+
+    def row(a: np.ndarray, b: int) -> np.ndarray:
+        return a[b if a.shape[0] > 1 else 0]
+
+    for b in range(bsize):
+        goals: dict[str, Any] = {}
+        for e, p in points.items():
+            if e in turns:
+                q, weight = turns[e]
+                goals[names[e]] = tg.Target(row(p, b), row(q, b), weight)
+            else:
+                goals[names[e]] = row(p, b)
+        if root_goal is not None:
+            root_b: Any = root_goal
+        else:
+            root_b = None if root is None else row(root, b)
+        res = solve(
+            skeleton,
+            goals,
+            positions=None if start is None else row(start, b),
+            root_target=root_b,
+            poles={names[e]: row(p, b) for e, p in poles.items()} or None,
+            weights=weights,
+            tolerance=tol,
+            max_iterations=max_it,
+        )
+        out[b], rotations[b], iterations[b], converged[b] = res.positions, res.rotations, res.iterations, res.converged
+        for name, v in res.errors.items():
+            errors[name][b] = v
+        for name, v in res.orientation_errors.items():
+            turned[name][b] = v
+    return BatchResult(out, rotations, iterations, errors, converged, turned)
+
+
+def _targets(skeleton: Skeleton, targets: Any) -> tuple[dict[int, np.ndarray], dict[int, tuple[np.ndarray, float]]]:
+    """Target points ``(B|1, 3)`` and orientations ``((B|1, 4), weight)`` by effector index, skeleton order."""
+    if not isinstance(targets, Mapping):
+        raise ValueError("targets: expected a mapping from end-effector names to (B, 3) arrays of points")
+    effectors = skeleton.end_effectors
+    for name in targets:
+        if name not in effectors:
+            raise ValueError(
+                f"targets: {name!r} is not an end effector of this skeleton; valid names are {', '.join(effectors)}"
+            )
+    points, turns = {}, {}
+    for name in effectors:
+        if name not in targets:
+            continue
+        e, value, where = skeleton.index(name), targets[name], f"targets[{name!r}]"
+        if isinstance(value, tg.Target):
+            points[e] = value.position[None]
+            if value.orientation is not None:
+                turns[e] = (value.orientation[None], value.weight)
+        elif isinstance(value, tuple) and len(value) in (2, 3) and np.ndim(value[0]) == 2:
+            points[e] = _array(value[0], f"{where} positions", (3,))
+            weight = 1.0 if len(value) == 2 else checks.positive(value[2], f"{where} weight")
+            if weight > 1.0:
+                raise ValueError(f"{where} weight: must be in (0, 1], got {weight:g}")
+            turns[e] = (_quaternions(value[1], f"{where} orientations"), weight)
+        else:
+            points[e] = _array(value, where, (3,))
+    return points, turns
+
+
+def _named_points(skeleton: Skeleton, value: Any, what: str) -> dict[int, np.ndarray]:
+    """``(B|1, 3)`` points by effector index for ``poles``."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{what}: expected a mapping from end-effector names to points")
+    effectors = skeleton.end_effectors
+    out = {}
+    for name, v in value.items():
+        if name not in effectors:
+            raise ValueError(f"{what}: {name!r} is not an end effector; valid names are {', '.join(effectors)}")
+        out[skeleton.index(name)] = _array(v, f"{what}[{name!r}]", (3,))
+    return out
+
+
+def _array(value: Any, name: str, item: tuple[int, ...]) -> np.ndarray:
+    """A float copy of shape ``(B,) + item`` (``item`` alone becomes ``(1,) + item``), finite and bounded."""
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name}: expected an array of numbers of shape (B, {', '.join(map(str, item))})") from None
+    if arr.shape == item:
+        arr = arr[None]
+    if arr.ndim != len(item) + 1 or arr.shape[1:] != item:
+        shape = ", ".join(map(str, item))
+        raise ValueError(
+            f"{name}: expected shape (B, {shape}) or ({shape}{',' if len(item) == 1 else ''}), got {arr.shape}"
+        )
+    bad = ~(np.abs(arr) <= checks.MAX_COORD)
+    if bad.any():
+        b = int(np.argwhere(bad)[0][0])
+        what = "finite (no NaN or inf)" if not np.isfinite(arr).all() else f"at most {checks.MAX_COORD:g} in magnitude"
+        raise ValueError(f"{name}[{b}]: coordinates must be {what}")
+    return arr
+
+
+def _quaternions(value: Any, name: str) -> np.ndarray:
+    """``(B, 4)`` unit quaternions (x, y, z, w), normalised; ``ValueError`` naming the first bad one."""
+    try:
+        q = np.array(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name}: expected an array of quaternions of shape (B, 4)") from None
+    if q.ndim != 2 or q.shape[1] != 4:
+        raise ValueError(f"{name}: expected shape (B, 4), got {q.shape}")
+    length = np.linalg.norm(q, axis=1)
+    bad = ~(np.abs(length - 1.0) <= 1e-6)
+    if bad.any():
+        b = int(np.argmax(bad))
+        raise ValueError(f"{name}[{b}]: not a unit quaternion (length {length[b]:.6g})")
+    return q / length[:, None]
+
+
+def _batch_size(sizes: list[tuple[str, np.ndarray | None]]) -> int:
+    """The common batch size ``B`` of the batched arguments; ``ValueError`` naming one that disagrees."""
+    known: tuple[str, int] | None = None
+    for name, arr in sizes:
+        if arr is None or arr.shape[0] == 1:
+            continue
+        if known is None:
+            known = (name, arr.shape[0])
+        elif arr.shape[0] != known[1]:
+            raise ValueError(f"{name}: {arr.shape[0]} problems, but {known[0]} has {known[1]}")
+    if known is None:  # every argument is shared (or a batch of one)
+        return 1 if any(arr is not None for _, arr in sizes) else _no_batch()
+    return known[1]
+
+
+def _no_batch() -> int:
+    raise ValueError("targets: empty, and no other argument has a batch axis: cannot tell the number of problems")
