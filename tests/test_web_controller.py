@@ -545,11 +545,6 @@ def test_dragging_the_root_handle_moves_the_whole_skeleton(web) -> None:
     assert len(app.controller.undo_stack) == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core solver: a root-only solve warm-started from the previous one can swing the left hand "
-    "round (fabrik3d.solve(humanoid, {}, positions=prev, root_target=...) at the third step of 2 cm)",
-)
 def test_moving_the_root_without_targets_moves_the_pose_rigidly() -> None:
     c = Controller()
     start = c.result.positions.copy()
@@ -597,3 +592,26 @@ def test_serve_refuses_a_malformed_scene_file(tmp_path) -> None:
     proc = _cli("serve", "--no-browser", "--port", "1", "--scene", str(bad))
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"fabrik3d: error: {bad}: ") and "at least two joints" in proc.stderr
+
+
+def test_limits_can_be_shown_for_chosen_joints(web) -> None:
+    from fabrik3d_web.scene_view import limit_fans
+
+    app = web
+    cones, hinges = app.scene._limit_polys
+    app.state.show_limits = True
+    app.state.flush()
+    assert cones.GetNumberOfCells() > 0 and hinges.GetNumberOfCells() > 0
+    app.state.limit_joints = ["elbow_l"]
+    app.state.flush()
+    sk = app.controller.scene.skeleton
+    expected = limit_fans(sk, sk.rest_positions, app.controller.result.rotations, app.controller.size, ["elbow_l"])
+    assert cones.GetNumberOfCells() == 0
+    assert hinges.GetNumberOfCells() == len(expected[1][1]) > 0
+    app.state.limit_joints = ["elbow_l", "hand_l", "nope"]  # hand_l has only a twist limit: nothing to draw
+    app.state.flush()
+    assert "only joints with limits" in app.state.error_message
+    assert app.state.limit_joints == ["elbow_l", "hand_l"]
+    app.state.show_limits = False
+    app.state.flush()
+    assert not any(actor.GetVisibility() for actor in app.scene._limit_actors)

@@ -73,6 +73,7 @@ class WebApp:
                 "scene_upload": None,
                 "limits_on": True,
                 "show_limits": False,
+                "limit_joints": [],
                 "show_poles": False,
                 "recording": False,
                 "playing": False,
@@ -201,12 +202,17 @@ class WebApp:
             self.scene.set_show_poles(bool(show_poles))
             self._publish()
 
-    @change("show_limits")
-    def switch_limit_display(self, show_limits: Any, **_: Any) -> None:
-        """The user showed or hid the joint limits."""
-        if bool(show_limits) != self.scene.show_limits:
+    @change("show_limits", "limit_joints")
+    def switch_limit_display(self, show_limits: Any, limit_joints: Any, **_: Any) -> None:
+        """The user showed or hid the joint limits, or chose the joints whose limits are shown."""
+        constrained = set(self.controller.scene.skeleton.constraints)
+        joints = [j for j in limit_joints if j in constrained] if isinstance(limit_joints, list) else []
+        if isinstance(limit_joints, list) and len(joints) != len(limit_joints):
+            self.state.error_message = f"limit_joints: only joints with limits can be chosen: {sorted(constrained)}"
+            self.state.limit_joints = joints
+        if (bool(show_limits), frozenset(joints)) != (self.scene.show_limits, self.scene.limit_joints):
             result = self.controller.result
-            self.scene.set_show_limits(bool(show_limits), result.positions, result.rotations)
+            self.scene.set_show_limits(bool(show_limits), result.positions, result.rotations, joints)
             self._render()
 
     @trigger("type_coordinate")
@@ -363,6 +369,8 @@ class WebApp:
         self.state.update(
             {
                 "has_limits": bool(c.scene.skeleton.constraints),
+                "limited_joints": list(c.scene.skeleton.constraints),
+                "limit_joints": [],
                 "limits_on": c.limits,
             }
         )

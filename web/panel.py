@@ -88,6 +88,17 @@ def drawer(app: Any) -> None:
             v3.VSwitch(label="Joint limits", v_model=("limits_on",), color="primary", id="limits-on", **_SWITCH)
             v3.VSwitch(label="Show limits", v_model=("show_limits",), color="primary", id="show-limits", **_SWITCH)
             v3.VSwitch(label="Pole handles", v_model=("show_poles",), color="primary", id="show-poles", **_SWITCH)
+        v3.VSelect(
+            label="Limits shown for (all when empty)",
+            v_model=("limit_joints",),
+            items=("limited_joints",),
+            v_show="show_limits && has_limits",
+            multiple=True,
+            chips=True,
+            closable_chips=True,
+            id="limit-joints",
+            **_FIELD,
+        )
         html.Div(
             "This skeleton has no joint limits.",
             v_show="!has_limits",

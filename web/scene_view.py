@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -168,6 +168,7 @@ class SceneView:
             self.renderer.AddActor(actor)
         self.handles: dict[tuple[str, str], vtkHandleWidget] = {}
         self.show_limits = False
+        self.limit_joints: frozenset[str] = frozenset()  # joints whose limits are drawn (empty: all)
         self.show_poles = False
         self.skeleton: Skeleton | None = None
 
@@ -347,9 +348,12 @@ class SceneView:
         if self.show_limits:
             self._build_limits(positions, rotations)
 
-    def set_show_limits(self, show: bool, positions: np.ndarray, rotations: np.ndarray) -> None:
-        """Show or hide the joint limits at the given pose."""
+    def set_show_limits(
+        self, show: bool, positions: np.ndarray, rotations: np.ndarray, joints: Sequence[str] = ()
+    ) -> None:
+        """Show or hide the joint limits at the given pose, of the named ``joints`` only (empty: all)."""
         self.show_limits = bool(show)
+        self.limit_joints = frozenset(joints)
         self._build_limits(positions, rotations)
 
     def set_show_poles(self, show: bool) -> None:
@@ -376,13 +380,17 @@ class SceneView:
             actor.SetVisibility(show)
         if not show:
             return
-        cones, hinges = limit_fans(sk, positions, rotations, self.size)
+        cones, hinges = limit_fans(sk, positions, rotations, self.size, self.limit_joints)
         for poly, (points, triangles) in zip(self._limit_polys, (cones, hinges)):
             _set_triangles(poly, points, triangles)
 
 
 def limit_fans(
-    skeleton: Skeleton, positions: np.ndarray, rotations: np.ndarray, size: float
+    skeleton: Skeleton,
+    positions: np.ndarray,
+    rotations: np.ndarray,
+    size: float,
+    joints: Collection[str] = (),
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """Triangle fans that show the swing limits of ``skeleton`` at a pose.
 
@@ -394,6 +402,7 @@ def limit_fans(
         skeleton: the skeleton; its ``constraints`` are drawn.
         positions: ``(n, 3)`` joint positions; rotations: ``(n, 4)`` world frames.
         size: the skeleton's length scale (scene units), for the fans' minimum length.
+        joints: names of the joints to draw (empty: every constrained joint).
 
     Returns:
         ``((cone_points (p, 3), cone_triangles (t, 3)), (hinge_points, hinge_triangles))``.
@@ -401,6 +410,8 @@ def limit_fans(
     out: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {"cone": ([], []), "hinge": ([], [])}
     rest = skeleton.rest_positions
     for name, limits in skeleton.constraints.items():
+        if joints and name not in joints:
+            continue
         j = skeleton.index(name)
         child = skeleton.first_child(j)
         if child < 0:
