@@ -241,3 +241,131 @@ def smooth_pose(skeleton, t: float, seed: int = 0, share: float = 0.7) -> np.nda
         for c in kids:
             pos[c] = pos[j] + frames[j] @ r0[j].T @ (rest[c] - rest[j])
     return pos
+
+
+# -- skeletons, frames and local rotations for the limit tests -----------------------------------------
+
+
+def limited_chain(n: int, limit, length: float = 0.1):
+    """A chain of ``n`` bones of ``length`` along +Y from the origin, ``limit(i)`` on joints 0..n-1.
+
+    ``limit(i)`` returns a constraint, a list of constraints, or ``None``. Joint names are j0..jn.
+    """
+    from fabrik3d import Skeleton
+
+    names = [f"j{i}" for i in range(n + 1)]
+    limits = {}
+    for i in range(n):
+        c = limit(i)
+        if c is not None:
+            limits[names[i]] = c
+    return Skeleton(names, [-1, *range(n)], [[0.0, length * i, 0.0] for i in range(n + 1)], limits)
+
+
+def frame_matrices(rotations: np.ndarray) -> list[np.ndarray]:
+    """Rotation matrices of ``(n, 4)`` quaternions (x, y, z, w)."""
+    return [qmat(np.asarray(q, dtype=float)) for q in rotations]
+
+
+def is_rigid(skeleton, j: int) -> bool:
+    return any(isinstance(c, fc.Rigid) for c in skeleton.constraints.get(skeleton.names[j], ()))
+
+
+def swing_frame(skeleton, parent: np.ndarray, j: int, direction: np.ndarray, r0: list[np.ndarray]) -> np.ndarray:
+    """World frame of non-rigid joint ``j`` whose bone points along unit ``direction`` (world), by the
+    swing rule: parent frame · minimal rotation of the rest bone (in the parent's frame) onto the
+    current one · rest local rotation; a half turn about the rest +X axis for an opposite bone."""
+    p = int(skeleton.parents[j])
+    lo = (r0[p].T if p >= 0 else np.eye(3)) @ r0[j]
+    d0, d = lo[:, 1], parent.T @ direction
+    if d0 @ d < -1 + 1e-12:
+        return parent @ axis_rot(lo[:, 0], math.pi) @ lo
+    return parent @ minrot(d0, d) @ lo
+
+
+def expected_frames(skeleton, positions: np.ndarray, rotations: np.ndarray) -> list[np.ndarray | None]:
+    """Per joint, the frame the swing rule gives from ``positions`` and the returned parent frame
+    (``None`` for rigid joints, whose frame is checked by the rigid guarantee). Leaves: the parent's
+    frame times the rest local rotation (no twist)."""
+    r0 = rest_frames(skeleton)
+    frames = frame_matrices(rotations)
+    out: list[np.ndarray | None] = [None] * len(skeleton)
+    for j in skeleton.order:
+        p = int(skeleton.parents[j])
+        fp = frames[p] if p >= 0 else np.eye(3)
+        kids = skeleton.children(j)
+        if is_rigid(skeleton, j):
+            continue
+        if not kids:
+            out[j] = fp @ r0[p].T @ r0[j]
+            continue
+        out[j] = swing_frame(skeleton, fp, j, unit(positions[kids[0]] - positions[j]), r0)
+    return out
+
+
+def rigid_residual(skeleton, positions: np.ndarray, rotations: np.ndarray) -> float:
+    """Largest |P_c − P_j − R_j·R0_j⁻¹·(rest_c − rest_j)| over children c of rigid joints j (scene units)."""
+    r0 = rest_frames(skeleton)
+    frames = frame_matrices(rotations)
+    rest = skeleton.rest_positions
+    worst = 0.0
+    for j in range(len(skeleton)):
+        if is_rigid(skeleton, j):
+            for c in skeleton.children(j):
+                want = frames[j] @ r0[j].T @ (rest[c] - rest[j])
+                worst = max(worst, float(np.linalg.norm(positions[c] - positions[j] - want)))
+    return worst
+
+
+def local_rotations(skeleton, rotations: np.ndarray) -> list[np.ndarray]:
+    """Each joint's frame relative to its parent's (the root: its world frame), as matrices."""
+    frames = frame_matrices(rotations)
+    return [frames[j] if p < 0 else frames[p].T @ frames[j] for j, p in enumerate(skeleton.parents.tolist())]
+
+
+def fk_frames(skeleton, positions: np.ndarray) -> np.ndarray:
+    """``(n, 4)`` quaternions of the swing-rule frames of a pose (rigid joints: best fit of their
+    rest child offsets, by SVD), computed here independently of fabrik3d."""
+    r0 = rest_frames(skeleton)
+    rest = skeleton.rest_positions
+    frames: list[np.ndarray] = [np.eye(3)] * len(skeleton)
+    for j in skeleton.order:
+        p = int(skeleton.parents[j])
+        fp = frames[p] if p >= 0 else np.eye(3)
+        kids = skeleton.children(j)
+        if is_rigid(skeleton, j):
+            src = np.array([r0[j].T @ (rest[c] - rest[j]) for c in kids])
+            dst = np.array([positions[c] - positions[j] for c in kids])
+            u, _, vt = np.linalg.svd(dst.T @ src)
+            d = np.sign(np.linalg.det(u @ vt))
+            frames[j] = u @ np.diag([1.0, 1.0, d]) @ vt
+        elif not kids:
+            frames[j] = fp @ (r0[p].T @ r0[j])
+        else:
+            frames[j] = swing_frame(skeleton, fp, j, unit(positions[kids[0]] - positions[j]), r0)
+    return np.array([mat_quat(m) for m in frames])
+
+
+def mat_quat(m: np.ndarray) -> np.ndarray:
+    """Unit quaternion (x, y, z, w) of a rotation matrix (from its largest diagonal term)."""
+    t = np.trace(m)
+    if t > 0:
+        s = 2.0 * math.sqrt(1.0 + t)
+        q = [(m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, s / 4]
+    elif m[0, 0] >= m[1, 1] and m[0, 0] >= m[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
+        q = [s / 4, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s, (m[2, 1] - m[1, 2]) / s]
+    elif m[1, 1] >= m[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
+        q = [(m[0, 1] + m[1, 0]) / s, s / 4, (m[1, 2] + m[2, 1]) / s, (m[0, 2] - m[2, 0]) / s]
+    else:
+        s = 2.0 * math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
+        q = [(m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, s / 4, (m[1, 0] - m[0, 1]) / s]
+    q = np.array(q)
+    return q / np.linalg.norm(q)
+
+
+def rotation_angle_deg(a: np.ndarray, b: np.ndarray) -> float:
+    """Angle in degrees of the rotation between two rotation matrices (precise near 0)."""
+    chord = float(np.linalg.norm(a - b)) / (2.0 * math.sqrt(2.0))
+    return math.degrees(2.0 * math.asin(min(1.0, chord)))
