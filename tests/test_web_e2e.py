@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -167,6 +168,23 @@ def test_exports_download_glb_files_that_the_khronos_validator_accepts(app, tmp_
     wh.wait_until(page, "() => window.trame.state.get('playing') === false", timeout=30)
     take = parse_take(files["take.json"].read_bytes(), "take.json")
     assert len(take.times) == wh.get_state(page, "take_frames")
+    cli = subprocess.run(  # the CLI reads the downloaded take
+        [
+            sys.executable,
+            "-m",
+            "fabrik3d.cli",
+            "export",
+            "--take",
+            str(files["take.json"]),
+            "-o",
+            str(tmp_path / "cli.glb"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert cli.returncode == 0, cli.stderr
+    assert (tmp_path / "cli.glb").read_bytes()[:4] == b"glTF"
     proc = subprocess.run(
         [node, str(JS_DIR / "validate.mjs"), str(files["pose.glb"]), str(files["take.glb"])],
         cwd=JS_DIR,
