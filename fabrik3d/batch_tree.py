@@ -22,11 +22,13 @@ from __future__ import annotations
 import numpy as np
 
 from fabrik3d import rotations as rot
-from fabrik3d.chain import STALL, STRAIGHT, run_chain
+from fabrik3d.chain import MAX_BENDS, STALL, STRAIGHT, run_chain
 from fabrik3d.frames import Rig, bone_direction
 from fabrik3d.skeleton import Skeleton
 
 _TINY2 = 1e-24
+# With fewer live chains than this, the scalar run_chain finishes them (each numpy call costs ~1 us).
+TAIL = 8
 Cols = list[np.ndarray]
 Pose = tuple[Cols, Cols, Cols]
 QuatArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -68,132 +70,138 @@ def solve_path(
     ``lengths[i]`` is the bone from ``path[i]`` to ``path[i + 1]``; ``target`` is ``(B, 3)``.
     """
     xs_all, ys_all, zs_all = pose
-    start = [[xs_all[j].copy() for j in path], [ys_all[j].copy() for j in path], [zs_all[j].copy() for j in path]]
     bsize = target.shape[0]
     last = len(path) - 1
-    tx, ty, tz = target[:, 0].copy(), target[:, 1].copy(), target[:, 2].copy()
-    xs, ys, zs = [xs_all[j] for j in path], [ys_all[j] for j in path], [zs_all[j] for j in path]
-    bx, by, bz = xs[0], ys[0], zs[0]
+    first = np.array([[xs_all[j], ys_all[j], zs_all[j]] for j in path])  # (L, 3, B)
+    out = first.copy()
+    t_all = np.ascontiguousarray(target.T)
     iterations = np.zeros(bsize, dtype=np.int64)
-    ex, ey, ez = tx - bx, ty - by, tz - bz
-    dist = np.sqrt(ex * ex + ey * ey + ez * ez)
+    base = first[0]
+    dist = _norm(t_all - base)
     far = dist > sum(lengths)
     if far.any():  # unreachable: straighten toward the target in one step
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ux, uy, uz = ex / dist, ey / dist, ez / dist
-        px, py, pz = bx, by, bz
+        u = (t_all - base)[:, far] / dist[far]
+        p = base[:, far]
         for i in range(last):
-            d = lengths[i]
-            px, py, pz = px + ux * d, py + uy * d, pz + uz * d
-            xs[i + 1], ys[i + 1], zs[i + 1] = (
-                np.where(far, px, xs[i + 1]),
-                np.where(far, py, ys[i + 1]),
-                np.where(far, pz, zs[i + 1]),
-            )
+            p = p + u * lengths[i]
+            out[i + 1][:, far] = p
         iterations[far] = 1
-    ex, ey, ez = xs[last] - tx, ys[last] - ty, zs[last] - tz
-    err = np.sqrt(ex * ex + ey * ey + ez * ez)
+    err = _norm(out[last] - t_all)
     live = np.flatnonzero(~far & (err > tol))
-    # The live problems' state, compacted as problems stop.
-    cx_, cy_, cz_ = (np.array([c[live] for c in coords]) for coords in (xs, ys, zs))
-    out_x, out_y, out_z = np.array(xs), np.array(ys), np.array(zs)
-    state = [list(cx_), list(cy_), list(cz_)]
-    t = [tx[live], ty[live], tz[live]]
-    base = [bx[live], by[live], bz[live]]
-    err = err[live]
+    # The live problems' joints: ``a`` (L, 3, m). A problem that stops is written to ``out`` and no
+    # longer ``running``; its column is dropped when a quarter of the columns have stopped.
+    a = out[:, :, live]
+    t, base, err = t_all[:, live], base[:, live], err[live]
+    running = np.ones(live.size, dtype=bool)
+    work = _Work(a.shape)
     eps = STALL * tol
     it = 0
     while live.size and it < max_it:
+        count = int(running.sum())
+        if count < TAIL:  # a few stragglers: numpy's per-call cost exceeds the scalar chain's
+            for b in live[running]:
+                iterations[b] = _scalar_chain(first[:, :, b], lengths, t_all[:, b], out[:, :, b], tol, max_it)
+            break
+        if 4 * count <= 3 * live.size:
+            live, t, base, err, a = live[running], t[:, running], base[:, running], err[running], a[:, :, running]
+            running = np.ones(live.size, dtype=bool)
+            work = _Work(a.shape)
         it += 1
-        _chain_iteration(state, t, base, lengths)
-        qx, qy, qz = state[0][last] - t[0], state[1][last] - t[1], state[2][last] - t[2]
-        new = np.sqrt(qx * qx + qy * qy + qz * qz)
-        stalled = (err - new < eps) & (new > tol)
-        rerun = np.zeros(live.size, dtype=bool)
-        if stalled.any():
-            rerun[stalled] = _straight(state, t, stalled, sum(lengths))
-        stop = stalled | (new <= tol) | (it >= max_it)
+        _chain_iteration(a, t, base, lengths, work)
+        new = _norm(a[last] - t)
+        stalled = running & (err - new < eps) & (new > tol)
+        stop = stalled | (running & ((new <= tol) | (it >= max_it)))
         err = new
-        if stop.any():
-            done = stop & ~rerun
-            idx = live[done]
-            for coords, out in zip(state, (out_x, out_y, out_z)):
-                out[:, idx] = np.array([c[done] for c in coords])
-            iterations[idx] = it
-            for b in live[rerun]:  # the scalar chain, which bends a straight chain, from the start
-                px, py, pz = ([float(c[b]) for c in coords] for coords in start)
-                iterations[b], _ = run_chain(px, py, pz, lengths, [tx[b], ty[b], tz[b]], tol, max_it)
-                out_x[:, b], out_y[:, b], out_z[:, b] = px, py, pz
-            keep = ~stop
-            live = live[keep]
-            state = [[c[keep] for c in coords] for coords in state]
-            t = [c[keep] for c in t]
-            base = [c[keep] for c in base]
-            err = err[keep]
+        if not stop.any():
+            continue
+        rerun = np.zeros(live.size, dtype=bool)
+        if MAX_BENDS > 0 and stalled.any():
+            cols = np.flatnonzero(stalled)
+            rerun[cols] = _straight(a[:, :, cols], t[:, cols], sum(lengths))
+        cols = np.flatnonzero(stop & ~rerun)
+        out[:, :, live[cols]] = a[:, :, cols]
+        iterations[live[cols]] = it
+        for b in live[rerun]:  # the scalar chain, which bends a straight chain, from the start
+            iterations[b] = _scalar_chain(first[:, :, b], lengths, t_all[:, b], out[:, :, b], tol, max_it)
+        running &= ~stop
     for k, j in enumerate(path):
-        xs_all[j], ys_all[j], zs_all[j] = out_x[k], out_y[k], out_z[k]
+        xs_all[j], ys_all[j], zs_all[j] = out[k]
     return iterations
 
 
-def _chain_iteration(state: list[Cols], t: list[np.ndarray], base: list[np.ndarray], lengths: list[float]) -> None:
-    """One forward-and-backward iteration of ``run_chain`` on the live problems, in place."""
-    xs, ys, zs = state
-    n = len(xs)
-    last = n - 1
-    ox, oy, oz = xs[last], ys[last], zs[last]
-    px, py, pz = t
-    xs[last], ys[last], zs[last] = px, py, pz
-    for i in range(last - 1, -1, -1):
-        cx, cy, cz = xs[i], ys[i], zs[i]
-        dx, dy, dz = cx - px, cy - py, cz - pz
-        l2 = dx * dx + dy * dy + dz * dz
-        small = l2 < _TINY2
-        if small.any():  # landed on the joint: keep the old bone's direction
-            dx, dy, dz = np.where(small, cx - ox, dx), np.where(small, cy - oy, dy), np.where(small, cz - oz, dz)
-            l2 = dx * dx + dy * dy + dz * dz
-        s = lengths[i] / np.sqrt(l2)
-        ox, oy, oz = cx, cy, cz
-        px, py, pz = px + dx * s, py + dy * s, pz + dz * s
-        xs[i], ys[i], zs[i] = px, py, pz
-    ox, oy, oz = xs[0], ys[0], zs[0]
-    px, py, pz = base
-    xs[0], ys[0], zs[0] = px, py, pz
-    for i in range(1, n):
-        cx, cy, cz = xs[i], ys[i], zs[i]
-        dx, dy, dz = cx - px, cy - py, cz - pz
-        l2 = dx * dx + dy * dy + dz * dz
-        small = l2 < _TINY2
-        if small.any():  # keep the stage-1 bone's direction
-            dx, dy, dz = np.where(small, cx - ox, dx), np.where(small, cy - oy, dy), np.where(small, cz - oz, dz)
-            l2 = dx * dx + dy * dy + dz * dz
-        s = lengths[i - 1] / np.sqrt(l2)
-        ox, oy, oz = cx, cy, cz
-        px, py, pz = px + dx * s, py + dy * s, pz + dz * s
-        xs[i], ys[i], zs[i] = px, py, pz
+def _norm(v: np.ndarray) -> np.ndarray:
+    """Lengths of the columns of ``(3, m)`` vectors, summed as ``x*x + y*y + z*z`` like the scalar code."""
+    sq = v * v
+    return np.sqrt(sq[0] + sq[1] + sq[2])
 
 
-def _straight(state: list[Cols], t: list[np.ndarray], rows: np.ndarray, scale: float) -> np.ndarray:
-    """``chain._bend_if_straight``'s test (without the bend) for the ``rows`` of the live problems."""
-    xs, ys, zs = ([c[rows] for c in coords] for coords in state)
-    n = len(xs)
+def _scalar_chain(
+    start: np.ndarray, lengths: list[float], target: np.ndarray, out: np.ndarray, tol: float, max_it: int
+) -> int:
+    """``run_chain`` on one problem's ``(L, 3)`` start; writes the ``(L, 3)`` result to ``out``; its iterations."""
+    xs, ys, zs = start.T.tolist()
+    it, _ = run_chain(xs, ys, zs, lengths, target.tolist(), tol, max_it)
+    out[:, 0], out[:, 1], out[:, 2] = xs, ys, zs
+    return it
+
+
+class _Work:
+    """Scratch arrays of a chain iteration on ``(L, 3, m)`` joints (numpy's out= avoids an allocation per step)."""
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.stage1 = np.empty(shape)
+        self.d = np.empty(shape[1:])
+        self.sq = np.empty(shape[1:])
+        self.l2 = np.empty(shape[2:])
+
+
+def _chain_iteration(a: np.ndarray, t: np.ndarray, base: np.ndarray, lengths: list[float], work: _Work) -> None:
+    """One forward-and-backward iteration of ``run_chain`` on ``(L, 3, m)`` joints ``a``, in place."""
+    w = work.stage1
+    last = a.shape[0] - 1
+    w[last] = t
+    for i in range(last - 1, -1, -1):  # stage 1, forward reaching: old joints a, new joints w
+        _reach(a[i], w[i + 1], a[i + 1], lengths[i], w[i], work)
+    a[0] = base
+    for i in range(1, last + 1):  # stage 2, backward reaching: stage-1 joints w, new joints a
+        _reach(w[i], a[i - 1], w[i - 1], lengths[i - 1], a[i], work)
+
+
+def _reach(c: np.ndarray, p: np.ndarray, old: np.ndarray, length: float, out: np.ndarray, work: _Work) -> None:
+    """``out = p + (c - p) * (length / |c - p|)`` on ``(3, m)`` points; ``c - old`` where ``c`` lies on ``p``."""
+    d, sq, l2 = work.d, work.sq, work.l2
+    np.subtract(c, p, out=d)
+    np.multiply(d, d, out=sq)
+    np.add(sq[0], sq[1], out=l2)
+    np.add(l2, sq[2], out=l2)
+    if l2.min() < _TINY2:  # landed on the joint: keep the old bone's direction
+        np.copyto(d, c - old, where=l2 < _TINY2)
+        np.multiply(d, d, out=sq)
+        np.add(sq[0], sq[1], out=l2)
+        np.add(l2, sq[2], out=l2)
+    np.sqrt(l2, out=l2)
+    np.divide(length, l2, out=l2)
+    np.multiply(d, l2, out=d)
+    np.add(p, d, out=out)
+
+
+def _straight(joints: np.ndarray, t: np.ndarray, scale: float) -> np.ndarray:
+    """``chain._bend_if_straight``'s test (without the bend) for ``(L, 3, k)`` chains and ``(3, k)`` targets."""
+    n, _, k = joints.shape
     if n < 3:
-        return np.zeros(int(rows.sum()), dtype=bool)
-    bx, by, bz = xs[0], ys[0], zs[0]
-    reach = np.array([(xs[i] - bx) ** 2 + (ys[i] - by) ** 2 + (zs[i] - bz) ** 2 for i in range(1, n)])
-    far = np.argmax(reach, axis=0) + 1
-    pick = np.arange(far.size)
-    ux, uy, uz = (np.array(c)[far, pick] - b for c, b in ((xs, bx), (ys, by), (zs, bz)))
-    n2 = ux * ux + uy * uy + uz * uz
+        return np.zeros(k, dtype=bool)
+    b = joints[0]
+    sq = (joints[1:] - b) ** 2
+    far = np.argmax(sq[:, 0] + sq[:, 1] + sq[:, 2], axis=0) + 1
+    u = joints[far, :, np.arange(k)].T - b
+    n2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2]
     ok = n2 >= _TINY2
     with np.errstate(invalid="ignore", divide="ignore"):
-        norm = np.sqrt(n2)
-        ux, uy, uz = ux / norm, uy / norm, uz / norm
-    limit = (STRAIGHT * scale) ** 2
-    for px, py, pz in [*zip(xs, ys, zs), (t[0][rows], t[1][rows], t[2][rows])]:
-        rx, ry, rz = px - bx, py - by, pz - bz
-        k = rx * ux + ry * uy + rz * uz
-        ok &= ~((rx - k * ux) ** 2 + (ry - k * uy) ** 2 + (rz - k * uz) ** 2 > limit)
-    return ok
+        u = u / np.sqrt(n2)
+    r = np.concatenate([joints, t[None]]) - b
+    along = r[:, 0] * u[0] + r[:, 1] * u[1] + r[:, 2] * u[2]
+    off = (r - along[:, None, :] * u) ** 2
+    return ok & ~np.any(off[:, 0] + off[:, 1] + off[:, 2] > (STRAIGHT * scale) ** 2, axis=0)
 
 
 def solve_tree(
@@ -206,7 +214,7 @@ def solve_tree(
     tol: float,
     max_it: int,
 ) -> np.ndarray:
-    """``solver._solve_tree`` on ``(B,)`` arrays, in place; ``goal`` maps effectors to ``(B, 3)``; iterations ``(B,)``."""
+    """``solver._solve_tree`` on ``(B,)`` arrays, in place; ``goal``: effector -> ``(B, 3)``; iterations ``(B,)``."""
     n = len(active)
     d = r.lengths
     parents = r.parents
