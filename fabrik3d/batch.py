@@ -103,6 +103,16 @@ def solve_batch(
     for e, (q, _) in turns.items():
         if q.shape[0] not in (1, bsize):
             raise ValueError(f"targets[{skeleton.names[e]!r}]: {q.shape[0]} orientations for {bsize} problems")
+    if bsize == 0:
+        names = skeleton.names
+        return BatchResult(
+            np.empty((0, n, 3)),
+            np.empty((0, n, 4)),
+            np.zeros(0, dtype=np.int64),
+            {names[e]: np.empty(0) for e in points},
+            np.zeros(0, dtype=bool),
+            {names[e]: np.empty(0) for e in turns},
+        )
     constrained = bool(skeleton.constraints or pole_points or turns)
     if constrained or (root_goal is not None and root_goal.orientation is not None):
         return _one_by_one(skeleton, bsize, points, turns, start, root_goal, root, pole_points, weights, tol, max_it)

@@ -349,13 +349,10 @@ def finish(skeleton: Skeleton, r: Rig, pose: Pose, start: Pose, active: list[boo
             continue
         p = r.parents[j]
         pf = sf[p] if p >= 0 else rot.IDENTITY
-        c = r.first_child[j]
-        if c < 0:
-            sf[j] = rot.mul(pf, r.rest_local[j])
-            continue
+        c = r.first_child[j]  # never a leaf: leaves carry nothing and have no kept local rotation
         d, none = _unit((sx[c] - sx[j], sy[c] - sy[j], sz[c] - sz[j]))
         frame = _swing_frame(r, j, pf, d)
-        if none.any():
+        if none.any():  # a bone lost to rounding (a tiny bone far from the origin)
             fixed = rot.mul(pf, r.rest_local[j])
             frame = tuple(np.where(none, a, b) for a, b in zip(fixed, frame))  # type: ignore[assignment]
         sf[j] = frame

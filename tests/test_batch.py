@@ -1,0 +1,301 @@
+"""Batch solving (``fabrik3d.solve_batch``): every problem equals ``fabrik3d.solve`` on that problem.
+
+The batches are large enough (``B`` well above ``batch_tree.TAIL``) that the
+vectorised path does the work, not its scalar fallback for stragglers.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from fabrik3d import BatchResult, Skeleton, Target, presets, solve, solve_batch
+from fabrik3d.batch_tree import TAIL
+
+TOL = 1e-3
+
+
+def plain(name: str) -> Skeleton:
+    """A preset's joints and rest pose without its joint limits."""
+    s = presets.get(name)
+    return Skeleton(s.names, s.parents, s.rest_positions)
+
+
+def chain(bones: int, rng: np.random.Generator) -> Skeleton:
+    """A chain with random bone lengths (0.2 to 1.5) and directions."""
+    pos = np.zeros((bones + 1, 3))
+    for i in range(bones):
+        d = rng.normal(size=3)
+        pos[i + 1] = pos[i] + d / np.linalg.norm(d) * rng.uniform(0.2, 1.5)
+    return Skeleton([f"j{i}" for i in range(bones + 1)], list(range(-1, bones)), pos)
+
+
+def random_tree(n: int, rng: np.random.Generator) -> Skeleton:
+    """A random tree of ``n`` joints (each joint's parent among the earlier ones), random bones."""
+    parents = [-1] + [int(rng.integers(0, j)) for j in range(1, n)]
+    pos = np.zeros((n, 3))
+    for j in range(1, n):
+        d = rng.normal(size=3)
+        pos[j] = pos[parents[j]] + d / np.linalg.norm(d) * rng.uniform(0.3, 1.2)
+    return Skeleton([f"n{j}" for j in range(n)], parents, pos)
+
+
+def random_poses(s: Skeleton, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``(count, n, 3)`` poses with random bone directions (any lengths: ``solve`` takes only directions)."""
+    return s.rest_positions + rng.normal(scale=0.6, size=(count, len(s), 3))
+
+
+def targets_near(s: Skeleton, names: list[str], count: int, rng: np.random.Generator, scale: float) -> dict:
+    """``(count, 3)`` targets about each named effector's rest position (some beyond reach for large scales)."""
+    return {e: s.rest_positions[s.index(e)] + rng.normal(scale=scale, size=(count, 3)) for e in names}
+
+
+def problem(value: Any, b: int, batched_ndim: int) -> Any:
+    """Problem ``b``'s share of an argument: a row of a batched array, or the shared value."""
+    if value is None or isinstance(value, Target) or np.ndim(value) < batched_ndim:
+        return value
+    return np.asarray(value)[b]
+
+
+def assert_equals_solve(s: Skeleton, targets: dict, result: BatchResult, **kwargs: Any) -> None:
+    """Every problem of ``result`` equals ``solve`` on it: positions, rotations (up to sign), errors,
+    iterations and convergence, within 1e-9."""
+    count = len(result.iterations)
+    assert result.positions.shape == (count, len(s), 3)
+    assert result.rotations.shape == (count, len(s), 4)
+    assert result.converged.shape == (count,)
+    for b in range(count):
+        goals = {}
+        for name, value in targets.items():
+            if isinstance(value, tuple):
+                goals[name] = Target(value[0][b], value[1][b], *value[2:])
+            else:
+                goals[name] = problem(value, b, 2)
+        one = solve(
+            s,
+            goals,
+            positions=problem(kwargs.get("positions"), b, 3),
+            root_target=problem(kwargs.get("root_target"), b, 2),
+            poles={k: problem(v, b, 2) for k, v in kwargs["poles"].items()} if kwargs.get("poles") else None,
+            weights=kwargs.get("weights"),
+            tolerance=kwargs.get("tolerance", TOL),
+            max_iterations=kwargs.get("max_iterations", 100),
+        )
+        np.testing.assert_allclose(result.positions[b], one.positions, rtol=0, atol=1e-9, err_msg=f"problem {b}")
+        q, r = result.rotations[b], one.rotations
+        assert np.minimum(np.abs(q - r).max(axis=1), np.abs(q + r).max(axis=1)).max() <= 1e-9, f"problem {b}"
+        assert result.iterations[b] == one.iterations, f"problem {b}"
+        assert bool(result.converged[b]) == one.converged, f"problem {b}"
+        assert set(result.errors) == set(one.errors)
+        for name, e in one.errors.items():
+            assert abs(result.errors[name][b] - e) <= 1e-9, f"problem {b}, {name}"
+        for name, e in one.orientation_errors.items():
+            assert abs(result.orientation_errors[name][b] - e) <= 1e-9, f"problem {b}, {name}"
+
+
+def batch_and_check(s: Skeleton, targets: dict, **kwargs: Any) -> BatchResult:
+    result = solve_batch(s, targets, **kwargs)
+    assert_equals_solve(s, targets, result, **kwargs)
+    return result
+
+
+# -- unconstrained: the vectorised path -------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(3))
+def test_random_chains_from_rest_and_from_start_poses(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    s = chain(int(rng.integers(2, 12)), rng)
+    reach = float(s.bone_lengths.sum())
+    count = 80
+    # Inside and beyond reach (about a fifth beyond).
+    goal = {s.end_effectors[0]: rng.normal(size=(count, 3)) * reach * 0.6}
+    result = batch_and_check(s, goal)
+    assert 0 < result.converged.sum() < count  # both kinds present
+    assert (result.iterations[~result.converged] >= 1).all()
+    batch_and_check(s, goal, positions=random_poses(s, count, rng))
+    batch_and_check(s, goal, positions=random_poses(s, 1, rng)[0], root_target=rng.normal(size=(count, 3)))
+
+
+def test_chain_workload_of_the_core_issue() -> None:
+    """Ten unit bones along +Y, targets in the ball of radius 9 (as in benchmarks/common.chain_workload)."""
+    rest = np.column_stack([np.zeros(11), np.arange(11.0), np.zeros(11)])
+    s = Skeleton([f"j{i}" for i in range(11)], list(range(-1, 10)), rest)
+    rng = np.random.default_rng(0)
+    d = rng.standard_normal((200, 3))
+    t = d / np.linalg.norm(d, axis=1, keepdims=True) * (9.0 * rng.random(200) ** (1 / 3))[:, None]
+    result = batch_and_check(s, {"j10": t})
+    assert result.converged.all()
+    assert result.iterations.max() > result.iterations.min()  # problems stop at different iterations
+
+
+def test_straight_chain_stuck_on_its_line_is_bent_as_in_solve() -> None:
+    """Targets on the line of a straight chain: FABRIK alone stalls, the scalar code bends the chain."""
+    rest = np.column_stack([np.zeros(7), np.arange(7.0), np.zeros(7)])
+    s = Skeleton([f"j{i}" for i in range(7)], list(range(-1, 6)), rest)
+    count = 4 * TAIL
+    t = np.zeros((count, 3))
+    t[:, 1] = np.linspace(1.0, 5.5, count)
+    t[count // 2 :, 0] = 1e-3  # and some a hair off the line
+    result = batch_and_check(s, {"j6": t})
+    assert result.converged.mean() > 0.9
+
+
+def test_degenerate_start_poses_take_the_rest_directions() -> None:
+    rng = np.random.default_rng(5)
+    s = plain("robot_arm")
+    count = 3 * TAIL
+    poses = random_poses(s, count, rng)
+    poses[: count // 2] = 0.0  # every joint on one point
+    goal = targets_near(s, list(s.end_effectors), count, rng, 0.3)
+    batch_and_check(s, goal, positions=poses)
+
+
+@pytest.mark.parametrize("name", presets.names())
+def test_presets_without_limits_all_and_some_effectors(name: str) -> None:
+    rng = np.random.default_rng(len(name))
+    s = plain(name)
+    effectors = list(s.end_effectors)
+    count = 40
+    everything = targets_near(s, effectors, count, rng, 0.3)
+    batch_and_check(s, everything)
+    some = {e: everything[e] for e in effectors[::2]}
+    batch_and_check(s, some, positions=random_poses(s, count, rng) * 0.1 + s.rest_positions)
+    one = {effectors[-1]: everything[effectors[-1]]}
+    batch_and_check(s, one, root_target=s.rest_positions[s.root] + rng.normal(scale=0.2, size=(count, 3)))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_trees_with_root_targets_and_weights(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    s = random_tree(int(rng.integers(6, 25)), rng)
+    effectors = list(s.end_effectors)
+    count = 40
+    chosen = [e for e in effectors if rng.random() < 0.7] or effectors[:1]
+    goal = targets_near(s, chosen, count, rng, 0.8)
+    weights = {e: float(rng.uniform(0.2, 5.0)) for e in chosen}
+    batch_and_check(s, goal)
+    batch_and_check(s, goal, weights=weights, root_target=rng.normal(scale=0.3, size=3))
+    batch_and_check(s, goal, positions=random_poses(s, count, rng), root_target=rng.normal(size=(count, 3)))
+    batch_and_check(s, goal, positions=random_poses(s, count, rng), tolerance=1e-6, max_iterations=7)
+
+
+def test_no_targets_keeps_the_start_pose_and_a_shared_target_serves_all() -> None:
+    rng = np.random.default_rng(9)
+    s = plain("humanoid")
+    poses = random_poses(s, 12, rng)
+    result = batch_and_check(s, {}, positions=poses)
+    assert (result.iterations == 0).all() and result.converged.all() and result.errors == {}
+    shared = {"head": s.rest_positions[s.index("head")] + [0.0, 0.0, 0.05], "hand_l": rng.normal(size=(12, 3))}
+    batch_and_check(s, shared)
+
+
+# -- constrained: one solve per problem for now ------------------------------------------------------------
+@pytest.mark.parametrize("name", presets.names())
+def test_constrained_presets(name: str) -> None:
+    rng = np.random.default_rng(7)
+    s = presets.get(name)
+    effectors = list(s.end_effectors)[:3]
+    count = 3
+    goal = targets_near(s, effectors, count, rng, 0.1)
+    batch_and_check(s, goal)
+    batch_and_check(s, {effectors[0]: goal[effectors[0]]}, positions=s.rest_positions)
+
+
+def test_poles_orientation_targets_and_root_target_objects() -> None:
+    rng = np.random.default_rng(11)
+    s = plain("humanoid")
+    count = 3
+    hand = s.rest_positions[s.index("hand_l")] + rng.normal(scale=0.1, size=(count, 3))
+    turns = np.tile([0.0, 0.0, math.sin(0.3), math.cos(0.3)], (count, 1))
+    goal = {"hand_l": (hand, turns, 0.5), "hand_r": s.rest_positions[s.index("hand_r")] + [0.1, 0.0, 0.0]}
+    result = batch_and_check(s, goal, poles={"hand_l": [0.5, 1.3, -1.0]})
+    assert set(result.orientation_errors) == {"hand_l"}
+    batch_and_check(
+        s, {"head": rng.normal(scale=0.05, size=(count, 3)) + np.array([0, 1.7, 0])}, root_target=Target([0, 1, 0])
+    )
+
+
+# -- the boundary --------------------------------------------------------------------------------------
+def test_the_callers_arrays_are_never_modified() -> None:
+    rng = np.random.default_rng(2)
+    s = plain("octopus")
+    count = 2 * TAIL
+    goal = targets_near(s, list(s.end_effectors)[:4], count, rng, 0.4)
+    poses = random_poses(s, count, rng)
+    root = rng.normal(size=(count, 3))
+    before = ({k: v.copy() for k, v in goal.items()}, poses.copy(), root.copy())
+    for a in [*goal.values(), poses, root]:
+        a.setflags(write=False)  # a write would raise
+    solve_batch(s, goal, positions=poses, root_target=root)
+    for k, v in goal.items():
+        np.testing.assert_array_equal(v, before[0][k])
+    np.testing.assert_array_equal(poses, before[1])
+    np.testing.assert_array_equal(root, before[2])
+
+
+def test_an_empty_batch_gives_empty_results() -> None:
+    s = plain("humanoid")
+    result = solve_batch(s, {"head": np.zeros((0, 3))})
+    assert result.positions.shape == (0, len(s), 3) and result.rotations.shape == (0, len(s), 4)
+    assert result.iterations.shape == result.converged.shape == result.errors["head"].shape == (0,)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda s: solve_batch(s, {"nose": np.zeros((2, 3))}), "targets: 'nose' is not an end effector.*head"),
+        (lambda s: solve_batch(s, {"head": np.zeros((2, 2))}), r"targets\['head'\]: expected shape"),
+        (lambda s: solve_batch(s, {"head": [[0, 0, np.nan]]}), r"targets\['head'\]\[0\]: .*finite"),
+        (lambda s: solve_batch(s, {"head": [[0, 0, 0], [0, 0, np.inf]]}), r"targets\['head'\]\[1\]: .*finite"),
+        (lambda s: solve_batch(s, {"head": "up"}), r"targets\['head'\]: expected an array"),
+        (lambda s: solve_batch(s, [1, 2]), "targets: expected a mapping"),
+        (
+            lambda s: solve_batch(s, {"head": np.zeros((2, 3)), "hand_l": np.zeros((3, 3))}),
+            r"targets\['hand_l'\]: 3 problems, but targets\['head'\] has 2",
+        ),
+        (lambda s: solve_batch(s, {"head": np.zeros((2, 3))}, positions=np.zeros((3, len(s), 3))), "positions: 3"),
+        (lambda s: solve_batch(s, {"head": np.zeros((2, 3))}, positions=np.zeros((2, 4, 3))), "positions: expected"),
+        (lambda s: solve_batch(s, {"head": np.zeros((2, 3))}, root_target=np.zeros((5, 3))), "root_target: 5"),
+        (lambda s: solve_batch(s, {"head": np.zeros((2, 3))}, root_target=[1, 2]), "root_target: expected"),
+        (lambda s: solve_batch(s, {"head": np.zeros((2, 3))}, weights={"head": 0}), r"weights\['head'\]"),
+        (lambda s: solve_batch(s, {"head": np.zeros((2, 3))}, weights={"pelvis": 1}), "weights: 'pelvis'"),
+        (lambda s: solve_batch(s, {"head": np.zeros((2, 3))}, poles={"knee_l": [0, 0, 1]}), "poles: 'knee_l'"),
+        (lambda s: solve_batch(s, {"head": np.zeros((2, 3))}, tolerance=0), "tolerance"),
+        (lambda s: solve_batch(s, {"head": np.zeros((2, 3))}, max_iterations=0), "max_iterations"),
+        (lambda s: solve_batch(s, {}), "targets: empty"),
+        (
+            lambda s: solve_batch(s, {"head": (np.zeros((2, 3)), np.ones((2, 4)))}),
+            r"targets\['head'\] orientations\[0\]: not a unit quaternion",
+        ),
+        (lambda s: solve_batch("humanoid", {}), "skeleton: expected a fabrik3d.Skeleton"),
+    ],
+)
+def test_bad_input_is_named(call: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        call(plain("humanoid"))
+
+
+def test_bones_turned_opposite_their_rest_direction_take_the_half_turn() -> None:
+    """A chain along +Y pulled straight down (unreachable): its bones point exactly along -Y."""
+    rest = np.column_stack([np.zeros(4), np.arange(4.0), np.zeros(4)])
+    s = Skeleton(["a", "b", "c", "d"], [-1, 0, 1, 2], rest)
+    rng = np.random.default_rng(4)
+    t = rng.normal(scale=2.0, size=(3 * TAIL, 3))
+    t[::2] = [0.0, -5.0, 0.0]
+    result = batch_and_check(s, {"d": t})
+    np.testing.assert_allclose(result.positions[0, :, 1], [0.0, -1.0, -2.0, -3.0])
+
+
+def test_tree_steps_onto_a_joint_keep_a_bone_direction() -> None:
+    """Both arm targets where their proposals for the sub-base land exactly on the root (and the
+    sub-base's exactly on itself): the degenerate steps of the tree solve, as in ``solve``."""
+    s = Skeleton(["r", "j", "e1", "e2"], [-1, 0, 1, 1], [[0, 0, 0], [0, 1, 0], [1, 1, 0], [-1, 1, 0]])
+    rng = np.random.default_rng(6)
+    count = 12
+    goal = {e: rng.normal(size=(count, 3)) for e in ("e1", "e2")}
+    for e in goal:
+        goal[e][::3] = [0.0, -1.0, 0.0]
+        goal[e][1::3] = [0.0, 1.0, 0.0]  # on the sub-base's start position
+    batch_and_check(s, goal)
