@@ -246,10 +246,11 @@ def smooth_pose(skeleton, t: float, seed: int = 0, share: float = 0.7) -> np.nda
 # -- skeletons, frames and local rotations for the limit tests -----------------------------------------
 
 
-def limited_chain(n: int, limit, length: float = 0.1):
+def limited_chain(n: int, limit, length: float = 0.1, leaf=None):
     """A chain of ``n`` bones of ``length`` along +Y from the origin, ``limit(i)`` on joints 0..n-1.
 
-    ``limit(i)`` returns a constraint, a list of constraints, or ``None``. Joint names are j0..jn.
+    ``limit(i)`` returns a constraint, a list of constraints, or ``None``; ``leaf`` is an optional
+    constraint (a ``Twist``) on the effector. Joint names are j0..jn.
     """
     from fabrik3d import Skeleton
 
@@ -259,6 +260,8 @@ def limited_chain(n: int, limit, length: float = 0.1):
         c = limit(i)
         if c is not None:
             limits[names[i]] = c
+    if leaf is not None:
+        limits[names[n]] = leaf
     return Skeleton(names, [-1, *range(n)], [[0.0, length * i, 0.0] for i in range(n + 1)], limits)
 
 
@@ -369,3 +372,55 @@ def rotation_angle_deg(a: np.ndarray, b: np.ndarray) -> float:
     """Angle in degrees of the rotation between two rotation matrices (precise near 0)."""
     chord = float(np.linalg.norm(a - b)) / (2.0 * math.sqrt(2.0))
     return math.degrees(2.0 * math.asin(min(1.0, chord)))
+
+
+def assert_valid(skeleton, result, twisted: tuple[str, ...] = (), limit_tol: float = 1e-6) -> None:
+    """Assert the guarantees of every constrained solve on ``result`` (a ``SolveResult``).
+
+    Finite pose with the skeleton's bone lengths (1e-9 relative); unit rotations whose +Y
+    points along the bone to the first child; every constraint within ``limit_tol`` degrees;
+    the rigid guarantee within 1e-9; non-rigid frames equal to the swing-rule frames from the
+    positions and the returned parent frames, except for a twist about +Y on the effectors
+    named in ``twisted`` (those with an orientation target).
+    """
+    pos, rot = np.asarray(result.positions), np.asarray(result.rotations)
+    n = len(skeleton)
+    assert pos.shape == (n, 3) and rot.shape == (n, 4)
+    assert np.all(np.isfinite(pos)) and np.all(np.isfinite(rot)), "NaN or inf in the result"
+    for j in range(n):
+        p = int(skeleton.parents[j])
+        if p >= 0:
+            length = float(np.linalg.norm(pos[j] - pos[p]))
+            assert abs(length - skeleton.bone_lengths[j]) <= 1e-9 * max(1.0, skeleton.bone_lengths[j]), (
+                f"bone {skeleton.names[j]}: {length} != {skeleton.bone_lengths[j]}"
+            )
+    assert np.abs(np.linalg.norm(rot, axis=1) - 1.0).max() <= 1e-9, "rotations are not unit quaternions"
+    frames = frame_matrices(rot)
+    for j in range(n):
+        c = skeleton.first_child(j)
+        if c >= 0:
+            along = float(frames[j][:, 1] @ unit(pos[c] - pos[j]))
+            assert along >= 1.0 - 1e-10, f"{skeleton.names[j]}: +Y is {math.degrees(math.acos(min(1, along)))} deg off"
+    excess = violations(skeleton, pos, rot)
+    bad = {k: v for k, v in excess.items() if v > limit_tol}
+    assert not bad, f"limits exceeded (degrees): {bad}"
+    assert rigid_residual(skeleton, pos, rot) <= 1e-9, "a rigid joint's children moved in its frame"
+    expected = expected_frames(skeleton, pos, rot)
+    for j, want in enumerate(expected):
+        if want is None:
+            continue
+        if skeleton.names[j] in twisted:
+            rel = want.T @ frames[j]
+            assert abs(rel[1, 1] - 1.0) <= 1e-9, f"{skeleton.names[j]}: differs by more than a twist about +Y"
+        else:
+            angle = rotation_angle_deg(want, frames[j])
+            assert angle <= 1e-6, f"{skeleton.names[j]}: frame is {angle} deg off the swing-rule frame"
+
+
+def arbitrary_pose(skeleton, rng: np.random.Generator) -> np.ndarray:
+    """A pose with the skeleton's bone lengths and uniformly random bone directions (limits ignored)."""
+    pos = np.empty((len(skeleton), 3))
+    pos[skeleton.root] = skeleton.rest_positions[skeleton.root]
+    for j in skeleton.order[1:]:
+        pos[j] = pos[int(skeleton.parents[j])] + unit(rng.normal(size=3)) * skeleton.bone_lengths[j]
+    return pos
