@@ -43,8 +43,8 @@ STILL_RATIO = 1.0
 # Most frames per second the view is pushed at while the mouse is down (trame-vtk's default is 30):
 # a frame is sent one tick after it was rendered, so faster ticks mean less latency.
 ANIMATION_FPS = 60
-# Seconds after a pushed image at which the encoded image is asked for again.
-FLUSH_DELAYS = (0.01, 0.03, 0.08, 0.2)
+# Seconds after a render at which its encoded image is asked for (see WebApp._rendered).
+PICKUP_DELAYS = (0.004, 0.012, 0.03, 0.08, 0.2)
 # During a drag the scene changes on every mouse move, the page's state at most this often (seconds).
 DRAG_STATE_INTERVAL = 0.1
 
@@ -85,6 +85,7 @@ class WebApp:
         self._publish()
         self._build_ui()
         self.server.controller.on_server_ready.add(self._tune_image_delivery)
+        self.scene.render_window.AddObserver("EndEvent", self._rendered)
 
     @property
     def state(self) -> Any:
@@ -408,23 +409,26 @@ class WebApp:
             self._render()
 
     def _render(self) -> None:
-        """Push a new image of the view (outside drags; during one, trame-vtk pushes frames itself).
+        """Push a new image of the view (outside drags; during one, trame-vtk pushes frames itself)."""
+        if hasattr(self, "view"):
+            self.view.update()
 
-        trame-vtk encodes images on a thread and first sends the previous image, then the new
-        one half a second later; asking again a few milliseconds later sends it as soon as
-        it is encoded (a request with nothing new sends nothing).
+    def _rendered(self, *_: Any) -> None:
+        """After every render: ask for the encoded image soon, instead of at the next tick.
+
+        trame-vtk encodes images on a thread; a push first sends the last image already
+        encoded, and the new one at the next animation tick (during a drag) or half a
+        second later (otherwise). Asking again a few milliseconds after the render sends it
+        as soon as it is encoded; a request with nothing new sends nothing.
         """
-        if not hasattr(self, "view"):
-            return
-        self.view.update()
         delivery = self._image_delivery()
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not serving (tests in-process)
             return
         if delivery is not None:
-            for delay in FLUSH_DELAYS:
-                loop.call_later(delay, delivery.push_render, str(self.state["viewId"]))
+            for delay in PICKUP_DELAYS:
+                loop.call_later(delay, delivery.push_render, str(self.state["viewId"]), True)
 
 
 def serve(
