@@ -1,0 +1,266 @@
+"""Batch benchmark: ``fabrik3d.solve_batch`` against single solves in a loop, and ikpy, in the same process.
+
+Workloads:
+
+* ``chain``: the core issue's chain (``common.chain_workload``): ten bones of length 1
+  along +Y, solved from rest, tolerance 1e-3, at most 100 iterations. B = 1000 is
+  its 1000 targets in the ball of radius 9 (``numpy.random.default_rng(0)``);
+  B = 10000 draws 10000 targets by the same recipe (``common.ball_points`` on a
+  fresh ``default_rng(0)``). Single-solve rows (``solve_chain`` and ``solve`` in a
+  loop) solve the 1000 targets, each solve timed alone (``common.run_cases``).
+* ``humanoid``: the humanoid preset, its five effectors' targets about their rest
+  positions (normal, 5 cm, ``default_rng(0)``), from rest: without limits (the
+  vectorised tree) and with its joint limits (``solve_batch`` runs ``solve`` per
+  problem for constrained skeletons, so that row is about 1x).
+* ``ikpy``: ikpy (optimisation-based IK, a benchmark-only dependency) on the same
+  chain, built as ten universal joints (revolute about X, then Z) with unit bones
+  along +Y, from the zero pose, on the first targets of the chain workload;
+  ``it`` is its forward-kinematics evaluations per solve.
+
+Columns: ``us/problem`` is a batch's fastest wall time over the passes divided by
+B, or a single solve's mean (each solve's fastest pass); the ratios divide the
+single-solve means by it (how many times faster). Peak memory per problem is
+``tracemalloc``'s peak during one ``solve_batch`` call divided by B.
+
+Run: ``python benchmarks/bench_batch.py [--quick] [--repeats N] [--budget S]``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import common
+import numpy as np
+
+import fabrik3d
+import fabrik3d.presets
+
+TOL = 1e-3
+MAX_IT = 100
+CHAIN = "fabrik3d.solve_chain"
+SOLVE = "fabrik3d.solve"
+BATCH = "fabrik3d.solve_batch"
+HEADERS = ["workload", "solver", "B", "problems", "reached", "it mean", "us/problem", "vs solve_chain", "vs solve"]
+
+
+def chain_skeleton(rest: np.ndarray) -> fabrik3d.Skeleton:
+    return fabrik3d.Skeleton([f"j{i}" for i in range(len(rest))], list(range(-1, len(rest) - 1)), rest)
+
+
+def time_batch(call: Callable[[], Any], repeats: int) -> tuple[Any, float]:
+    """``call()``'s result and its fastest wall time in seconds over ``repeats`` calls."""
+    best, out = np.inf, None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = call()
+        best = min(best, time.perf_counter() - t0)
+    return out, best
+
+
+def peak_bytes(call: Callable[[], Any]) -> int:
+    """``tracemalloc``'s peak (bytes) during ``call()``."""
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def ikpy_rows(targets: np.ndarray, budget_s: float) -> tuple[list[Any], str]:
+    """ikpy on the chain: ``[reached %, it mean, us per solve, solves]`` and a note."""
+    try:
+        from ikpy.chain import Chain
+        from ikpy.link import OriginLink, URDFLink
+    except ImportError:
+        return [], "ikpy row not available: ikpy is not installed (pip install -e '.[bench]')"
+    links: list[Any] = [OriginLink()]
+    for i in range(10):
+        up = np.array([0.0, 1.0 if i else 0.0, 0.0])
+        links.append(URDFLink(f"j{i}x", up, np.zeros(3), rotation=np.array([1.0, 0.0, 0.0])))
+        links.append(URDFLink(f"j{i}z", np.zeros(3), np.zeros(3), rotation=np.array([0.0, 0.0, 1.0])))
+    links.append(URDFLink("tip", np.array([0.0, 1.0, 0.0]), np.zeros(3), joint_type="fixed"))
+    mask = [False] + [True] * 20 + [False]
+    chain = Chain(links, active_links_mask=mask)
+    evals = [0]
+    fk = chain.forward_kinematics
+
+    def counted(*a: Any, **k: Any) -> Any:
+        evals[0] += 1
+        return fk(*a, **k)
+
+    chain.forward_kinematics = counted  # type: ignore[method-assign]
+    zero = np.zeros(len(links))
+    times, its, errs = [], [], []
+    t_end = time.perf_counter() + budget_s
+    for t in targets:
+        evals[0] = 0
+        t0 = time.perf_counter()
+        angles = chain.inverse_kinematics(t, initial_position=zero)
+        times.append(time.perf_counter() - t0)
+        its.append(evals[0])
+        errs.append(float(np.linalg.norm(fk(angles)[:3, 3] - t)))
+        if time.perf_counter() > t_end:
+            break
+    reached = common.percent(int(np.sum(np.array(errs) <= TOL)), len(errs))
+    return [reached, float(np.mean(its)), 1e6 * float(np.mean(times)), len(times)], ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = common.parse_args(__doc__, argv, budget_s=2.0, repeats=3)
+    common.print_header("fabrik3d batch benchmark: solve_batch vs single solves", args)
+    rest, reach, _ = common.chain_workload(args.quick)
+    sizes = (20, 200) if args.quick else (1000, 10000)
+    batches = {sizes[0]: reach, sizes[1]: common.ball_points(np.random.default_rng(0), sizes[1], 9.0)}
+    skeleton = chain_skeleton(rest)
+    cases = [
+        common.Case(
+            CHAIN,
+            rest,
+            lambda pos, t: fabrik3d.solve_chain(pos, t, tolerance=TOL, max_iterations=MAX_IT),
+            lambda r: (r.positions, r.iterations, r.error),
+        ),
+        common.Case(
+            SOLVE,
+            rest,
+            lambda pos, t: fabrik3d.solve(skeleton, {"j10": t}, tolerance=TOL, max_iterations=MAX_IT),
+            lambda r: (r.positions, r.iterations, r.errors["j10"]),
+        ),
+    ]
+    print(
+        f"workload: chain of 10 unit bones from rest, B = {sizes[0]} and {sizes[1]} targets in the ball of radius 9 "
+        f"(default_rng(0)); humanoid from rest;\n          tolerance {TOL:g}, at most {MAX_IT} iterations; "
+        "vs X = X's mean us per solve / this row's us per problem"
+    )
+    print()
+    runs = common.run_cases(cases, reach, warm=False, repeats=args.repeats, budget_s=args.budget)
+    single = {label: common.summarize(run.ns).us("mean") for label, run in runs.items()}
+    rows: list[list[Any]] = []
+    for label, run in runs.items():
+        reached = common.percent(int(np.sum(run.errors <= TOL)), len(run.ns))
+        mean = single[label]
+        rows.append(
+            [
+                "chain",
+                label,
+                1,
+                len(run.ns),
+                reached,
+                float(run.iterations.mean()),
+                mean,
+                common.ratio(single[CHAIN], mean),
+                common.ratio(single[SOLVE], mean),
+            ]
+        )
+    results = {}
+    for size, targets in batches.items():
+        res, seconds = time_batch(
+            lambda t=targets: fabrik3d.solve_batch(skeleton, {"j10": t}, tolerance=TOL, max_iterations=MAX_IT),
+            args.repeats,
+        )
+        results[size] = res
+        us = 1e6 * seconds / size
+        reached = common.percent(int(res.converged.sum()), size)
+        rows.append(
+            [
+                "chain",
+                BATCH,
+                size,
+                size,
+                reached,
+                float(res.iterations.mean()),
+                us,
+                common.ratio(single[CHAIN], us),
+                common.ratio(single[SOLVE], us),
+            ]
+        )
+    ik, ik_note = ikpy_rows(reach[: 3 if args.quick else 100], 1.0 if args.quick else 10.0)
+    if ik:
+        reached, it_mean, us, count = ik
+        rows.append(["chain", "ikpy (least squares)", 1, count, reached, it_mean, us, "", ""])
+        rows[-1][7:] = [common.ratio(single[CHAIN], us), common.ratio(single[SOLVE], us)]
+    rows += humanoid_rows(args)
+    print(common.format_table(HEADERS, rows))
+    print()
+    if ik_note:
+        print(ik_note)
+    for line in common.cut_notes(runs, len(reach), args.budget, "chain, rest"):
+        print(line)
+    print()
+    mem_rows = []
+    bare = plain_humanoid()
+    for size, targets in batches.items():
+        chain_peak = peak_bytes(lambda t=targets: fabrik3d.solve_batch(skeleton, {"j10": t}))
+        goals = humanoid_targets(bare, size)
+        tree_peak = peak_bytes(lambda g=goals: fabrik3d.solve_batch(bare, g))
+        mem_rows.append(["chain", size, chain_peak / 2**20, chain_peak / size])
+        mem_rows.append(["humanoid, no limits", size, tree_peak / 2**20, tree_peak / size])
+    print(common.format_table(["workload", "B", "peak MiB", "bytes/problem"], mem_rows))
+    print()
+    checks = common.Checks()
+    res = results[sizes[0]]
+    run = runs[CHAIN]
+    made = len(run.ns)
+    gap = float(np.abs(res.positions[:made] - run.poses[:made]).max())
+    same_it = bool(np.array_equal(res.iterations[:made], run.iterations))
+    print(
+        checks.line(
+            "solve_batch equals solve_chain per problem (1e-9, iterations)",
+            gap <= 1e-9 and same_it,
+            f"{made} problems, largest joint difference {gap:.1e}, iterations {'equal' if same_it else 'DIFFER'}",
+        )
+    )
+    for size, res in results.items():
+        lengths = np.linalg.norm(np.diff(res.positions, axis=1), axis=2)
+        finite = bool(np.isfinite(res.positions).all() and np.isfinite(res.rotations).all())
+        drift = float(np.abs(lengths - 1.0).max()) if finite else np.inf
+        print(checks.line(f"B = {size}: finite, bone lengths kept", finite and drift <= 1e-9, f"drift {drift:.1e}"))
+    us_big = next(r[6] for r in rows if r[1] == BATCH and r[2] == sizes[1] and r[0] == "chain")
+    print(common.aim_line(f"solve_batch chain from rest, B = {sizes[1]}, per problem", us_big, 2.0, " us"))
+    return checks.exit_code()
+
+
+def plain_humanoid() -> fabrik3d.Skeleton:
+    s = fabrik3d.presets.get("humanoid")
+    return fabrik3d.Skeleton(s.names, s.parents, s.rest_positions)
+
+
+def humanoid_targets(s: fabrik3d.Skeleton, size: int) -> dict[str, np.ndarray]:
+    """``(size, 3)`` targets about each effector's rest position (normal, 5 cm, ``default_rng(0)``)."""
+    rng = np.random.default_rng(0)
+    return {e: s.rest_positions[s.index(e)] + rng.normal(scale=0.05, size=(size, 3)) for e in s.end_effectors}
+
+
+def humanoid_rows(args: Any) -> list[list[Any]]:
+    """Humanoid rows: the tree without limits (vectorised) and with limits (per problem), each vs solve looped."""
+    rows = []
+    limited = fabrik3d.presets.get("humanoid")
+    for label, s, size, loop_count in (
+        ("humanoid, no limits", plain_humanoid(), 20 if args.quick else 10000, 5 if args.quick else 200),
+        ("humanoid, limits", limited, 1 if args.quick else 10, 1 if args.quick else 5),
+    ):
+        goals = humanoid_targets(s, size)
+        res, seconds = time_batch(lambda s=s, g=goals: fabrik3d.solve_batch(s, g), args.repeats)
+        its, hits = [], 0
+        t0 = time.perf_counter()
+        for b in range(loop_count):
+            one = fabrik3d.solve(s, {e: v[b] for e, v in goals.items()})
+            its.append(one.iterations)
+            hits += one.converged
+        loop_us = 1e6 * (time.perf_counter() - t0) / loop_count
+        us = 1e6 * seconds / size
+        reached = common.percent(int(res.converged.sum()), size)
+        row = [label, SOLVE, 1, loop_count, common.percent(hits, loop_count), float(np.mean(its)), loop_us, "", "1.00x"]
+        rows.append(row)
+        rows.append(
+            [label, BATCH, size, size, reached, float(res.iterations.mean()), us, "", common.ratio(loop_us, us)]
+        )
+    return rows
+
+
+if __name__ == "__main__":
+    sys.exit(main())
