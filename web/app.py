@@ -40,8 +40,8 @@ log = logging.getLogger("fabrik3d_web")
 # Image size factor and JPEG quality of the 3D view while dragging and at rest.
 INTERACTIVE_RATIO = 0.5
 STILL_RATIO = 1.0
-# Most frames per second the view is pushed at while the mouse is down (trame-vtk's default is 30):
-# a frame is sent one tick after it was rendered, so faster ticks mean less latency.
+# Most animation ticks per second while the mouse is down (trame-vtk's default is 30): a mouse
+# move is rendered at the next tick, so faster ticks mean less latency (a tick with no change is cheap).
 ANIMATION_FPS = 60
 # Seconds after a render at which its encoded image is asked for (see WebApp._rendered).
 PICKUP_DELAYS = (0.004, 0.012, 0.03, 0.08, 0.2)

@@ -77,17 +77,27 @@ class Controller:
         limits: whether the solve uses the skeleton's joint limits.
         tolerance, max_iterations: solver settings.
         solve_ms: duration of the last solve, milliseconds.
-        error_message: the last error shown to the user ("" when none).
     """
 
     def __init__(self, scene: Scene | None = None, source: str = "humanoid") -> None:
         self.limits = True
-        self.error_message = ""
         self.load(scene if scene is not None else Scene(presets.get("humanoid")), source)
 
     # -- loading ------------------------------------------------------------------------------
     def load(self, scene: Scene, source: str = "scene") -> None:
-        """Make ``scene`` current: its own targets, the rest pose solved, empty history and take."""
+        """Make ``scene`` current: its own targets, the rest pose solved, empty history and take.
+
+        All or nothing: if solving the new scene fails, the current one stays.
+        """
+        before = dict(self.__dict__)
+        try:
+            self._load(scene, source)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def _load(self, scene: Scene, source: str) -> None:
         self.scene = scene
         self.source = source
         self._free = unconstrained(scene.skeleton)
@@ -136,10 +146,13 @@ class Controller:
         )
 
     def _reset_to_scene(self) -> None:
-        self.targets: dict[str, np.ndarray] = {k: v.copy() for k, v in self.scene.targets.items()}
-        self.root_target: np.ndarray | None = None if self.scene.root_target is None else self.scene.root_target.copy()
+        targets = {k: v.copy() for k, v in self.scene.targets.items()}
+        root = None if self.scene.root_target is None else self.scene.root_target.copy()
+        result = self._solve(targets, root, {}, None)
+        self.targets: dict[str, np.ndarray] = targets
+        self.root_target: np.ndarray | None = root
         self.poles: dict[str, np.ndarray] = {}
-        self.result = self._solve(self.targets, self.root_target, self.poles, None)
+        self.result = result
 
     # -- what the user does -------------------------------------------------------------------
     def begin_drag(self) -> None:
@@ -231,8 +244,9 @@ class Controller:
 
     def reset_pose(self) -> None:
         """Back to the scene's own targets and its rest pose (undoable)."""
-        self._push_undo()
+        before = self._snapshot()
         self._reset_to_scene()
+        self._push_undo(before)
 
     def undo(self) -> bool:
         """Undo the last target move; False if there is nothing to undo."""
@@ -461,8 +475,8 @@ class Controller:
         poles = {k: v.copy() for k, v in self.poles.items()}
         return Snapshot({k: v.copy() for k, v in self.targets.items()}, root, poles, self.result)
 
-    def _push_undo(self) -> None:
-        self.undo_stack.append(self._snapshot())
+    def _push_undo(self, snapshot: Snapshot | None = None) -> None:
+        self.undo_stack.append(snapshot or self._snapshot())
         del self.undo_stack[:-HISTORY]
         self.redo_stack.clear()
 

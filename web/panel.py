@@ -195,5 +195,6 @@ def _download_button(
         variant="tonal",
         size="small",
         disabled=(disabled,),
-        click=f"utils.download('{filename}', trigger('{name}'), '{mime}')",
+        # A failed export returns null (and sets error_message): then nothing is saved.
+        click=f"trigger('{name}').then((data) => data && utils.download('{filename}', data, '{mime}'))",
     )
