@@ -478,7 +478,7 @@ def test_target_screen_position_is_in_css_pixels_from_the_top_left(web) -> None:
 
 
 def test_limit_fans_follow_the_constraint_definitions() -> None:
-    from fabrik3d_web.scene_view import limit_fans
+    from fabrik3d_web.limits import limit_fans
 
     sk = presets.get("humanoid")
     (cone_pts, cone_tris), (hinge_pts, hinge_tris) = limit_fans(sk, sk.rest_positions, sk.rest_frames, 2.0)
@@ -595,7 +595,7 @@ def test_serve_refuses_a_malformed_scene_file(tmp_path) -> None:
 
 
 def test_limits_can_be_shown_for_chosen_joints(web) -> None:
-    from fabrik3d_web.scene_view import limit_fans
+    from fabrik3d_web.limits import limit_fans
 
     app = web
     cones, hinges = app.scene._limit_polys
