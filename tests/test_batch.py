@@ -7,6 +7,9 @@ vectorised path does the work, not its scalar fallback for stragglers.
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,6 +17,9 @@ import pytest
 
 from fabrik3d import BatchResult, Skeleton, Target, presets, solve, solve_batch
 from fabrik3d.batch_tree import TAIL
+from fabrik3d.take import load_take
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 TOL = 1e-3
 
@@ -299,3 +305,42 @@ def test_tree_steps_onto_a_joint_keep_a_bone_direction() -> None:
         goal[e][::3] = [0.0, -1.0, 0.0]
         goal[e][1::3] = [0.0, 1.0, 0.0]  # on the sub-base's start position
     batch_and_check(s, goal)
+
+
+# -- the examples ------------------------------------------------------------------------------------
+def run_example(*args: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / args[0]), *args[1:]], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def test_reachability_map_example() -> None:
+    out = run_example("reachability_map.py", "--columns", "5", "--rows", "4", "--depth", "0.4")
+    (summary,) = [line for line in out.splitlines() if line.startswith("reached ")]
+    reached = int(summary.split()[1])
+    grid_lines = [line for line in out.splitlines() if line.startswith("y=")]
+    assert len(grid_lines) == 4 and summary.split()[3] == "20"
+    assert sum(line.count("#") for line in grid_lines) == reached
+    # Right in front of the arm at shoulder height is reached; the top corners, 1.8 m away, are not.
+    arm = presets.get("robot_arm")
+    near = solve(arm, {"tool": [0.0, 0.5, 0.4]}, tolerance=0.01, max_iterations=50)
+    top = grid_lines[0].split()[3:]
+    assert near.converged and top[0] == "." and top[-1] == "."
+    assert 0 < reached < 20
+
+
+def test_resolve_take_example(tmp_path: Path) -> None:
+    out = run_example("resolve_take.py", "--frames", "12", "--crouch", "0.08", "--out", str(tmp_path))
+    assert "frames converged: 12/12" in out
+    recorded = load_take(tmp_path / "recorded.take.json")
+    resolved = load_take(tmp_path / "resolved.take.json")
+    s = resolved.skeleton
+    np.testing.assert_allclose(resolved.times, recorded.times)
+    drop = recorded.positions[:, s.root] - resolved.positions[:, s.root]
+    np.testing.assert_allclose(drop, np.tile([0.0, 0.08, 0.0], (12, 1)), atol=1e-12)
+    for toe in ("toe_l", "toe_r"):  # the toes stay
+        j = s.index(toe)
+        assert np.linalg.norm(resolved.positions[:, j] - recorded.positions[:, j], axis=1).max() <= TOL
+    assert (tmp_path / "resolved.glb").read_bytes()[:4] == b"glTF"
