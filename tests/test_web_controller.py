@@ -615,3 +615,21 @@ def test_limits_can_be_shown_for_chosen_joints(web) -> None:
     app.state.show_limits = False
     app.state.flush()
     assert not any(actor.GetVisibility() for actor in app.scene._limit_actors)
+
+
+def test_a_drag_to_a_refused_point_snaps_the_handle_back(web) -> None:
+    app = web
+    app.state.targets = {"hand_l": REACHABLE.tolist()}
+    app.state.flush()
+    rep = app.scene.handles["target", "hand_l"].GetRepresentation()
+    far = [1e6, 0.0, 0.0]  # beyond the workspace
+    widget = app.scene.handles["target", "hand_l"]
+    app.grab_handle("target", "hand_l", REACHABLE)
+    rep.SetWorldPosition(far)  # where the widget puts it, under the mouse, before it reports the move
+    widget.InvokeEvent("InteractionEvent")
+    assert "within" in app.state.error_message
+    np.testing.assert_allclose(rep.GetWorldPosition(), REACHABLE)
+    widget.InvokeEvent("EndInteractionEvent")
+    np.testing.assert_allclose(rep.GetWorldPosition(), REACHABLE)
+    np.testing.assert_allclose(app.controller.targets["hand_l"], REACHABLE)
+    assert len(app.controller.undo_stack) == 1  # setting the target; the refused drag added nothing

@@ -194,6 +194,7 @@ class SceneView:
             widget.Off()
             widget.SetInteractor(None)
         self.handles = {}
+        self._handle_shown: dict[tuple[str, str], tuple[tuple[float, ...], tuple[float, float, float]]] = {}
         names = [("target", name) for name in skeleton.end_effectors]
         names += [("pole", name) for name in skeleton.end_effectors]
         names.append(("root", skeleton.names[skeleton.root]))
@@ -237,7 +238,11 @@ class SceneView:
         on_start, on_move, on_end = self._callbacks
 
         def report(callback: DragCallback) -> Callable[[Any, str], None]:
-            return lambda _obj, _event: callback(kind, name, np.array(rep.GetWorldPosition(), dtype=float))
+            def observe(_obj: Any, _event: str) -> None:
+                self._handle_shown.pop((kind, name), None)  # the widget moved it: show_pose must place it
+                callback(kind, name, np.array(rep.GetWorldPosition(), dtype=float))
+
+            return observe
 
         widget.AddObserver("StartInteractionEvent", report(on_start))
         widget.AddObserver("InteractionEvent", report(on_move))
@@ -344,8 +349,15 @@ class SceneView:
             else:
                 point = positions[sk.index(name)]
                 color = FREE
-            if (kind, name) != moving:
-                rep.SetWorldPosition([float(v) for v in point])
+            if (kind, name) == moving:  # the widget put it under the mouse
+                self._handle_shown.pop((kind, name), None)
+                rep.GetProperty().SetColor(*color)
+                continue
+            shown = (tuple(float(v) for v in point), color)
+            if self._handle_shown.get((kind, name)) == shown:
+                continue  # unchanged: no rebuild of the handle's geometry
+            self._handle_shown[kind, name] = shown
+            rep.SetWorldPosition(list(shown[0]))
             rep.GetProperty().SetColor(*color)
         if self.show_limits:
             self._build_limits(positions, rotations)
