@@ -11,7 +11,8 @@ in the 3D view:
   that the image counted is the one that move produced;
 * frames per second while the mouse moves continuously, as a real mouse does: a move
   every 1/60 s on a circle, sent without waiting for the browser to acknowledge the
-  previous one; and the server's CPU time (all threads, from /proc) per frame.
+  previous one; and the CPU time per frame of the server and of the browser (all their
+  threads and processes, from /proc).
 
 Rows: orbiting the camera (the baseline: trame's remote rendering alone, no solve),
 dragging the left hand's handle (a solve warm-started from the previous pose on every
@@ -40,6 +41,32 @@ import numpy as np
 
 sys.path.insert(0, str(common.ROOT / "tests"))
 import web_helpers as wh
+
+
+def descendants_cpu(exclude: int) -> float:
+    """User + system CPU seconds of this process's descendants (the browser and playwright's driver),
+    except the process ``exclude`` (the server); Linux ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    total, todo = 0.0, list(children.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        if pid == exclude:
+            continue
+        todo += children.get(pid, [])
+        try:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
 
 PRIMER = 0.04  # seconds between the unsent primer move and the measured move
 REST = 0.35  # seconds of rest after each measured move
@@ -104,8 +131,8 @@ async def step_latencies(page: Any, start: tuple[float, float], step: tuple[floa
 
 async def continuous(
     page: Any, server: wh.WebServer, start: tuple[float, float], center: tuple[float, float], seconds: float
-) -> tuple[float, float, float]:
-    """``(frames per second, server CPU ms per frame, mouse moves per second in the page)`` of a circular drag."""
+) -> tuple[float, float, float, float]:
+    """``(frames per second, server and browser CPU ms per frame, page mouse moves per second)`` of a circular drag."""
     await page.mouse.move(*start)
     await page.mouse.down()
     radius = math.dist(start, center)
@@ -115,7 +142,7 @@ async def continuous(
         await asyncio.sleep(0.1)
         frames0 = await page.evaluate("window.__fabrik.frames.length")
         moves0 = await page.evaluate("window.__fabrik.moves.length")
-        cpu0, t0 = server.cpu_seconds(), time.perf_counter()
+        cpu0, browser0, t0 = server.cpu_seconds(), descendants_cpu(server.proc.pid), time.perf_counter()
         k = 0
         while (elapsed := time.perf_counter() - t0) < seconds:
             k += 1
@@ -127,11 +154,12 @@ async def continuous(
         frames = await page.evaluate("window.__fabrik.frames.length") - frames0
         moves = await page.evaluate("window.__fabrik.moves.length") - moves0
         cpu = server.cpu_seconds() - cpu0
+        browser = descendants_cpu(server.proc.pid) - browser0
     finally:
         await asyncio.gather(*pending, return_exceptions=True)
         await page.mouse.up()
     await settle(page)
-    return frames / elapsed, 1e3 * cpu / max(frames, 1), moves / elapsed
+    return frames / elapsed, 1e3 * cpu / max(frames, 1), 1e3 * browser / max(frames, 1), moves / elapsed
 
 
 async def measure(args: Any) -> tuple[dict[str, dict[str, list[float]]], list[str], common.Checks]:
@@ -166,13 +194,13 @@ async def measure(args: Any) -> tuple[dict[str, dict[str, list[float]]], list[st
                         lat = await step_latencies(page, start, step, count)
                         if case != "camera":
                             start = await handle_point(page, "hand_l")
-                        fps, cpu, moves = await continuous(
-                            page, server, start, (start[0] - 40.0, start[1] + 30.0), seconds
-                        )
-                        row = results.setdefault(case, {"lat": [], "fps": [], "cpu": [], "moves": []})
+                        center = (start[0] - 40.0, start[1] + 30.0)
+                        fps, cpu, browser_cpu, moves = await continuous(page, server, start, center, seconds)
+                        row = results.setdefault(case, {"lat": [], "fps": [], "cpu": [], "browser": [], "moves": []})
                         row["lat"] += lat
                         row["fps"].append(fps)
                         row["cpu"].append(cpu)
+                        row["browser"].append(browser_cpu)
                         row["moves"].append(moves)
                 moved = np.array((await page.evaluate("window.trame.state.get('pose')"))[hand])
                 solve_ms = await page.evaluate("window.trame.state.get('solve_ms')")
@@ -189,7 +217,6 @@ async def measure(args: Any) -> tuple[dict[str, dict[str, list[float]]], list[st
 def main() -> int:
     args = common.parse_args(__doc__)
     common.print_header("Web UI: drag latency and frame rate (headless chromium, loopback)", args)
-    print(f"load average before the run: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores)")
     results, lines, checks = asyncio.run(measure(args))
     labels = {
         "camera": "orbit camera (baseline: remote rendering only)",
@@ -209,11 +236,22 @@ def main() -> int:
                 p95,
                 statistics.median(r["fps"]),
                 statistics.median(r["cpu"]),
+                statistics.median(r["browser"]),
                 statistics.median(r["moves"]),
                 common.ratio(p50, base),
             ]
         )
-    headers = ["case", "moves", "p50 ms", "p95 ms", "fps", "server CPU ms/frame", "page moves/s", "p50 vs baseline"]
+    headers = [
+        "case",
+        "moves",
+        "p50 ms",
+        "p95 ms",
+        "fps",
+        "server CPU ms/frame",
+        "browser CPU ms/frame",
+        "page moves/s",
+        "p50 vs baseline",
+    ]
     print(common.format_table(headers, rows))
     print()
     print(f"load average after the run : {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
