@@ -305,7 +305,7 @@ def nearest_on_ellipse(y0: float, y1: float, a: float, b: float) -> tuple[float,
     if a < b:
         x1, x0 = nearest_on_ellipse(y1, y0, b, a)
         return x0, x1
-    if y1 > 0.0:
+    if y1 > 1e-12 * b:  # (a smaller y1 counts as 0: the bisection below would divide by ~0)
         if y0 > 0.0:
             z0, z1 = y0 / a, y1 / b
             g = z0 * z0 + z1 * z1 - 1.0

@@ -27,18 +27,35 @@ frame ``F_j`` (``fabrik3d.frames``) through both passes.
   effector's frame takes the twist toward its orientation target, within its
   ``Twist`` limit.
 
+A hinge bends one way only, and FABRIK, which keeps bends on the side where
+they were, can fold it the wrong way, where its limit straightens it: stage 2
+then swivels the hinge's parent bone about the line to the grandchild by the
+smallest turn that lets the hinge bend (``swivel_for_hinge``).
+
+Where the reaching passes fight the limits, FABRIK's progress slows to a crawl.
+An iteration whose FABRIK passes leave more than ``FABRIK_GAIN`` of the error
+adds ``DAMPED_STEPS`` damped least-squares steps on the joints' turns (the
+Jacobian ``u × (P_e − P_j)`` of each effector for each turning axis above it,
+each joint's new rotation limited, the pose rebuilt by forward kinematics;
+Levenberg-Marquardt style damping); a step is kept only if it lowers the error.
+
 The root stays put, its frame too (unless ``root_target`` carries an
-orientation). Stopping: every error within tolerance, ``max_iterations``, or 10
-consecutive iterations each improving the largest error by less than
-``LIMITED_STALL * tolerance``; the best pose seen is returned. Untargeted branches keep
-their (projected) start-pose local rotations relative to the joint they hang
-from, so every constraint holds after every solve.
+orientation). Progress is judged by the root of the sum of squared errors, so
+one unreachable target does not freeze the others. Stopping: every error within
+tolerance, ``max_iterations``, or 10 consecutive iterations that each fail to
+better the best error by ``LIMITED_STALL * tolerance``; the best pose seen is
+returned. A cold solve (from the rest pose) that stalls short of reachable
+targets restarts from random poses within the limits (see ``run``). Untargeted
+branches keep their (projected) start-pose local rotations relative to the
+joint they hang from, so every constraint holds after every solve.
 """
 
 from __future__ import annotations
 
 import math
 import random
+
+import numpy as np
 
 from fabrik3d import rotations as rot
 from fabrik3d.constraints import _BoundHinge, clamp_angle
@@ -59,9 +76,11 @@ SWIVELS = 12
 SWIVEL_REFINE = 5
 # Only a hinge needing a larger correction than this (a chord of its unit direction) swivels.
 SWIVEL_MISFIT = 0.2
-# An iteration whose FABRIK passes leave more than this share of the error adds joint-wise turns.
+# An iteration whose FABRIK passes leave more than this share of the error adds damped steps.
 FABRIK_GAIN = 0.5
-SWEEPS = 3
+# Damped least-squares steps per iteration, and their damping (metres), adapted as they go.
+DAMPED_STEPS = 2
+START_DAMPING, MIN_DAMPING, MAX_DAMPING = 0.05, 1e-4, 10.0
 MAX_RESTARTS = 4
 
 
@@ -105,15 +124,16 @@ class LimitedSolve:
         ]
         self.hinged = [isinstance(lim.swing, _BoundHinge) for lim in r.limits]
         self.pole_turned: set[int] = set()
+        self.damping = START_DAMPING
         self.pole_blocked: set[int] = set()
-        # Joint-wise turns: the joints that turn (effectors inward), what they carry, what they aim.
+        # The joints that turn in a damped step, and the targeted effectors beneath each.
         self.turnable = [
             j
             for j in [*self.down, r.order[0]]
             if self.kids[j] and (len(self.kids[j]) == 1 or r.rigid[j]) and not (r.rigid[j] and r.parents[j] < 0)
         ]
         self.effectors_beneath = {j: [e for e in r.subtree(j) if e in goals] for j in self.turnable}
-        # Joint-wise turns after each FABRIK iteration help limited joints (hinges above all).
+        # Damped least-squares steps after slow FABRIK iterations help limited joints (hinges above all).
         self.turns = any(lim.swing is not None or lim.rigid for lim in r.limits)
 
     # -- the solve ---------------------------------------------------------------------------
@@ -201,12 +221,16 @@ class LimitedSolve:
             new_pose, new_frames = self.stage2(q, qf, start, frames, self.active, self.up, self.kids)
             new_score = self.squared_errors(new_pose)
             if self.turns and stalls == 0 and new_score > FABRIK_GAIN**2 * score:
-                # FABRIK alone is slow here (limits fight the reaching passes): turn joints too
-                # (not while stalled: then the turns did not help either).
-                for _ in range(SWEEPS):
-                    new_pose, new_frames = self.ccd_sweep(new_pose, new_frames)
-                if self.squared_errors(new_pose) >= score:
-                    new_pose, new_frames = self.ccd_sweep(pose, frames)
+                # FABRIK alone is slow here (limits fight the reaching passes): add damped
+                # least-squares steps (not while stalled: then they did not help either).
+                for _ in range(DAMPED_STEPS):
+                    step_pose, step_frames = self.damped_step(new_pose, new_frames, self.damping)
+                    step_score = self.squared_errors(step_pose)
+                    if step_score < new_score:
+                        new_pose, new_frames, new_score = step_pose, step_frames, step_score
+                        self.damping = max(self.damping * 0.5, MIN_DAMPING)
+                    else:
+                        self.damping = min(self.damping * 4.0, MAX_DAMPING)
             pose, frames = new_pose, new_frames
             err, score = self.largest_error(pose), self.squared_errors(pose)
             low = math.sqrt(best[0])
@@ -488,51 +512,13 @@ class LimitedSolve:
         return rot.mul(fp, rot.mul(motion, r.rest_local[j]))
 
     # -- fallback: cyclic turns of one joint at a time ------------------------------------------
-    def ccd_sweep(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[list[rot.Vec], list[rot.Quat]]:
-        """One sweep, effectors inward, turning each joint toward its targets within its limits.
 
-        A joint with one active child aims its bone by the rotation (about the
-        joint) that takes the targeted effectors beneath it toward their targets
-        (for one effector the minimal rotation, for several one Gauss-Newton step
-        of the least-squares rotation); its frame is the limited swing in its
-        parent's frame, and the active joints beneath ride along rigidly (keeping
-        their local rotations). A ``Rigid`` joint turns its body the same way,
-        within its limits.
-        """
+    def forward(
+        self, pose: list[rot.Vec], frames: list[rot.Quat], turned: dict[int, rot.Quat]
+    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        """Forward kinematics: every active joint keeps its offset and rotation relative to its
+        parent, but the ``turned`` joints take their new rotations (relative to the parent)."""
         r = self.r
-        goals = self.goals
-        reached = {e: pose[e] for e in goals}  # effector positions as the sweep turns them
-        turned: dict[int, rot.Quat] = {}  # joint -> its new rotation relative to its parent's frame
-        for j in self.turnable:  # a joint's own frame and its parent's are not moved by turns beneath it
-            p = r.parents[j]
-            fp = frames[p] if p >= 0 else rot.IDENTITY
-            pj = pose[j]
-            effs = self.effectors_beneath[j]
-            if len(effs) == 1:
-                e = effs[0]
-                a, b = rot.unit(_sub(reached[e], pj)), rot.unit(_sub(goals[e].position, pj))
-                if a is None or b is None:
-                    continue
-                turn = rot.swing(a, b, rot.rotate(frames[j], _X))
-            else:
-                turn = rot.small_rotation_fit(
-                    [_sub(reached[e], pj) for e in effs], [_sub(goals[e].position, pj) for e in effs]
-                )
-            if r.rigid[j]:
-                new = self.limit_frame(j, fp, rot.mul(turn, frames[j]))
-            else:
-                bone = rot.rotate(frames[j], _Y)
-                local = rot.rotate(rot.conj(fp), rot.rotate(turn, bone))
-                limit = r.limits[j].swing
-                if limit is not None:
-                    local = limit.project(local, rot.rotate(rot.conj(fp), bone) if self.hinged[j] else None)
-                new = rot.mul(fp, rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
-            move = rot.mul(new, rot.conj(frames[j]))
-            for e in effs:
-                reached[e] = _add(pj, rot.rotate(move, _sub(reached[e], pj)))
-            turned[j] = rot.mul(rot.conj(fp), new)
-        # Forward kinematics: every joint keeps its offset and rotation relative to its parent,
-        # except the turned joints' new rotations.
         new_pose, new_frames = list(pose), list(frames)
         for x in self.up:
             p = r.parents[x]
@@ -546,6 +532,60 @@ class LimitedSolve:
             new_frames[x] = rot.mul(new_frames[p], local)
             new_pose[x] = _add(new_pose[p], rot.rotate(new_frames[p], rot.rotate(inv, _sub(pose[x], pose[p]))))
         return new_pose, new_frames
+
+    def damped_step(
+        self, pose: list[rot.Vec], frames: list[rot.Quat], damping: float
+    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        """One damped least-squares step on the joints' turns (the Jacobian of the effectors'
+        positions is ``u × (P_e − P_j)`` for each turning axis ``u`` of a joint ``j`` above
+        ``e``: the hinge axis, two axes across a ball joint's bone, three for a rigid body),
+        then each joint's new rotation is limited and the pose rebuilt by forward kinematics."""
+        r = self.r
+        goals = self.goals
+        rows = {e: 3 * k for k, e in enumerate(goals)}
+        columns: list[tuple[int, rot.Vec]] = []
+        for j in self.turnable:
+            if r.rigid[j]:
+                axes = [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)]
+            elif self.hinged[j]:
+                p = r.parents[j]
+                axes = [rot.rotate(frames[p] if p >= 0 else rot.IDENTITY, r.limits[j].swing.a)]  # type: ignore[union-attr]
+            else:
+                bone = rot.rotate(frames[j], _Y)
+                u = rot.unit(rot._perpendicular(bone))
+                assert u is not None
+                axes = [u, _cross(bone, u)]
+            columns.extend((j, u) for u in axes)
+        jac = np.zeros((3 * len(goals), len(columns)))
+        for k, (j, u) in enumerate(columns):
+            pj = pose[j]
+            for e in self.effectors_beneath[j]:
+                jac[rows[e] : rows[e] + 3, k] = _cross(u, _sub(pose[e], pj))
+        err = np.array([c for e, g in goals.items() for c in _sub(g.position, pose[e])])
+        step = jac.T @ np.linalg.solve(jac @ jac.T + damping**2 * np.eye(len(err)), err)
+        spin: dict[int, list[float]] = {}
+        for (j, u), a in zip(columns, step.tolist()):
+            w = spin.setdefault(j, [0.0, 0.0, 0.0])
+            w[0], w[1], w[2] = w[0] + a * u[0], w[1] + a * u[1], w[2] + a * u[2]
+        turned: dict[int, rot.Quat] = {}
+        for j, w in spin.items():
+            angle = math.sqrt(w[0] ** 2 + w[1] ** 2 + w[2] ** 2)
+            if angle < 1e-15:
+                continue
+            turn = rot.axis_angle((w[0] / angle, w[1] / angle, w[2] / angle), min(angle, 0.5))
+            p = r.parents[j]
+            fp = frames[p] if p >= 0 else rot.IDENTITY
+            if r.rigid[j]:
+                new = self.limit_frame(j, fp, rot.mul(turn, frames[j]))
+            else:
+                bone = rot.rotate(frames[j], _Y)
+                local = rot.rotate(rot.conj(fp), rot.rotate(turn, bone))
+                limit = r.limits[j].swing
+                if limit is not None:
+                    local = limit.project(local, rot.rotate(rot.conj(fp), bone) if self.hinged[j] else None)
+                new = rot.mul(fp, rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
+            turned[j] = rot.mul(rot.conj(fp), new)
+        return self.forward(pose, frames, turned)
 
     # -- poles and untargeted branches -----------------------------------------------------------
     def apply_poles(self, pose: list[rot.Vec]) -> list[rot.Vec]:
@@ -605,6 +645,10 @@ class LimitedSolve:
                 for x in r.subtree(c):
                     pose[x] = _add(pose[j], rot.rotate(turn, _sub(start[x], start[j])))
                     frames[x] = rot.mul(turn, start_frames[x])
+
+
+def _cross(a: rot.Vec, b: rot.Vec) -> rot.Vec:
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
 def _distance_to_line(p: rot.Vec, origin: rot.Vec, direction: rot.Vec) -> float:
