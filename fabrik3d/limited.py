@@ -125,6 +125,7 @@ class LimitedSolve:
         self.hinged = [isinstance(lim.swing, _BoundHinge) for lim in r.limits]
         self.pole_turned: set[int] = set()
         self.damping = START_DAMPING
+        self.yield_share = 1.0  # the share of orientation targets' weights still in force
         self.pole_blocked: set[int] = set()
         # The joints that turn in a damped step, and the targeted effectors beneath each.
         self.turnable = [
@@ -235,6 +236,8 @@ class LimitedSolve:
             err, score = self.largest_error(pose), self.squared_errors(pose)
             low = math.sqrt(best[0])
             stalls = stalls + 1 if low - math.sqrt(score) < max(eps, gain * low) else 0
+            if stalls:  # orientation targets yield to their positions while the solve is stuck
+                self.yield_share *= 0.5
             if not ran or score < best[0] or err <= tol:
                 best, ran = (score, err, pose, frames), 1
         return (*best[1:], it)
@@ -285,7 +288,7 @@ class LimitedSolve:
         if g is not None and g.orientation is not None:
             # A leaf copies its parent's rest frame, so its frame carries the bone as e_c.
             wanted = rot.rotate(g.orientation, e_c)
-            w = g.weight
+            w = g.weight * self.yield_share  # position wins: the share yields while stalled
             bone = rot.unit(_add(tuple(x * (1.0 - w) for x in bone), wanted, w)) or wanted  # type: ignore[arg-type]
         limit = r.limits[c].swing
         if limit is None and r.limits[j].swing is None:  # no limit needs this frame
