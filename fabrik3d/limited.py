@@ -81,7 +81,7 @@ FABRIK_GAIN = 0.5
 # Damped least-squares steps per iteration, and their damping (metres), adapted as they go.
 DAMPED_STEPS = 2
 START_DAMPING, MIN_DAMPING, MAX_DAMPING = 0.05, 1e-4, 10.0
-MAX_RESTARTS = 4
+MAX_RESTARTS = 10
 
 
 def _sub(a: rot.Vec, b: rot.Vec) -> rot.Vec:
