@@ -175,8 +175,25 @@ class LimitedSolve:
                     err, pose, frames = got[:3]
             if err > tol and it < max_it:  # no restart reached: carry on from the first attempt's best
                 err, pose, frames, it = self.attempt(pose, frames, start, tol, it, max_it, STALL_RUN, 0.0)
+        if self.poles:
+            pose, frames = self.final_poles(pose, frames, start, tol)
         self.place_untargeted(pose, frames, start, start_frames)
         return pose, frames, it
+
+    def final_poles(
+        self, pose: list[rot.Vec], frames: list[rot.Quat], start: list[rot.Vec], tol: float
+    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        """The poles' last turn after the last iteration (it moves no effector), projected onto
+        the limits; kept only if no target falls out of reach by it (limits win)."""
+        turned = self.apply_poles(pose)
+        if not self.pole_turned:
+            return pose, frames
+        new_pose, new_frames = self.stage2(turned, frames, start, frames, self.active, self.up, self.kids)
+        before = self.largest_error(pose)
+        after = self.largest_error(new_pose)
+        if after <= max(tol, before):
+            return new_pose, new_frames
+        return pose, frames
 
     def within_reach(self, start: list[rot.Vec]) -> bool:
         """Whether every target is within the length of its chain from the root."""
@@ -594,9 +611,11 @@ class LimitedSolve:
     def apply_poles(self, pose: list[rot.Vec]) -> list[rot.Vec]:
         """Turn the inner joints of each poled chain about their neighbours' line toward the pole.
 
-        A joint already on the pole's side stays. Limits win over poles: a joint
-        turned in one iteration and found on the wrong side again in the next (its
-        limits sent it back) is left alone for the rest of the solve.
+        Each joint on the far side of its neighbours' line, from the chain's start
+        outward, turns into the half-plane through that line that holds the pole.
+        Limits win over poles: a joint turned in one iteration and found on the far
+        side again in the next (its limits sent it back) is left alone for the rest
+        of the solve.
         """
         r = self.r
         pose = list(pose)
