@@ -38,7 +38,7 @@ from .scene_view import SceneView
 log = logging.getLogger("fabrik3d_web")
 
 # Image size factor and JPEG quality of the 3D view while dragging and at rest.
-INTERACTIVE_RATIO = 0.5
+INTERACTIVE_RATIO = 0.35
 STILL_RATIO = 1.0
 # Most animation ticks per second while the mouse is down (trame-vtk's default is 30): a mouse
 # move is rendered at the next tick, so faster ticks mean less latency (a tick with no change is cheap).
@@ -85,6 +85,7 @@ class WebApp:
         self._publish()
         self._build_ui()
         self.server.controller.on_server_ready.add(self._tune_image_delivery)
+        self.scene.render_window.AddObserver("StartEvent", self._rendering)
         self.scene.render_window.AddObserver("EndEvent", self._rendered)
 
     @property
@@ -412,6 +413,12 @@ class WebApp:
         """Push a new image of the view (outside drags; during one, trame-vtk pushes frames itself)."""
         if hasattr(self, "view"):
             self.view.update()
+
+    def _rendering(self, *_: Any) -> None:
+        """Before every render: handles keep their size on the page in small drag images too."""
+        css = self._view_css_size()
+        if css is not None:
+            self.scene.set_pixel_scale(self.scene.render_window.GetSize()[0] / css[0])
 
     def _rendered(self, *_: Any) -> None:
         """After every render: ask for the encoded image soon, instead of at the next tick.

@@ -170,6 +170,7 @@ class SceneView:
             self.renderer.AddActor(actor)
         self.handles: dict[tuple[str, str], vtkHandleWidget] = {}
         self.show_limits = False
+        self.pixel_scale = 1.0
         self.limit_joints: frozenset[str] = frozenset()  # joints whose limits are drawn (empty: all)
         self.show_poles = False
         self.skeleton: Skeleton | None = None
@@ -207,6 +208,19 @@ class SceneView:
         self._build_limits(skeleton.rest_positions, skeleton.rest_frames)
         self.reset_camera()
 
+    def _handle_px(self, kind: str) -> float:
+        return (HANDLE_PX if kind != "pole" else 0.8 * HANDLE_PX) * self.pixel_scale
+
+    def set_pixel_scale(self, scale: float) -> None:
+        """Render-window pixels per CSS pixel of the page (below 1 while a drag renders small images).
+
+        Handles keep their size on the page whatever the size of the image rendered.
+        """
+        if scale > 0 and abs(scale - self.pixel_scale) > 1e-3:
+            self.pixel_scale = scale
+            for (kind, _), widget in self.handles.items():
+                widget.GetRepresentation().SetHandleSize(self._handle_px(kind))
+
     def _build_skeleton_geometry(self, sk: Skeleton) -> None:
         """Bones (a tapered tube per bone) and joints (a sphere each): topology, radii and colours, set once."""
         bones = np.array([j for j in range(len(sk)) if sk.parents[j] >= 0], dtype=int)
@@ -227,7 +241,7 @@ class SceneView:
 
     def _make_handle(self, kind: str, name: str) -> vtkHandleWidget:
         rep = vtkSphereHandleRepresentation()
-        rep.SetHandleSize(HANDLE_PX if kind != "pole" else 0.8 * HANDLE_PX)  # constant size on screen
+        rep.SetHandleSize(self._handle_px(kind))  # constant size on screen
         _finish(rep.GetProperty(), specular=0.5)
         _finish(rep.GetSelectedProperty(), specular=0.5)
         rep.GetSelectedProperty().SetColor(1.0, 0.85, 0.3)
