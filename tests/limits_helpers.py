@@ -85,20 +85,22 @@ def violations(skeleton, positions: np.ndarray, rotations: np.ndarray) -> dict[s
             d0 = rp0.T @ unit(rest[c] - rest[j])
         for con in items:
             if isinstance(con, fc.Cone):
-                ang = math.degrees(math.acos(np.clip(d @ d0, -1, 1)))
+                ang = math.degrees(math.atan2(float(np.linalg.norm(np.cross(d, d0))), float(d @ d0)))
                 worst = max(worst, ang - con.max_deg)
             elif isinstance(con, fc.EllipticalCone):
                 right = rp0.T @ np.array(con.right_axis, dtype=float)
                 right = unit(right - (right @ d0) * d0)
                 up = np.cross(right, d0)
                 x, z, y = d @ right, d @ up, d @ d0
-                theta = math.atan2(math.hypot(x, z), y)
-                if theta > 1e-9:
-                    u, v = theta * x / math.hypot(x, z), theta * z / math.hypot(x, z)
+                rho = math.hypot(x, z)
+                theta = math.atan2(rho, y)
+                if rho > 0.0:
+                    u, v = theta * x / rho, theta * z / rho
                     a = math.radians(con.right_deg if u >= 0 else con.left_deg)
                     b = math.radians(con.up_deg if v >= 0 else con.down_deg)
-                    # excess: the chart distance outside the ellipse, in degrees (0 inside)
-                    if a > 0 and b > 0 and (u / a) ** 2 + (v / b) ** 2 > 1:
+                    # excess: the chart distance outside the ellipse (or the segment or point a zero
+                    # angle leaves), in degrees (0 inside)
+                    if a <= 0 or b <= 0 or (u / a) ** 2 + (v / b) ** 2 > 1:
                         px, py = fc.nearest_on_ellipse(abs(u), abs(v), a, b)
                         worst = max(worst, math.degrees(math.hypot(abs(u) - px, abs(v) - py)))
             elif isinstance(con, fc.Hinge):
@@ -106,7 +108,7 @@ def violations(skeleton, positions: np.ndarray, rotations: np.ndarray) -> dict[s
                 off_plane = math.degrees(math.asin(np.clip(abs(d @ axis), 0, 1)))
                 b = np.cross(axis, d0)
                 phi = math.degrees(math.atan2(d @ b, d @ d0))
-                worst = max(worst, off_plane, con.min_deg - phi, phi - con.max_deg)
+                worst = max(worst, off_plane, outside_range(phi, con.min_deg, con.max_deg))
             elif isinstance(con, fc.Twist):
                 # twist of the frame about the bone relative to the parent: compare the frame
                 # with the swing-only frame that has the same +Y.
@@ -118,7 +120,7 @@ def violations(skeleton, positions: np.ndarray, rotations: np.ndarray) -> dict[s
                     swing_only = fp @ (rp0.T @ r0[j])
                 rel = swing_only.T @ fj  # rotation about local Y
                 tw = math.degrees(math.atan2(rel[0, 2], rel[0, 0]))
-                worst = max(worst, con.min_deg - tw, tw - con.max_deg)
+                worst = max(worst, outside_range(tw, con.min_deg, con.max_deg))
             elif isinstance(con, fc.Rigid):
                 for c in kids:
                     want = frames[j] @ r0[j].T @ (rest[c] - rest[j])
@@ -127,23 +129,65 @@ def violations(skeleton, positions: np.ndarray, rotations: np.ndarray) -> dict[s
     return out
 
 
+def _chart(con, d0: np.ndarray, right: np.ndarray, d: np.ndarray) -> tuple[float, float, float, float]:
+    """(u, v, a, b) of direction ``d`` in an elliptical cone's (right, up) chart (radians)."""
+    up = np.cross(right, d0)
+    x, z, y = d @ right, d @ up, d @ d0
+    rho = math.hypot(x, z)
+    theta = math.atan2(rho, y)
+    u, v = (theta * x / rho, theta * z / rho) if rho > 0 else (0.0, 0.0)
+    a = math.radians(con.right_deg if u >= 0 else con.left_deg)
+    b = math.radians(con.up_deg if v >= 0 else con.down_deg)
+    return u, v, a, b
+
+
+def _from_chart(d0: np.ndarray, right: np.ndarray, u: float, v: float) -> np.ndarray:
+    theta = math.hypot(u, v)
+    if theta == 0.0:
+        return d0.copy()
+    up = np.cross(right, d0)
+    return math.cos(theta) * d0 + math.sin(theta) * (u * right + v * up) / theta
+
+
+def outside_range(angle: float, lo: float, hi: float) -> float:
+    """How far (degrees) ``angle`` lies outside [lo, hi] on the circle (±180 is one angle)."""
+    return max(0.0, min(max(lo - a, a - hi) for a in (angle - 360.0, angle, angle + 360.0)))
+
+
 def sample_direction(con, d0: np.ndarray, right: np.ndarray | None, rng: np.random.Generator) -> np.ndarray:
-    """A direction drawn uniformly (by rejection on the sphere) within a swing limit."""
-    for _ in range(100000):
-        d = unit(rng.normal(size=3))
-        if isinstance(con, fc.Cone):
-            if math.degrees(math.acos(np.clip(d @ d0, -1, 1))) <= con.max_deg:
-                return d
-        else:  # elliptical
-            up = np.cross(right, d0)
-            x, z, y = d @ right, d @ up, d @ d0
-            theta = math.atan2(math.hypot(x, z), y)
-            u, v = theta * x / math.hypot(x, z), theta * z / math.hypot(x, z)
-            a = math.radians(con.right_deg if u >= 0 else con.left_deg)
-            b = math.radians(con.up_deg if v >= 0 else con.down_deg)
-            if a > 0 and b > 0 and (u / a) ** 2 + (v / b) ** 2 <= 1:
-                return d
-    raise RuntimeError("could not sample within the limit")
+    """A direction drawn uniformly within a swing limit (a cone: exactly on its cap; an elliptical
+    cone: by rejection on the cap of its largest angle, or, for a degenerate one, uniformly in its
+    chart)."""
+    if isinstance(con, fc.Cone):
+        z = rng.uniform(math.cos(math.radians(con.max_deg)), 1.0)
+        phi = rng.uniform(0.0, 2.0 * math.pi)
+        e1 = unit(np.cross(d0, [1.0, 0.0, 0.0] if abs(d0[0]) < 0.9 else [0.0, 1.0, 0.0]))
+        e2 = np.cross(d0, e1)
+        s = math.sqrt(max(0.0, 1.0 - z * z))
+        return unit(z * d0 + s * (math.cos(phi) * e1 + math.sin(phi) * e2))
+    assert right is not None
+    widest = math.radians(max(con.left_deg, con.right_deg, con.up_deg, con.down_deg))
+    for _ in range(2000):
+        z = rng.uniform(math.cos(widest), 1.0)
+        phi = rng.uniform(0.0, 2.0 * math.pi)
+        s = math.sqrt(max(0.0, 1.0 - z * z))
+        up = np.cross(right, d0)
+        d = unit(z * d0 + s * (math.cos(phi) * right + math.sin(phi) * up))
+        u, v, a, b = _chart(con, d0, right, d)
+        if a > 0 and b > 0 and (u / a) ** 2 + (v / b) ** 2 <= 1:
+            return d
+    # degenerate (a zero angle): a point of the chart's ellipse, segment or single point
+    u = rng.uniform(-math.radians(con.left_deg), math.radians(con.right_deg))
+    v = rng.uniform(-math.radians(con.down_deg), math.radians(con.up_deg))
+    a = math.radians(con.right_deg if u >= 0 else con.left_deg)
+    b = math.radians(con.up_deg if v >= 0 else con.down_deg)
+    if a > 0 and b > 0:
+        v *= math.sqrt(max(0.0, 1.0 - (u / a) ** 2))
+    elif a <= 0:
+        u = 0.0
+    else:
+        v = 0.0
+    return unit(_from_chart(d0, right, u, v))
 
 
 def random_pose(skeleton, rng: np.random.Generator) -> np.ndarray:
@@ -406,9 +450,18 @@ def assert_valid(skeleton, result, twisted: tuple[str, ...] = (), limit_tol: flo
     assert not bad, f"limits exceeded (degrees): {bad}"
     assert rigid_residual(skeleton, pos, rot) <= 1e-9, "a rigid joint's children moved in its frame"
     expected = expected_frames(skeleton, pos, rot)
+    r0 = rest_frames(skeleton)
     for j, want in enumerate(expected):
         if want is None:
             continue
+        c, p = skeleton.first_child(j), int(skeleton.parents[j])
+        if c >= 0:
+            # the swing rule is discontinuous where a bone is opposite its rest direction (in the
+            # parent's frame): there only +Y (checked above) is compared
+            fp, rp = (frames[p], r0[p]) if p >= 0 else (np.eye(3), np.eye(3))
+            d, d0 = fp.T @ unit(pos[c] - pos[j]), (rp.T @ r0[j])[:, 1]
+            if float(d @ d0) < -1.0 + 1e-9:
+                continue
         if skeleton.names[j] in twisted:
             rel = want.T @ frames[j]
             assert abs(rel[1, 1] - 1.0) <= 1e-9, f"{skeleton.names[j]}: differs by more than a twist about +Y"
