@@ -80,6 +80,10 @@ SWIVEL_MISFIT = 0.2
 FABRIK_GAIN = 0.5
 # Damped least-squares steps per iteration, and their damping (metres), adapted as they go.
 DAMPED_STEPS = 2
+# Orientation targets count toward reaching until their share has yielded below this.
+ORIENTATION_IN_FORCE = 0.1
+# Orientation targets start to yield after this many stalled iterations in a row.
+YIELD_AFTER = 3
 START_DAMPING, MIN_DAMPING, MAX_DAMPING = 0.05, 1e-4, 10.0
 MAX_RESTARTS = 10
 
@@ -133,6 +137,8 @@ class LimitedSolve:
             for j in [*self.down, r.order[0]]
             if self.kids[j] and (len(self.kids[j]) == 1 or r.rigid[j]) and not (r.rigid[j] and r.parents[j] < 0)
         ]
+        # A leaf's bone direction in its own frame (it copies its parent's rest frame).
+        self.leaf_dir = {e: rot.unit(r.offset[e]) or _Y for e in goals}
         self.effectors_beneath = {j: [e for e in r.subtree(j) if e in goals] for j in self.turnable}
         # Damped least-squares steps after slow FABRIK iterations help limited joints (hinges above all).
         self.turns = any(lim.swing is not None or lim.rigid for lim in r.limits)
@@ -189,8 +195,8 @@ class LimitedSolve:
         if not self.pole_turned:
             return pose, frames
         new_pose, new_frames = self.stage2(turned, frames, start, frames, self.active, self.up, self.kids)
-        before = self.largest_error(pose)
-        after = self.largest_error(new_pose)
+        before = self.largest_error(pose, frames)
+        after = self.largest_error(new_pose, new_frames)
         if after <= max(tol, before):
             return new_pose, new_frames
         return pose, frames
@@ -227,7 +233,8 @@ class LimitedSolve:
         the largest error, pose and frames of the best iterated pose (the given
         pose if no iteration ran) and the iteration count.
         """
-        err, score = self.largest_error(pose), self.squared_errors(pose)
+        self.yield_share = 1.0
+        err, score = self.largest_error(pose, frames), self.squared_errors(pose, frames)
         best = (score, err, pose, frames)
         eps = LIMITED_STALL * tol
         stalls = ran = 0
@@ -237,33 +244,43 @@ class LimitedSolve:
                 pose = self.apply_poles(pose)
             q, qf = self.stage1(pose, frames)
             new_pose, new_frames = self.stage2(q, qf, start, frames, self.active, self.up, self.kids)
-            new_score = self.squared_errors(new_pose)
+            new_score = self.squared_errors(new_pose, new_frames)
             if self.turns and stalls == 0 and new_score > FABRIK_GAIN**2 * score:
                 # FABRIK alone is slow here (limits fight the reaching passes): add damped
                 # least-squares steps (not while stalled: then they did not help either).
                 for _ in range(DAMPED_STEPS):
                     step_pose, step_frames = self.damped_step(new_pose, new_frames, self.damping)
-                    step_score = self.squared_errors(step_pose)
+                    step_score = self.squared_errors(step_pose, step_frames)
                     if step_score < new_score:
                         new_pose, new_frames, new_score = step_pose, step_frames, step_score
                         self.damping = max(self.damping * 0.5, MIN_DAMPING)
                     else:
                         self.damping = min(self.damping * 4.0, MAX_DAMPING)
             pose, frames = new_pose, new_frames
-            err, score = self.largest_error(pose), self.squared_errors(pose)
+            err, score = self.largest_error(pose, frames), self.squared_errors(pose, frames)
             low = math.sqrt(best[0])
             stalls = stalls + 1 if low - math.sqrt(score) < max(eps, gain * low) else 0
-            if stalls:  # orientation targets yield to their positions while the solve is stuck
+            if stalls >= YIELD_AFTER:  # orientation targets yield to their positions while stuck
                 self.yield_share *= 0.5
             if not ran or score < best[0] or err <= tol:
                 best, ran = (score, err, pose, frames), 1
         return (*best[1:], it)
 
-    def largest_error(self, pose: list[rot.Vec]) -> float:
-        return max((math.dist(pose[e], g.position) for e, g in self.goals.items()), default=0.0)
+    def residuals(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> list[float]:
+        """Per target, its distance; for an orientation target also its frame's angle error
+        times its last bone's length (a distance too), while orientations are in force."""
+        out = [math.dist(pose[e], g.position) for e, g in self.goals.items()]
+        if self.yield_share > ORIENTATION_IN_FORCE:
+            for e, g in self.goals.items():
+                if g.orientation is not None:
+                    out.append(rot.angle_between(frames[e], g.orientation) * self.r.lengths[e] * g.weight)
+        return out
 
-    def squared_errors(self, pose: list[rot.Vec]) -> float:
-        return sum(math.dist(pose[e], g.position) ** 2 for e, g in self.goals.items())
+    def largest_error(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> float:
+        return max(self.residuals(pose, frames), default=0.0)
+
+    def squared_errors(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> float:
+        return sum(x * x for x in self.residuals(pose, frames))
 
     # -- stage 1: effectors inward ---------------------------------------------------------------
     def stage1(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[list[rot.Vec], list[rot.Quat]]:
@@ -576,12 +593,29 @@ class LimitedSolve:
                 assert u is not None
                 axes = [u, _cross(bone, u)]
             columns.extend((j, u) for u in axes)
-        jac = np.zeros((3 * len(goals), len(columns)))
+        # Orientation targets add their last bone's direction, scaled by its length and by the
+        # share of their weight still in force: residual L (wanted - current), rows L (u x d).
+        turning: list[tuple[int, float, rot.Vec, rot.Vec]] = []
+        if self.yield_share > ORIENTATION_IN_FORCE:
+            for e, g in goals.items():
+                bone = rot.unit(_sub(pose[e], pose[r.parents[e]]))
+                if g.orientation is not None and bone is not None:
+                    scale = g.weight * self.yield_share * r.lengths[e]
+                    turning.append((e, scale, bone, rot.rotate(g.orientation, self.leaf_dir[e])))
+        size = 3 * (len(goals) + len(turning))
+        jac = np.zeros((size, len(columns)))
         for k, (j, u) in enumerate(columns):
             pj = pose[j]
             for e in self.effectors_beneath[j]:
                 jac[rows[e] : rows[e] + 3, k] = _cross(u, _sub(pose[e], pj))
-        err = np.array([c for e, g in goals.items() for c in _sub(g.position, pose[e])])
+            for m, (e, scale, bone, _) in enumerate(turning):
+                if e in self.effectors_beneath[j]:
+                    row = 3 * (len(goals) + m)
+                    jac[row : row + 3, k] = [scale * c for c in _cross(u, bone)]
+        err = np.array(
+            [c for e, g in goals.items() for c in _sub(g.position, pose[e])]
+            + [scale * c for _, scale, bone, wanted in turning for c in _sub(wanted, bone)]
+        )
         step = jac.T @ np.linalg.solve(jac @ jac.T + damping**2 * np.eye(len(err)), err)
         spin: dict[int, list[float]] = {}
         for (j, u), a in zip(columns, step.tolist()):
