@@ -260,20 +260,32 @@ class LimitedSolve:
             err, score = self.largest_error(pose, frames), self.squared_errors(pose, frames)
             low = math.sqrt(best[0])
             stalls = stalls + 1 if low - math.sqrt(score) < max(eps, gain * low) else 0
-            if stalls >= YIELD_AFTER:  # orientation targets yield to their positions while stuck
-                self.yield_share *= 0.5
+            if stalls >= YIELD_AFTER and self.yield_share > ORIENTATION_IN_FORCE:
+                # Orientation targets yield to their positions while stuck; once out of force,
+                # the positions alone are the goal: start the stall count afresh.
+                self.yield_share *= 0.25
+                if self.yield_share <= ORIENTATION_IN_FORCE:
+                    err, score, stalls = self.largest_error(pose, frames), self.squared_errors(pose, frames), 0
+                    best = (score, err, pose, frames)
             if not ran or score < best[0] or err <= tol:
                 best, ran = (score, err, pose, frames), 1
         return (*best[1:], it)
 
     def residuals(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> list[float]:
-        """Per target, its distance; for an orientation target also its frame's angle error
-        times its last bone's length (a distance too), while orientations are in force."""
+        """Per target, its distance; for an orientation target also how far its last bone's
+        direction is from the orientation's, scaled by the bone's length (a distance too), while
+        orientations are in force. (Twist about the bone is the effector's own, within its
+        Twist limit: moving joints cannot help it.)"""
+        r = self.r
         out = [math.dist(pose[e], g.position) for e, g in self.goals.items()]
         if self.yield_share > ORIENTATION_IN_FORCE:
             for e, g in self.goals.items():
                 if g.orientation is not None:
-                    out.append(rot.angle_between(frames[e], g.orientation) * self.r.lengths[e] * g.weight)
+                    bone = _sub(pose[e], pose[r.parents[e]])
+                    wanted = rot.rotate(g.orientation, self.leaf_dir[e])
+                    out.append(
+                        math.dist(_add((0.0, 0.0, 0.0), bone, 1.0 / r.lengths[e]), wanted) * r.lengths[e] * g.weight
+                    )
         return out
 
     def largest_error(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> float:
