@@ -226,19 +226,9 @@ def _one_by_one(
 
 def _targets(skeleton: Skeleton, targets: Any) -> tuple[dict[int, np.ndarray], dict[int, tuple[np.ndarray, float]]]:
     """Target points ``(B|1, 3)`` and orientations ``((B|1, 4), weight)`` by effector index, skeleton order."""
-    if not isinstance(targets, Mapping):
-        raise ValueError("targets: expected a mapping from end-effector names to (B, 3) arrays of points")
-    effectors = skeleton.end_effectors
-    for name in targets:
-        if name not in effectors:
-            raise ValueError(
-                f"targets: {name!r} is not an end effector of this skeleton; valid names are {', '.join(effectors)}"
-            )
     points, turns = {}, {}
-    for name in effectors:
-        if name not in targets:
-            continue
-        e, value, where = skeleton.index(name), targets[name], f"targets[{name!r}]"
+    for e, name, value in tg.by_effector(skeleton, targets, "targets", "(B, 3) arrays of points"):
+        where = f"targets[{name!r}]"
         if isinstance(value, tg.Target):
             points[e] = value.position[None]
             if value.orientation is not None:
@@ -258,15 +248,7 @@ def _named_points(skeleton: Skeleton, value: Any, what: str) -> dict[int, np.nda
     """``(B|1, 3)`` points by effector index for ``poles``."""
     if value is None:
         return {}
-    if not isinstance(value, Mapping):
-        raise ValueError(f"{what}: expected a mapping from end-effector names to points")
-    effectors = skeleton.end_effectors
-    out = {}
-    for name, v in value.items():
-        if name not in effectors:
-            raise ValueError(f"{what}: {name!r} is not an end effector; valid names are {', '.join(effectors)}")
-        out[skeleton.index(name)] = _array(v, f"{what}[{name!r}]", (3,))
-    return out
+    return {e: _array(v, f"{what}[{n!r}]", (3,)) for e, n, v in tg.by_effector(skeleton, value, what, "points")}
 
 
 def _array(value: Any, name: str, item: tuple[int, ...]) -> np.ndarray:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 # Files larger than this are refused before they are read.
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -47,6 +49,16 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> byt
         return p.read_bytes()
     except OSError as exc:
         raise ValueError(f"{p}: cannot read ({exc.strerror or exc})") from None
+
+
+def parse_json(text: str | bytes, source: str) -> Any:
+    """The data of JSON ``text``; ``ValueError`` prefixed with ``source`` if it is not valid JSON."""
+    try:
+        return json.loads(text)
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer of over 4300 digits
+        raise ValueError(f"{source}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise ValueError(f"{source}: JSON nested too deeply") from None
 
 
 def _remove(path: str) -> None:

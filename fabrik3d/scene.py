@@ -135,12 +135,7 @@ def _mapping(value: Any, where: str) -> dict[str, Any]:
 
 def parse_scene(text: str | bytes, source: str = "scene") -> Scene:
     """A scene from JSON text; errors are prefixed with ``source``."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer of over 4300 digits
-        raise ValueError(f"{source}: not valid JSON ({exc})") from None
-    except RecursionError:
-        raise ValueError(f"{source}: JSON nested too deeply") from None
+    data = files.parse_json(text, source)
     try:
         return Scene.from_dict(data)
     except ValueError as exc:

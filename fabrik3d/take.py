@@ -193,12 +193,7 @@ def take_to_json(take: Take) -> str:
 
 def parse_take(text: str | bytes, source: str = "take") -> Take:
     """A take from JSON text; errors are prefixed with ``source``."""
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{source}: not valid JSON ({exc})") from None
-    except RecursionError:
-        raise ValueError(f"{source}: JSON nested too deeply") from None
+    data = files.parse_json(text, source)
     try:
         return Take.from_dict(data)
     except ValueError as exc:

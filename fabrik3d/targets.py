@@ -70,47 +70,43 @@ def goal(value: Any, name: str) -> Goal:
     return Goal(tuple(checks.point(value, name).tolist()), None, 1.0)  # type: ignore[arg-type]
 
 
-def goals(skeleton: Any, targets: Any) -> dict[int, Goal]:
-    """Targets by effector index, in skeleton order; ``ValueError`` listing valid names."""
-    if not isinstance(targets, Mapping):
-        raise ValueError("targets: expected a mapping from end-effector names to points or Targets")
+def by_effector(skeleton: Any, value: Any, argument: str, what: str) -> list[tuple[int, str, Any]]:
+    """``(index, name, item)`` for each entry of the mapping ``value``, in skeleton order.
+
+    Raises ``ValueError`` naming ``argument`` when ``value`` is not a mapping (``what``
+    says what it maps to) or a key is not an end effector (listing the valid names).
+    """
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{argument}: expected a mapping from end-effector names to {what}")
     effectors = skeleton.end_effectors
-    for name in targets:
+    for name in value:
         if name not in effectors:
             raise ValueError(
-                f"targets: {name!r} is not an end effector of this skeleton; valid names are {', '.join(effectors)}"
+                f"{argument}: {name!r} is not an end effector of this skeleton; valid names are {', '.join(effectors)}"
             )
-    return {skeleton.index(n): goal(targets[n], f"targets[{n!r}]") for n in effectors if n in targets}
+    return [(skeleton.index(n), n, value[n]) for n in effectors if n in value]
+
+
+def goals(skeleton: Any, targets: Any) -> dict[int, Goal]:
+    """Targets by effector index, in skeleton order; ``ValueError`` listing valid names."""
+    items = by_effector(skeleton, targets, "targets", "points or Targets")
+    return {j: goal(item, f"targets[{n!r}]") for j, n, item in items}
 
 
 def effector_weights(skeleton: Any, weights: Any) -> dict[int, float] | None:
     """Centroid weights by effector index (``None`` for the plain mean)."""
     if weights is None:
         return None
-    if not isinstance(weights, Mapping):
-        raise ValueError("weights: expected a mapping from end-effector names to positive numbers")
-    effectors = skeleton.end_effectors
-    out = {}
-    for name, value in weights.items():
-        if name not in effectors:
-            raise ValueError(f"weights: {name!r} is not an end effector; valid names are {', '.join(effectors)}")
-        out[skeleton.index(name)] = checks.positive(value, f"weights[{name!r}]")
-    return out
+    items = by_effector(skeleton, weights, "weights", "positive numbers")
+    return {j: checks.positive(item, f"weights[{n!r}]") for j, n, item in items}
 
 
 def pole_points(skeleton: Any, poles: Any) -> dict[int, rot.Vec]:
     """Pole points by effector index."""
     if poles is None:
         return {}
-    if not isinstance(poles, Mapping):
-        raise ValueError("poles: expected a mapping from end-effector names to points")
-    effectors = skeleton.end_effectors
-    out = {}
-    for name, value in poles.items():
-        if name not in effectors:
-            raise ValueError(f"poles: {name!r} is not an end effector; valid names are {', '.join(effectors)}")
-        out[skeleton.index(name)] = tuple(checks.point(value, f"poles[{name!r}]").tolist())
-    return out
+    items = by_effector(skeleton, poles, "poles", "points")
+    return {j: tuple(checks.point(item, f"poles[{n!r}]").tolist()) for j, n, item in items}  # type: ignore[misc]
 
 
 def degrees_between(a: rot.Quat, b: rot.Quat) -> float:
