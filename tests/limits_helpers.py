@@ -114,8 +114,7 @@ def violations(skeleton, positions: np.ndarray, rotations: np.ndarray) -> dict[s
                 # with the swing-only frame that has the same +Y.
                 fj = frames[j]
                 if kids:
-                    lo = rp0.T @ r0[j]  # rest local
-                    swing_only = fp @ minrot(lo[:, 1], fp.T @ fj[:, 1]) @ lo
+                    swing_only = swing_frame(skeleton, fp, j, fj[:, 1], r0)
                 else:
                     swing_only = fp @ (rp0.T @ r0[j])
                 rel = swing_only.T @ fj  # rotation about local Y

@@ -208,6 +208,27 @@ def test_root_limits_of_a_rigid_root_hold_from_a_turned_start_pose() -> None:
         assert_valid(s, solve(s, targets, positions=start))
 
 
+def test_root_limits_move_with_the_root_target_translation() -> None:
+    s = limited_chain(6, lambda i: Cone(20))
+    rng = np.random.default_rng(17)
+    root = np.array([1.0, 2.0, 3.0])
+    for start in (None, arbitrary_pose(s, rng)):
+        for target in (np.array([0.5, 0.3, 0.0]), root + np.array([0.1, 0.5, 0.0]), root + np.array([5.0, 0.0, 0.0])):
+            r = solve(s, {"j6": target}, root_target=root, positions=start)
+            assert_valid(s, r)
+            np.testing.assert_array_equal(r.positions[0], root)
+
+
+def test_with_limits_an_unreachable_target_stops_only_after_ten_stalled_iterations() -> None:
+    s = limited_chain(6, lambda i: Cone(20))
+    for start in (None, s.rest_positions):
+        r = solve(s, {"j6": [5.0, 0.0, 0.0]}, positions=start)
+        assert not r.converged and 10 <= r.iterations < 100
+        assert_valid(s, r)
+        # the bones lean toward the target as far as the cones let them: no worse than the rest pose
+        assert r.errors["j6"] < float(np.linalg.norm(s.rest_positions[6] - [5.0, 0.0, 0.0]))
+
+
 # -- rigid sub-bases -------------------------------------------------------------------------------
 
 
@@ -321,19 +342,52 @@ POLE_SIDE_GAP = (
 
 
 @pytest.mark.xfail(strict=True, reason=POLE_SIDE_GAP)
-@pytest.mark.parametrize("limit", [None, Cone(60)], ids=["free", "cones"])
-@pytest.mark.parametrize("n", [2, 5, 8])
-def test_a_pole_puts_every_inner_joint_of_a_chain_on_its_side(n: int, limit) -> None:
-    s = zigzag(n, limit)
-    a = s.rest_positions[0]
-    reach = float(sum(s.bone_lengths))
-    target = unit(np.array([0.3, 0.6, 0.2])) * 0.6 * reach
-    for pole in (np.array([0.0, 0.3, 1.0]) * reach, np.array([-1.0, 0.3, 0.0]) * reach):
-        for p in (pole, mirrored(pole, a, target)):
-            r = solve(s, {f"j{n}": target}, poles={f"j{n}": p})
-            assert r.converged
-            side = pole_side(r.positions, range(1, n), a, target, p)
-            assert np.all(side > 0.0), (p, side)
+def test_a_pole_puts_every_inner_joint_of_a_chain_on_its_side() -> None:
+    """Chains of 2, 5 and 8 bones, free or with cones, a bent rest pose: every inner joint ends on the
+    pole's side of the root-target line, and on the other side with the pole mirrored through that line."""
+    wrong = []
+    for n in (2, 5, 8):
+        for limit in (None, Cone(60)):
+            s = zigzag(n, limit)
+            a = s.rest_positions[0]
+            reach = float(sum(s.bone_lengths))
+            target = unit(np.array([0.3, 0.6, 0.2])) * 0.85 * reach
+            for pole in (np.array([0.0, 0.3, 1.0]) * reach, np.array([-1.0, 0.3, 0.0]) * reach):
+                for p in (pole, mirrored(pole, a, target)):
+                    r = solve(s, {f"j{n}": target}, poles={f"j{n}": p})
+                    side = pole_side(r.positions, range(1, n), a, target, p)
+                    if not (r.converged and np.all(side > 0.0)):
+                        wrong.append((n, limit, p.round(2).tolist(), r.converged, side.round(3).tolist()))
+    assert not wrong, f"unreached or off the pole's side (bones, limit, pole, reached, offsets): {wrong}"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="solver bug: a pole on a side the limits forbid keeps fighting them: 2-bone zigzag with Cone(60), "
+    "a target reached without the pole in 16 iterations stays 21 mm off for all 100 with pole (-0.2, 0.06, 0)",
+)
+def test_a_pole_the_limits_forbid_does_not_keep_a_reachable_target_from_being_reached() -> None:
+    s = zigzag(2, Cone(60))
+    target = unit(np.array([0.3, 0.6, 0.2])) * 0.85 * float(sum(s.bone_lengths))
+    assert solve(s, {"j2": target}).converged
+    for pole in ([-0.2, 0.06, 0.0], [-0.2, 0.06, 0.05]):
+        r = solve(s, {"j2": target}, poles={"j2": pole})
+        assert_valid(s, r)
+        assert r.converged, r.errors
+
+
+def test_poles_rarely_cost_reach() -> None:
+    """Targets from valid poses with random poles are reached as often as without (limits win)."""
+    rng = np.random.default_rng(18)
+    for s, e in ((zigzag(5, Cone(60)), "j5"), (presets.get("humanoid"), "hand_l"), (presets.get("robot_arm"), "tool")):
+        reached = 0
+        for _ in range(20):
+            target = random_pose(s, rng)[s.index(e)]
+            pole = s.rest_positions[s.root] + rng.normal(size=3)
+            r = solve(s, {e: target}, poles={e: pole})
+            assert_valid(s, r)
+            reached += r.converged
+        assert reached >= 19, (e, reached)
 
 
 def test_a_pole_on_the_root_target_line_is_ignored() -> None:
