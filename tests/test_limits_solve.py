@@ -616,6 +616,12 @@ CONTINUITY = {
         0.7,
     ),
     "wide cones past the rest axis": (lambda: limited_chain(4, lambda i: Cone(175)), 400, 1.0),
+    # hinge X then Z: at +-90 degrees a bone lies along its parent's hinge axis
+    "hinges through the parent's axis": (
+        lambda: limited_chain(6, lambda i: Hinge((1, 0, 0) if i % 2 == 0 else (0, 0, 1), -120, 120)),
+        400,
+        0.95,
+    ),
     "humanoid": (lambda: presets.get("humanoid"), 200, 0.7),
     "robot_arm": (lambda: presets.get("robot_arm"), 300, 0.7),
     "octopus": (lambda: presets.get("octopus"), 100, 0.7),
@@ -636,4 +642,6 @@ def test_one_millimetre_target_steps_never_move_a_joint_more_than_60_mm(name: st
         assert jump <= 0.06, f"step {k}: a joint moved {jump * 1e3:.1f} mm"
         worst = max(worst, jump)
         previous = r.positions
+        if k % 25 == 0:
+            assert_valid(s, r)
     assert_valid(s, r)
