@@ -145,7 +145,7 @@ def test_robot_arm_reaches_valid_targets() -> None:
 @pytest.mark.parametrize("effector", presets.get("humanoid").end_effectors)
 def test_humanoid_reaches_valid_targets_for_each_effector_alone(effector: str) -> None:
     h = presets.get("humanoid")
-    assert_gate(measure(f"humanoid: {effector} alone", h, [effector], 100, seed=5 + h.index(effector)))
+    assert_gate(measure(f"humanoid: {effector} alone", h, [effector], 200, seed=5 + h.index(effector)))
 
 
 def test_octopus_reaches_valid_targets_one_tentacle_at_a_time() -> None:
@@ -154,7 +154,7 @@ def test_octopus_reaches_valid_targets_one_tentacle_at_a_time() -> None:
     assert len(tips) == 8
     total = Rate("octopus: one tentacle at a time", True)
     for k, tip in enumerate(tips):
-        part = measure(tip, o, [tip], 13, seed=40 + k)
+        part = measure(tip, o, [tip], 25, seed=40 + k)
         RESULTS.remove(part)
         total.samples += part.samples
         total.reached += part.reached
@@ -167,7 +167,7 @@ def test_octopus_reaches_valid_targets_one_tentacle_at_a_time() -> None:
 def test_octopus_reaches_valid_targets_for_all_tentacles_at_once() -> None:
     o = presets.get("octopus")
     tips = [e for e in o.end_effectors if e.startswith("tentacle")]
-    assert_gate(measure("octopus: all 8 tentacles at once", o, tips, 50, seed=50))
+    assert_gate(measure("octopus: all 8 tentacles at once", o, tips, 100, seed=50))
 
 
 # -- reported, not gated ---------------------------------------------------------------------------
@@ -183,4 +183,4 @@ def test_report_hinge_only_chains() -> None:
 
 def test_report_humanoid_with_all_five_targets() -> None:
     h = presets.get("humanoid")
-    measure("humanoid: all five effectors at once", h, list(h.end_effectors), 40, seed=70, gated=False)
+    measure("humanoid: all five effectors at once", h, list(h.end_effectors), 100, seed=70, gated=False)
