@@ -288,7 +288,13 @@ def clamp_angle(phi: float, lo: float, hi: float, before: float | None = None) -
     return hi if from_hi <= to_lo else lo
 
 
+# Elliptical-cone angles below this (radians) count as 0: the chart's ratios would overflow.
+_TINY_ANGLE = 1e-12
+
+
 def _inside_ellipse(u: float, v: float, a: float, b: float) -> bool:
+    a = a if a > _TINY_ANGLE else 0.0
+    b = b if b > _TINY_ANGLE else 0.0
     if a <= 0.0 or b <= 0.0:
         return (a <= 0.0 and u <= 1e-15 and v <= b) or (b <= 0.0 and v <= 1e-15 and u <= a)
     return (u / a) ** 2 + (v / b) ** 2 <= 1.0 + 1e-12
@@ -300,6 +306,8 @@ def nearest_on_ellipse(y0: float, y1: float, a: float, b: float) -> tuple[float,
     Eberly's robust method (bisection on the Lagrange parameter, bounded). Zero
     semi-axes make the ellipse a segment.
     """
+    a = a if a > _TINY_ANGLE else 0.0
+    b = b if b > _TINY_ANGLE else 0.0
     if a <= 0.0 or b <= 0.0:
         return (0.0, min(y1, b)) if a <= 0.0 else (min(y0, a), 0.0)
     if a < b:

@@ -102,12 +102,15 @@ class Rig:
         """Joint ``j`` and all its descendants, parents before children."""
         return self.order[self._at[j] : self._at[j] + self._size[j]]
 
-    def rigid_fit(self, j: int, positions: list[rot.Vec]) -> rot.Quat:
-        """Frame of a rigid joint: the rotation best fitting its rest child offsets to the pose's."""
+    def rigid_fit(self, j: int, positions: list[rot.Vec], parent_frame: rot.Quat) -> rot.Quat:
+        """Frame of a rigid joint: the rotation best fitting its rest child offsets to the pose's
+        (children all on one line leave the turn about it open: then the swing rule's frame)."""
         pj = positions[j]
         kids = self.children[j]
         dst = [(positions[c][0] - pj[0], positions[c][1] - pj[1], positions[c][2] - pj[2]) for c in kids]
-        return rot.fit_rotation([self.offset[c] for c in kids], dst, [1.0] * len(kids))
+        first = bone_direction(pj, positions[kids[0]])
+        swung = self.swing_frame(j, parent_frame, first) if first is not None else parent_frame
+        return rot.fit_rotation([self.offset[c] for c in kids], dst, [1.0] * len(kids), swung)
 
     def pose_frames(self, positions: list[rot.Vec]) -> list[rot.Quat]:
         """World frames of every joint of a pose (swing rule, no twist; rigid joints fitted)."""
@@ -116,7 +119,7 @@ class Rig:
             p = self.parents[j]
             parent_frame = out[p] if p >= 0 else rot.IDENTITY
             if self.rigid[j]:
-                out[j] = self.rigid_fit(j, positions)
+                out[j] = self.rigid_fit(j, positions, parent_frame)
                 continue
             c = self.first_child[j]
             d = None if c < 0 else bone_direction(positions[j], positions[c])

@@ -396,7 +396,7 @@ class LimitedSolve:
             md = tuple(sum(w * d[i] for w, d in zip(ws, dst)) / total for i in range(3))
             src = [_sub(s, ms) for s in src]  # type: ignore[arg-type]
             dst = [_sub(d, md) for d in dst]  # type: ignore[arg-type]
-        return rot.fit_rotation(src, dst, ws)
+        return rot.fit_rotation(src, dst, ws, fj)
 
     # -- stage 2: root outward -----------------------------------------------------------------
     def stage2(
@@ -427,8 +427,10 @@ class LimitedSolve:
                 frames[j] = self.effector_frame(j, fp)
                 continue
             if r.rigid[j]:
-                if p < 0:
-                    frames[j] = old[j] if self.root_frame is None else self.root_frame
+                if p < 0:  # the root's body keeps its frame, within its own limits (to its rest frame)
+                    frames[j] = self.limit_frame(
+                        j, rot.IDENTITY, old[j] if self.root_frame is None else self.root_frame
+                    )
                 else:
                     turn = self.rigid_turn(pj, old[j], q, kids[j], centred=False)
                     fit = rot.mul(turn, old[j]) if len(kids[j]) < 3 else turn

@@ -24,6 +24,10 @@ Vec = tuple[float, float, float]
 IDENTITY: Quat = (0.0, 0.0, 0.0, 1.0)
 # Below this squared length a direction is treated as undefined.
 TINY2 = 1e-24
+# Unit vectors whose cross product is shorter than 1e-8 and that point apart count as opposite:
+# closer to opposite, the minimal rotation's axis is lost in rounding (each component's 1e-16
+# error turns it by 1e-16/|a x b|), so a swing there is the documented half turn.
+OPPOSITE2 = 1e-16
 
 
 def mul(a: Quat, b: Quat) -> Quat:
@@ -91,7 +95,10 @@ def swing(a: Vec, b: Vec, half_turn_axis: Vec) -> Quat:
     ax, ay, az = a
     bx, by, bz = b
     d = ax * bx + ay * by + az * bz
-    if d < -1.0 + 1e-12:
+    cx = ay * bz - az * by
+    cy = az * bx - ax * bz
+    cz = ax * by - ay * bx
+    if d < 0.0 and cx * cx + cy * cy + cz * cz < OPPOSITE2:  # opposite to within rounding
         hx, hy, hz = half_turn_axis
         k = hx * ax + hy * ay + hz * az
         axis = unit((hx - k * ax, hy - k * ay, hz - k * az))
@@ -99,12 +106,11 @@ def swing(a: Vec, b: Vec, half_turn_axis: Vec) -> Quat:
             axis = unit(_perpendicular(a))
             assert axis is not None
         return (axis[0], axis[1], axis[2], 0.0)
-    # q = (a x b, 1 + a.b) normalised: the half-angle construction.
-    cx = ay * bz - az * by
-    cy = az * bx - ax * bz
-    cz = ax * by - ay * bx
-    w = 1.0 + d
-    n = math.sqrt(cx * cx + cy * cy + cz * cz + w * w)
+    # q = (a x b, 1 + a.b) normalised: the half-angle construction (accurate up to the
+    # opposite direction: both parts shrink there, but keep their ratio).
+    c2 = cx * cx + cy * cy + cz * cz
+    w = 1.0 + d if d >= 0.0 else c2 / (1.0 - d)  # 1 + cos = sin² / (1 - cos): no cancellation
+    n = math.sqrt(c2 + w * w)
     return (cx / n, cy / n, cz / n, w / n)
 
 
@@ -146,10 +152,12 @@ def quat_to_matrix(q: np.ndarray) -> np.ndarray:
     return m
 
 
-def fit_rotation(src: list[Vec], dst: list[Vec], weights: list[float]) -> Quat:
+def fit_rotation(src: list[Vec], dst: list[Vec], weights: list[float], fallback: Quat) -> Quat:
     """Rotation ``R`` minimising ``sum w_i |R·src_i − dst_i|²`` (Horn's quaternion method).
 
     The vectors are used as given (centre them first for a fit with translation).
+    When the vectors do not pin the rotation down (all on one line, so any turn
+    about it fits as well), ``fallback`` is returned instead.
     """
     s = np.zeros((3, 3))
     for a, b, w in zip(src, dst, weights):
@@ -163,7 +171,9 @@ def fit_rotation(src: list[Vec], dst: list[Vec], weights: list[float]) -> Quat:
             [sxy - syx, szx + sxz, syz + szy, -sxx - syy + szz],
         ]
     )
-    _, vecs = np.linalg.eigh(n)
+    vals, vecs = np.linalg.eigh(n)
+    if vals[-1] - vals[-2] <= 1e-9 * max(abs(vals[-1]), 1e-300):
+        return fallback
     w, x, y, z = vecs[:, -1].tolist()
     return normalize_quat((x, y, z, w))
 

@@ -27,11 +27,18 @@ def qmat(q: np.ndarray) -> np.ndarray:
 
 
 def minrot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Matrix of the minimal rotation taking unit a onto unit b (not for opposite vectors)."""
+    """Matrix of the minimal rotation taking unit a onto unit b (not for exactly opposite vectors)."""
     v = np.cross(a, b)
     c = float(a @ b)
     k = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
-    return np.eye(3) + k + k @ k / (1.0 + c)
+    # 1 / (1 + c) = (1 - c) / |v|^2 without cancellation when b is nearly opposite a
+    return np.eye(3) + k + k @ k * ((1.0 - c) / float(v @ v) if c < 0 else 1.0 / (1.0 + c))
+
+
+def opposite(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether unit b is opposite unit a to within 1e-8 (as fabrik3d.rotations.OPPOSITE2 has it: there
+    the minimal rotation's axis is lost in rounding, and the swing rule takes a half turn)."""
+    return float(a @ b) < 0 and float(np.cross(a, b) @ np.cross(a, b)) < 1e-16
 
 
 def axis_rot(axis: np.ndarray, angle: float) -> np.ndarray:
@@ -54,7 +61,7 @@ def rest_frames(skeleton) -> list[np.ndarray]:
             out[j] = out[int(skeleton.parents[j])]
             continue
         d = unit(rest[kids[0]] - rest[j])
-        if d @ np.array([0.0, 1.0, 0.0]) < -1 + 1e-12:
+        if opposite(np.array([0.0, 1.0, 0.0]), d):
             out[j] = axis_rot(np.array([1.0, 0, 0]), math.pi)
         else:
             out[j] = minrot(np.array([0.0, 1.0, 0.0]), d)
@@ -324,7 +331,7 @@ def swing_frame(skeleton, parent: np.ndarray, j: int, direction: np.ndarray, r0:
     p = int(skeleton.parents[j])
     lo = (r0[p].T if p >= 0 else np.eye(3)) @ r0[j]
     d0, d = lo[:, 1], parent.T @ direction
-    if d0 @ d < -1 + 1e-12:
+    if opposite(d0, d):
         return parent @ axis_rot(lo[:, 0], math.pi) @ lo
     return parent @ minrot(d0, d) @ lo
 

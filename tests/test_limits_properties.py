@@ -278,11 +278,6 @@ def test_root_target_with_an_orientation_keeps_every_guarantee(seed: int, twist:
     np.testing.assert_allclose(r.positions[s.root], root, atol=1e-12)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="solver bug: a valid EllipticalCone with a positive angle below about 1e-155 degrees crashes solve "
-    "with OverflowError in _inside_ellipse / nearest_on_ellipse (u / a overflows)",
-)
 @pytest.mark.parametrize("tiny", [1e-200, 1e-160])
 def test_tiny_elliptical_cone_angles_do_not_crash(tiny: float) -> None:
     s = Skeleton(

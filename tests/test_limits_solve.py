@@ -77,12 +77,6 @@ def test_rest_frames_are_the_minimal_rotation_onto_the_first_child_and_leaves_co
                 np.testing.assert_array_equal(s.rest_frames[j], s.rest_frames[s.parents[j]])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="solver bug: rotations.swing snaps directions within ~1.4e-6 rad of opposite to an exact half turn, so a "
-    "rest bone that close to -Y gets a rest frame ~1e-6 rad off its bone: limits are off by up to 6e-5 degrees "
-    "and an exactly perpendicular hinge axis is rejected",
-)
 @pytest.mark.parametrize("tilt", [1e-6, 1e-7])
 def test_rest_frames_of_bones_close_to_minus_y_are_exact(tilt: float) -> None:
     d = unit(np.array([tilt, -1.0, 0.0]))
@@ -191,10 +185,6 @@ def test_a_start_pose_outside_the_limits_is_projected_even_without_iterations(na
         assert_valid(s, r)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="solver bug: a rigid root keeps its start frame even outside its own limits (stage 2 never limits it)",
-)
 def test_root_limits_of_a_rigid_root_hold_from_a_turned_start_pose() -> None:
     """A rigid root with its own limits, started from a body turned outside them."""
     s = Skeleton(
