@@ -5,9 +5,10 @@ frame ``F_j`` (``fabrik3d.frames``) through both passes.
 
 * **Start**: the start pose is projected onto the limits by one stage-2 pass
   toward itself (so even a solve with no iteration returns a valid pose).
-* **Poles** (before each stage 1): each joint strictly between a poled effector
-  and the nearest sub-base or root turns about the line through its neighbours
-  toward the pole.
+* **Poles** (before each stage 1, and once more after the last iteration;
+  ``fabrik3d.poles``): each joint strictly between a poled effector and the
+  nearest sub-base or root turns about the line through its neighbours toward
+  the pole.
 * **Stage 1** (effectors inward): a targeted effector goes onto its target (with
   an orientation, its parent's bone direction blends toward the orientation by
   the target's weight). A joint with one active child ``c`` takes the point at
@@ -34,7 +35,7 @@ smallest turn that lets the hinge bend (``swivel_for_hinge``).
 
 Where the reaching passes fight the limits, FABRIK's progress slows to a crawl.
 An iteration whose FABRIK passes leave more than ``FABRIK_GAIN`` of the error
-adds ``DAMPED_STEPS`` damped least-squares steps on the joints' turns (the
+adds ``DAMPED_STEPS`` damped least-squares steps (``fabrik3d.damped``) on the joints' turns (the
 Jacobian ``u × (P_e − P_j)`` of each effector for each turning axis above it,
 each joint's new rotation limited, the pose rebuilt by forward kinematics;
 Levenberg-Marquardt style damping); a step is kept only if it lowers the error.
@@ -55,11 +56,13 @@ from __future__ import annotations
 import math
 import random
 
-import numpy as np
-
 from fabrik3d import rotations as rot
 from fabrik3d.constraints import _BoundHinge, clamp_angle
+from fabrik3d.damped import ORIENTATION_IN_FORCE, DampedSteps
 from fabrik3d.frames import Rig
+from fabrik3d.poles import PoleTurns
+from fabrik3d.rotations import add as _add
+from fabrik3d.rotations import sub as _sub
 from fabrik3d.targets import Goal
 
 _Y = (0.0, 1.0, 0.0)
@@ -80,23 +83,13 @@ SWIVEL_MISFIT = 0.2
 FABRIK_GAIN = 0.5
 # Damped least-squares steps per iteration, and their damping (metres), adapted as they go.
 DAMPED_STEPS = 2
-# Orientation targets count toward reaching until their share has yielded below this.
-ORIENTATION_IN_FORCE = 0.1
 # Orientation targets start to yield after this many stalled iterations in a row.
 YIELD_AFTER = 3
 START_DAMPING, MIN_DAMPING, MAX_DAMPING = 0.05, 1e-4, 10.0
 MAX_RESTARTS = 10
 
 
-def _sub(a: rot.Vec, b: rot.Vec) -> rot.Vec:
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
-
-
-def _add(a: rot.Vec, b: rot.Vec, k: float = 1.0) -> rot.Vec:
-    return (a[0] + k * b[0], a[1] + k * b[1], a[2] + k * b[2])
-
-
-class LimitedSolve:
+class LimitedSolve(DampedSteps, PoleTurns):
     """One constrained solve on a ``Rig``; positions and frames are lists of tuples."""
 
     def __init__(
@@ -185,21 +178,6 @@ class LimitedSolve:
             pose, frames = self.final_poles(pose, frames, start, tol)
         self.place_untargeted(pose, frames, start, start_frames)
         return pose, frames, it
-
-    def final_poles(
-        self, pose: list[rot.Vec], frames: list[rot.Quat], start: list[rot.Vec], tol: float
-    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
-        """The poles' last turn after the last iteration (it moves no effector), projected onto
-        the limits; kept only if no target falls out of reach by it (limits win)."""
-        turned = self.apply_poles(pose)
-        if not self.pole_turned:
-            return pose, frames
-        new_pose, new_frames = self.stage2(turned, frames, start, frames, self.active, self.up, self.kids)
-        before = self.largest_error(pose, frames)
-        after = self.largest_error(new_pose, new_frames)
-        if after <= max(tol, before):
-            return new_pose, new_frames
-        return pose, frames
 
     def within_reach(self, start: list[rot.Vec]) -> bool:
         """Whether every target is within the length of its chain from the root."""
@@ -564,144 +542,6 @@ class LimitedSolve:
 
     # -- fallback: cyclic turns of one joint at a time ------------------------------------------
 
-    def forward(
-        self, pose: list[rot.Vec], frames: list[rot.Quat], turned: dict[int, rot.Quat]
-    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
-        """Forward kinematics: every active joint keeps its offset and rotation relative to its
-        parent, but the ``turned`` joints take their new rotations (relative to the parent)."""
-        r = self.r
-        new_pose, new_frames = list(pose), list(frames)
-        for x in self.up:
-            p = r.parents[x]
-            if p < 0:
-                new_frames[x] = turned.get(x, frames[x])
-                continue
-            inv = rot.conj(frames[p])
-            local = turned.get(x)
-            if local is None:
-                local = rot.mul(inv, frames[x])
-            new_frames[x] = rot.mul(new_frames[p], local)
-            new_pose[x] = _add(new_pose[p], rot.rotate(new_frames[p], rot.rotate(inv, _sub(pose[x], pose[p]))))
-        return new_pose, new_frames
-
-    def damped_step(
-        self, pose: list[rot.Vec], frames: list[rot.Quat], damping: float
-    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
-        """One damped least-squares step on the joints' turns (the Jacobian of the effectors'
-        positions is ``u × (P_e − P_j)`` for each turning axis ``u`` of a joint ``j`` above
-        ``e``: the hinge axis, two axes across a ball joint's bone, three for a rigid body),
-        then each joint's new rotation is limited and the pose rebuilt by forward kinematics."""
-        r = self.r
-        goals = self.goals
-        rows = {e: 3 * k for k, e in enumerate(goals)}
-        columns: list[tuple[int, rot.Vec]] = []
-        for j in self.turnable:
-            if r.rigid[j]:
-                axes = [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)]
-            elif self.hinged[j]:
-                p = r.parents[j]
-                axes = [rot.rotate(frames[p] if p >= 0 else rot.IDENTITY, r.limits[j].swing.a)]  # type: ignore[union-attr]
-            else:
-                bone = rot.rotate(frames[j], _Y)
-                u = rot.unit(rot._perpendicular(bone))
-                assert u is not None
-                axes = [u, _cross(bone, u)]
-            columns.extend((j, u) for u in axes)
-        # Orientation targets add their last bone's direction, scaled by its length and by the
-        # share of their weight still in force: residual L (wanted - current), rows L (u x d).
-        turning: list[tuple[int, float, rot.Vec, rot.Vec]] = []
-        if self.yield_share > ORIENTATION_IN_FORCE:
-            for e, g in goals.items():
-                bone = rot.unit(_sub(pose[e], pose[r.parents[e]]))
-                if g.orientation is not None and bone is not None:
-                    scale = g.weight * self.yield_share * r.lengths[e]
-                    turning.append((e, scale, bone, rot.rotate(g.orientation, self.leaf_dir[e])))
-        size = 3 * (len(goals) + len(turning))
-        jac = np.zeros((size, len(columns)))
-        for k, (j, u) in enumerate(columns):
-            pj = pose[j]
-            for e in self.effectors_beneath[j]:
-                jac[rows[e] : rows[e] + 3, k] = _cross(u, _sub(pose[e], pj))
-            for m, (e, scale, bone, _) in enumerate(turning):
-                if e in self.effectors_beneath[j]:
-                    row = 3 * (len(goals) + m)
-                    jac[row : row + 3, k] = [scale * c for c in _cross(u, bone)]
-        err = np.array(
-            [c for e, g in goals.items() for c in _sub(g.position, pose[e])]
-            + [scale * c for _, scale, bone, wanted in turning for c in _sub(wanted, bone)]
-        )
-        step = jac.T @ np.linalg.solve(jac @ jac.T + damping**2 * np.eye(len(err)), err)
-        spin: dict[int, list[float]] = {}
-        for (j, u), a in zip(columns, step.tolist()):
-            w = spin.setdefault(j, [0.0, 0.0, 0.0])
-            w[0], w[1], w[2] = w[0] + a * u[0], w[1] + a * u[1], w[2] + a * u[2]
-        turned: dict[int, rot.Quat] = {}
-        for j, w in spin.items():
-            angle = math.sqrt(w[0] ** 2 + w[1] ** 2 + w[2] ** 2)
-            if angle < 1e-15:
-                continue
-            turn = rot.axis_angle((w[0] / angle, w[1] / angle, w[2] / angle), min(angle, 0.5))
-            p = r.parents[j]
-            fp = frames[p] if p >= 0 else rot.IDENTITY
-            if r.rigid[j]:
-                new = self.limit_frame(j, fp, rot.mul(turn, frames[j]))
-            else:
-                bone = rot.rotate(frames[j], _Y)
-                local = rot.rotate(rot.conj(fp), rot.rotate(turn, bone))
-                limit = r.limits[j].swing
-                if limit is not None:
-                    local = limit.project(local, rot.rotate(rot.conj(fp), bone) if self.hinged[j] else None)
-                new = rot.mul(fp, rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
-            turned[j] = rot.mul(rot.conj(fp), new)
-        return self.forward(pose, frames, turned)
-
-    # -- poles and untargeted branches -----------------------------------------------------------
-    def apply_poles(self, pose: list[rot.Vec]) -> list[rot.Vec]:
-        """Turn the inner joints of each poled chain about their neighbours' line toward the pole.
-
-        Each joint on the far side of its neighbours' line, from the chain's start
-        outward, turns into the half-plane through that line that holds the pole.
-        Limits win over poles: a joint turned in one iteration and found on the far
-        side again in the next (its limits sent it back) is left alone for the rest
-        of the solve.
-        """
-        r = self.r
-        pose = list(pose)
-        turned_before, self.pole_turned = self.pole_turned, set()
-        for e, pole in self.poles.items():
-            chain = [e]
-            while r.parents[chain[-1]] >= 0 and len(r.children[r.parents[chain[-1]]]) == 1:
-                chain.append(r.parents[chain[-1]])
-            if r.parents[chain[-1]] >= 0:
-                chain.append(r.parents[chain[-1]])
-            chain.reverse()  # chain start (sub-base or root) ... effector
-            g = self.goals.get(e)
-            end = g.position if g is not None else pose[e]
-            line = rot.unit(_sub(end, pose[chain[0]]))
-            if line is None or _distance_to_line(pole, pose[chain[0]], line) <= 1e-9:
-                continue
-            for k in range(1, len(chain) - 1):
-                a, i, b = chain[k - 1], chain[k], chain[k + 1]
-                axis = rot.unit(_sub(pose[b], pose[a]))
-                if axis is None:
-                    continue
-                v = _sub(pose[i], pose[a])
-                w = _sub(pole, pose[a])
-                kv = sum(v[m] * axis[m] for m in range(3))
-                kw = sum(w[m] * axis[m] for m in range(3))
-                vp = _add(v, axis, -kv)
-                wp = rot.unit(_add(w, axis, -kw))
-                radius = math.sqrt(sum(x * x for x in vp))
-                if wp is None or radius < 1e-12 or sum(vp[m] * wp[m] for m in range(3)) > 0.0:
-                    continue  # no side to turn to, or already on the pole's side
-                if i in turned_before:
-                    self.pole_blocked.add(i)
-                if i in self.pole_blocked:
-                    continue
-                pose[i] = _add(_add(pose[a], axis, kv), wp, radius)
-                self.pole_turned.add(i)
-        return pose
-
     def place_untargeted(
         self, pose: list[rot.Vec], frames: list[rot.Quat], start: list[rot.Vec], start_frames: list[rot.Quat]
     ) -> None:
@@ -715,13 +555,3 @@ class LimitedSolve:
                 for x in r.subtree(c):
                     pose[x] = _add(pose[j], rot.rotate(turn, _sub(start[x], start[j])))
                     frames[x] = rot.mul(turn, start_frames[x])
-
-
-def _cross(a: rot.Vec, b: rot.Vec) -> rot.Vec:
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-def _distance_to_line(p: rot.Vec, origin: rot.Vec, direction: rot.Vec) -> float:
-    v = _sub(p, origin)
-    k = sum(v[i] * direction[i] for i in range(3))
-    return math.dist(v, tuple(k * direction[i] for i in range(3)))

@@ -30,6 +30,21 @@ TINY2 = 1e-24
 OPPOSITE2 = 1e-16
 
 
+def add(a: Vec, b: Vec, k: float = 1.0) -> Vec:
+    """``a + k b``."""
+    return (a[0] + k * b[0], a[1] + k * b[1], a[2] + k * b[2])
+
+
+def sub(a: Vec, b: Vec) -> Vec:
+    """``a − b``."""
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+def cross(a: Vec, b: Vec) -> Vec:
+    """``a × b``."""
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
 def mul(a: Quat, b: Quat) -> Quat:
     """Hamilton product ``a * b``: rotate by ``b``, then by ``a``."""
     ax, ay, az, aw = a
