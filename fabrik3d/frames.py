@@ -22,7 +22,8 @@ first child.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,22 +37,49 @@ _Y = (0.0, 1.0, 0.0)
 _X = (1.0, 0.0, 0.0)
 
 
-def rest_frames(skeleton: Skeleton) -> np.ndarray:
-    """``(n, 4)`` rest frames of ``skeleton`` as quaternions (x, y, z, w)."""
+def rest_frames(skeleton: Skeleton, given: Mapping[str, Any] | None = None) -> np.ndarray:
+    """``(n, 4)`` rest frames of ``skeleton`` as quaternions (x, y, z, w).
+
+    ``given`` maps joint names to explicit rest frames (unit quaternions; a
+    joint with children must have +Y along its rest bone to the first child,
+    within 1e-6); the other joints take the default rule (module docstring).
+    """
     n = len(skeleton.names)
     out: list[rot.Quat] = [rot.IDENTITY] * n
     rest = skeleton.rest_positions
+    explicit = _explicit_frames(skeleton, given or {})
     for j in skeleton.order:
         c = skeleton.first_child(j)
-        if c < 0:
+        d = None if c < 0 else rot.unit(tuple((rest[c] - rest[j]).tolist()))
+        if j in explicit:
+            q = explicit[j]
+            if d is not None and sum(a * b for a, b in zip(rot.rotate(q, _Y), d)) < 1.0 - 1e-12:
+                raise ValueError(
+                    f"joint {skeleton.names[j]!r}: rest_frame's +Y must point along the rest bone to "
+                    f"{skeleton.names[c]!r} (within 1e-6)"
+                )
+            out[j] = q
+        elif d is None:
             out[j] = out[int(skeleton.parents[j])]
-            continue
-        d = rot.unit(tuple((rest[c] - rest[j]).tolist()))
-        assert d is not None  # bones are at least MIN_BONE long
-        out[j] = rot.swing(_Y, d, _X)
+        else:
+            out[j] = rot.swing(_Y, d, _X)
     arr = np.array(out, dtype=float)
     arr.setflags(write=False)
     return arr
+
+
+def _explicit_frames(skeleton: Skeleton, given: Mapping[str, Any]) -> dict[int, rot.Quat]:
+    from fabrik3d.targets import unit_quaternion
+
+    if not isinstance(given, Mapping):
+        raise ValueError("rest_frames: expected a mapping from joint names to quaternions (x, y, z, w)")
+    out = {}
+    for name, value in given.items():
+        if name not in skeleton.names:
+            raise ValueError(f"rest_frames: unknown joint {name!r}")
+        q = unit_quaternion(value, f"joint {name!r}: rest_frame")
+        out[skeleton.index(name)] = tuple(q.tolist())
+    return out  # type: ignore[return-value]
 
 
 class Rig:

@@ -35,6 +35,9 @@ class Skeleton:
         rest_positions: ``(n, 3)`` rest positions in scene units.
         constraints: optional mapping from joint name to a constraint or a list of
             constraints (``fabrik3d.constraints``).
+        rest_frames: optional mapping from joint name to its rest frame, a unit
+            quaternion (x, y, z, w) whose +Y points along the rest bone to the first
+            child; other joints take the default (``fabrik3d.frames``).
 
     Raises:
         ValueError: naming the joint and the problem, for duplicate or empty
@@ -49,6 +52,7 @@ class Skeleton:
         parents: Sequence[int] | np.ndarray,
         rest_positions: Any,
         constraints: Mapping[str, Any] | None = None,
+        rest_frames: Mapping[str, Any] | None = None,
     ) -> None:
         self.names: tuple[str, ...] = _check_names(names)
         n = len(self.names)
@@ -74,7 +78,8 @@ class Skeleton:
         lengths.setflags(write=False)
         self.bone_lengths: np.ndarray = lengths
         self._index = {name: i for i, name in enumerate(self.names)}
-        self.rest_frames: np.ndarray = _frames.rest_frames(self)
+        self.rest_frames: np.ndarray = _frames.rest_frames(self, rest_frames)
+        self.explicit_rest_frames: tuple[str, ...] = tuple(n for n in self.names if n in (rest_frames or {}))
         from fabrik3d.constraints import check_constraints  # the constraints need a skeleton
 
         self.constraints: dict[str, tuple[Any, ...]] = check_constraints(self, constraints or {})
@@ -158,6 +163,8 @@ class Skeleton:
             }
             if name in self.constraints:
                 joint["constraints"] = [c.to_dict() for c in self.constraints[name]]
+            if name in self.explicit_rest_frames:
+                joint["rest_frame"] = [float(v) for v in self.rest_frames[j]]
             joints.append(joint)
         return {"joints": joints}
 
@@ -187,6 +194,7 @@ class Skeleton:
         parents: list[int] = []
         positions: list[list[float]] = []
         constraints: dict[str, list[Any]] = {}
+        frames: dict[str, Any] = {}
         for k, joint in enumerate(joints):
             at = f"{where}joints[{k}]"
             parent = joint.get("parent")
@@ -197,13 +205,17 @@ class Skeleton:
             else:
                 raise ValueError(f"{at}.parent: unknown joint {parent!r}")
             positions.append(_json_vector(joint.get("position"), f"{at}.position"))
+            if joint.get("rest_frame") is not None:
+                from fabrik3d.targets import unit_quaternion
+
+                frames[names[k]] = unit_quaternion(joint["rest_frame"], f"{at}.rest_frame")
             raw = joint.get("constraints", [])
             if not isinstance(raw, list):
                 raise ValueError(f"{at}.constraints: expected a list")
             if raw:
                 constraints[names[k]] = [constraint_from_dict(c, f"{at}.constraints[{m}]") for m, c in enumerate(raw)]
         try:
-            return cls(names, parents, positions, constraints)
+            return cls(names, parents, positions, constraints, frames)
         except JointLimitError as exc:
             at = f"{where}joints[{names.index(exc.joint)}].constraints"
             at += f"[{exc.position}]" if exc.position is not None else ""
