@@ -402,11 +402,12 @@ def _swing(a: rot.Vec, b: tuple, half_turn_axis: rot.Vec) -> QuatArrays:
     cx = ay * bz - az * by
     cy = az * bx - ax * bz
     cz = ax * by - ay * bx
-    w = 1.0 + d
+    c2 = cx * cx + cy * cy + cz * cz
     with np.errstate(invalid="ignore", divide="ignore"):
-        n = np.sqrt(cx * cx + cy * cy + cz * cz + w * w)
+        w = np.where(d >= 0.0, 1.0 + d, c2 / (1.0 - d))  # as rotations.swing: no cancellation
+        n = np.sqrt(c2 + w * w)
         q = (cx / n, cy / n, cz / n, w / n)
-    opposite = d < -1.0 + 1e-12
+    opposite = (d < 0.0) & (c2 < rot.OPPOSITE2)
     if np.any(opposite):  # the half turn does not depend on b
         half = rot.swing(a, (-ax, -ay, -az), half_turn_axis)
         q = tuple(np.where(opposite, h, c) for h, c in zip(half, q))  # type: ignore[assignment]
