@@ -197,15 +197,19 @@ class _BoundCone(SwingLimit):
     def __init__(self, c: Cone, rest_dir: rot.Vec, rest_x: rot.Vec) -> None:
         self.d0 = rest_dir
         self.cos_max = math.cos(math.radians(c.max_deg))
+        self.max_rad = math.radians(c.max_deg)
         self.c, self.s = math.cos(math.radians(c.max_deg)), math.sin(math.radians(c.max_deg))
         self.fallback = _perp(rest_x, rest_dir)
 
     def project(self, d: rot.Vec, previous: rot.Vec | None) -> rot.Vec:
         d0 = self.d0
         k = d[0] * d0[0] + d[1] * d0[1] + d[2] * d0[2]
-        if k >= self.cos_max:
+        perp = (d[0] - k * d0[0], d[1] - k * d0[1], d[2] - k * d0[2])
+        if k >= self.cos_max and (
+            self.max_rad >= 0.02 or math.atan2(math.sqrt(perp[0] ** 2 + perp[1] ** 2 + perp[2] ** 2), k) <= self.max_rad
+        ):  # (a cosine cannot tell angles apart below ~1e-8 rad: narrow cones measure the angle)
             return d
-        w = rot.unit((d[0] - k * d0[0], d[1] - k * d0[1], d[2] - k * d0[2])) or self.fallback
+        w = rot.unit(perp) or self.fallback
         c, s = self.c, self.s
         return (c * d0[0] + s * w[0], c * d0[1] + s * w[1], c * d0[2] + s * w[2])
 

@@ -124,6 +124,8 @@ class LimitedSolve(DampedSteps, PoleTurns):
         self.damping = START_DAMPING
         self.yield_share = 1.0  # the share of orientation targets' weights still in force
         self.pole_blocked: set[int] = set()
+        self.swung: set[int] = set()  # effectors whose whole chain was swung toward the pole
+        self.swing_blocked: set[int] = set()
         # The joints that turn in a damped step, and the targeted effectors beneath each.
         self.turnable = [
             j

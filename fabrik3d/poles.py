@@ -29,34 +29,37 @@ class PoleTurns:
     poles: dict[int, rot.Vec]
     pole_turned: set[int]
     pole_blocked: set[int]
+    swung: set[int]
+    swing_blocked: set[int]
     active: list[bool]
     up: list[int]
     kids: list[list[tuple[int, float]]]
 
-    def apply_poles(self, pose: list[rot.Vec]) -> list[rot.Vec]:
+    def apply_poles(self, pose: list[rot.Vec], final: bool = False, whole: bool = False) -> list[rot.Vec]:
         """Turn the inner joints of each poled chain about their neighbours' line toward the pole.
 
         Each joint on the far side of its neighbours' line, from the chain's start
         outward, turns into the half-plane through that line that holds the pole.
         Limits win over poles: a joint turned in one iteration and found on the far
         side again in the next (its limits sent it back) is left alone for the rest
-        of the solve.
+        of the solve. The ``final`` turn after the last iteration is not held back
+        (its result is checked against the limits and the targets instead); with
+        ``whole``, each chain first swings as a whole toward its pole.
         """
-        r = self.r
         pose = list(pose)
-        turned_before, self.pole_turned = self.pole_turned, set()
+        turned_before, self.pole_turned = (set(), set()) if final else (self.pole_turned, set())
+        swung_before, self.swung = (set(), set()) if final else (self.swung, set())
+        if final:
+            self.pole_blocked, self.swing_blocked = set(), set()
         for e, pole in self.poles.items():
-            chain = [e]
-            while r.parents[chain[-1]] >= 0 and len(r.children[r.parents[chain[-1]]]) == 1:
-                chain.append(r.parents[chain[-1]])
-            if r.parents[chain[-1]] >= 0:
-                chain.append(r.parents[chain[-1]])
-            chain.reverse()  # chain start (sub-base or root) ... effector
+            chain = self.pole_chain(e)  # chain start (sub-base or root) ... effector
             g = self.goals.get(e)
             end = g.position if g is not None else pose[e]
             line = rot.unit(_sub(end, pose[chain[0]]))
             if line is None or _distance_to_line(pole, pose[chain[0]], line) <= 1e-9:
                 continue
+            if whole:
+                self.swing_chain_to_pole(pose, chain, pole, swung_before)
             for k in range(1, len(chain) - 1):
                 a, i, b = chain[k - 1], chain[k], chain[k + 1]
                 axis = rot.unit(_sub(pose[b], pose[a]))
@@ -79,20 +82,83 @@ class PoleTurns:
                 self.pole_turned.add(i)
         return pose
 
+    def swing_chain_to_pole(self, pose: list[rot.Vec], chain: list[int], pole: rot.Vec, before: set[int]) -> None:
+        """Turn the inner joints of ``chain`` together about the line from its start to its
+        effector (which moves neither) so that their mean offset from the line points at the
+        pole; in place. A chain whose joints were turned in the last iteration and swung back
+        by its limits is left alone (limits win)."""
+        inner = chain[1:-1]
+        if not inner or chain[-1] in self.swing_blocked:
+            return
+        a = pose[chain[0]]
+        axis = rot.unit(_sub(pose[chain[-1]], a))
+        if axis is None:
+            return
+        mean = [sum(pose[i][m] for i in inner) / len(inner) - a[m] for m in range(3)]
+        k = sum(mean[m] * axis[m] for m in range(3))
+        off = rot.unit(_add(tuple(mean), axis, -k))  # type: ignore[arg-type]
+        w = _sub(pole, a)
+        kw = sum(w[m] * axis[m] for m in range(3))
+        want = rot.unit(_add(w, axis, -kw))
+        if off is None or want is None or sum(off[m] * want[m] for m in range(3)) > 0.0:
+            return  # no side, or already on the pole's side
+        if chain[-1] in before:  # swung last time, and back on the far side: its limits win
+            self.swing_blocked.add(chain[-1])
+            return
+        self.swung.add(chain[-1])
+        turn = rot.swing(off, want, axis)
+        for i in inner:
+            pose[i] = _add(a, rot.rotate(turn, _sub(pose[i], a)))
+            self.pole_turned.add(i)
+
     def final_poles(
         self, pose: list[rot.Vec], frames: list[rot.Quat], start: list[rot.Vec], tol: float
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """The poles' last turn after the last iteration (it moves no effector), projected onto
-        the limits; kept only if no target falls out of reach by it (limits win)."""
-        turned = self.apply_poles(pose)
-        if not self.pole_turned:
-            return pose, frames
-        new_pose, new_frames = self.stage2(turned, frames, start, frames, self.active, self.up, self.kids)
+        the limits: joint by joint, or with each chain first swung as a whole about the line
+        from its start to its effector; the variant that puts more inner joints on their pole's
+        side wins, kept only if no target falls out of reach by it (limits win)."""
+        best = (pose, frames)
+        best_side = self.pole_side_count(pose)
         before = self.largest_error(pose, frames)
-        after = self.largest_error(new_pose, new_frames)
-        if after <= max(tol, before):
-            return new_pose, new_frames
-        return pose, frames
+        for whole in (False, True):  # joint by joint; then the whole chain first, then joint by joint
+            turned = self.apply_poles(pose, final=True, whole=whole)
+            if not self.pole_turned:
+                continue
+            new_pose, new_frames = self.stage2(turned, frames, start, frames, self.active, self.up, self.kids)
+            side = self.pole_side_count(new_pose)
+            if self.largest_error(new_pose, new_frames) <= max(tol, before) and side > best_side:
+                best, best_side = (new_pose, new_frames), side
+        return best
+
+    def pole_side_count(self, pose: list[rot.Vec]) -> int:
+        """How many inner joints of the poled chains are on their pole's side of the line from
+        the chain's start to its effector."""
+        count = 0
+        for e, pole in self.poles.items():
+            chain = self.pole_chain(e)
+            a = pose[chain[0]]
+            axis = rot.unit(_sub(pose[e], a))
+            if axis is None:
+                continue
+            w = _sub(pole, a)
+            want = _add(w, axis, -sum(w[m] * axis[m] for m in range(3)))
+            for i in chain[1:-1]:
+                v = _sub(pose[i], a)
+                off = _add(v, axis, -sum(v[m] * axis[m] for m in range(3)))
+                count += sum(off[m] * want[m] for m in range(3)) > 0.0
+        return count
+
+    def pole_chain(self, e: int) -> list[int]:
+        """The chain of effector ``e`` from the nearest sub-base or the root to ``e``."""
+        r = self.r
+        chain = [e]
+        while r.parents[chain[-1]] >= 0 and len(r.children[r.parents[chain[-1]]]) == 1:
+            chain.append(r.parents[chain[-1]])
+        if r.parents[chain[-1]] >= 0:
+            chain.append(r.parents[chain[-1]])
+        chain.reverse()
+        return chain
 
 
 def _distance_to_line(p: rot.Vec, origin: rot.Vec, direction: rot.Vec) -> float:
