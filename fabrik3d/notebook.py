@@ -284,10 +284,8 @@ class SkeletonView(widgets.HBox):
         Raises:
             ValueError: when the file cannot be written (nothing is left behind).
         """
-        try:
-            from fabrik3d.gltf import export_pose
-        except ImportError as exc:
-            raise ImportError(f"export_gltf needs fabrik3d.gltf and pygltflib ({exc})") from exc
+        from fabrik3d.gltf import export_pose
+
         export_pose(self.skeleton, self._result, path)
 
     # -- solving --------------------------------------------------------------------------------
