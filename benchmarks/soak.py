@@ -1,0 +1,153 @@
+"""Soak: many random solves; reports NaNs (must be 0), bone-length drift and limit violations.
+
+Random trees (chains and branching, with and without joint limits), random start poses
+(including degenerate ones: all joints on one point, straight lines), reachable and
+unreachable targets. Unconstrained problems run through ``fabrik3d.solve_batch`` (many at
+once); constrained ones through ``fabrik3d.solve``, one by one (they cost milliseconds each,
+so they are a share of the total, ``--limited-share``).
+
+    python benchmarks/soak.py                # 10^6 solves (about an hour on this machine)
+    python benchmarks/soak.py --count 20000  # a quick look
+
+Exit status 1 if any pose holds a NaN or inf, or a bone length drifts by more than 1e-9
+(relative), or a limit is exceeded by more than 1e-6 degrees.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from limits_helpers import violations
+
+import fabrik3d
+from fabrik3d import Cone, EllipticalCone, Hinge, Rigid, Skeleton, Twist
+
+
+def random_tree(rng: np.random.Generator, limited: bool) -> Skeleton:
+    """A random chain or tree of 2 to 12 joints, bones 0.05 to 1 long, with random limits if ``limited``."""
+    n = int(rng.integers(2, 13))
+    branching = rng.random() < 0.5
+    parents = [-1] + [int(rng.integers(0, j)) if branching else j - 1 for j in range(1, n)]
+    rest = np.zeros((n, 3))
+    for j in range(1, n):
+        d = rng.normal(size=3)
+        rest[j] = rest[parents[j]] + d / np.linalg.norm(d) * rng.uniform(0.05, 1.0)
+    limits: dict[str, list] = {}
+    if limited:
+        kids = [[c for c in range(n) if parents[c] == j] for j in range(n)]
+        for j in range(n):
+            items: list = []
+            if len(kids[j]) >= 2 and rng.random() < 0.5:
+                items.append(Rigid())
+            if kids[j] and (len(kids[j]) == 1 or items) and rng.random() < 0.8:
+                items.append(_swing_limit(rng, rest[kids[j][0]] - rest[j]))
+            if rng.random() < 0.3:
+                lo = rng.uniform(-90, 0)
+                items.append(Twist(lo, rng.uniform(0, 90)))
+            if items:
+                limits[f"j{j}"] = items
+    return Skeleton([f"j{j}" for j in range(n)], parents, rest, limits)
+
+
+def _swing_limit(rng: np.random.Generator, bone: np.ndarray):
+    kind = rng.integers(0, 3)
+    if kind == 0:
+        return Cone(rng.uniform(0, 170))
+    if kind == 1:
+        return EllipticalCone(*rng.uniform(0, 120, size=4))
+    axis = np.cross(bone, rng.normal(size=3))
+    lo = rng.uniform(-170, 0)
+    return Hinge(tuple(axis / np.linalg.norm(axis)), lo, rng.uniform(0, 170))
+
+
+def start_pose(rng: np.random.Generator, s: Skeleton) -> np.ndarray | None:
+    """Rest (None), a random pose, all joints on one point, or everything on one line."""
+    kind = rng.integers(0, 4)
+    n = len(s)
+    if kind == 0:
+        return None
+    if kind == 1:
+        return rng.normal(size=(n, 3))
+    if kind == 2:
+        return np.zeros((n, 3))
+    return np.outer(np.arange(n), rng.normal(size=3))
+
+
+def targets_for(rng: np.random.Generator, s: Skeleton) -> dict[str, np.ndarray]:
+    """Some effectors, each at a random point within (and now and then far beyond) its reach."""
+    out = {}
+    reach = float(sum(s.bone_lengths))
+    for name in s.end_effectors:
+        if rng.random() < 0.7:
+            d = rng.normal(size=3)
+            out[name] = s.rest_positions[s.root] + d / np.linalg.norm(d) * reach * rng.uniform(0.0, 1.5)
+    return out or {s.end_effectors[0]: s.rest_positions[s.root]}
+
+
+def check(s: Skeleton, positions: np.ndarray, rotations: np.ndarray) -> tuple[bool, float, float]:
+    """(finite, largest relative bone-length drift, largest limit excess in degrees)."""
+    if not (np.all(np.isfinite(positions)) and np.all(np.isfinite(rotations))):
+        return False, math.inf, math.inf
+    p = s.parents
+    kids = np.arange(len(s))[p >= 0]
+    lengths = np.linalg.norm(positions[kids] - positions[p[kids]], axis=1)
+    drift = float(np.max(np.abs(lengths - s.bone_lengths[kids]) / s.bone_lengths[kids]))
+    excess = max(violations(s, positions, rotations).values(), default=0.0) if s.constraints else 0.0
+    return True, drift, excess
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=1_000_000, help="number of solves")
+    parser.add_argument("--limited-share", type=float, default=0.02, help="share of solves with joint limits")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    done = nans = 0
+    drift = excess = 0.0
+    t0 = time.perf_counter()
+    limited = 0
+    while done < args.count:
+        # A batch of unconstrained problems, then its share of constrained ones.
+        s = random_tree(rng, limited=False)
+        batch = int(min(2000, args.count - done))
+        targets = {}
+        for name in s.end_effectors:
+            d = rng.normal(size=(batch, 3))
+            scale = float(sum(s.bone_lengths)) * rng.uniform(0.0, 1.5, size=(batch, 1))
+            targets[name] = s.rest_positions[s.root] + d / np.linalg.norm(d, axis=1, keepdims=True) * scale
+        r = fabrik3d.solve_batch(s, targets, positions=start_pose(rng, s), max_iterations=50)
+        for b in range(batch):
+            ok, d, _ = check(s, r.positions[b], r.rotations[b])
+            nans += not ok
+            drift = max(drift, d)
+        done += batch
+        for _ in range(min(round(batch * args.limited_share), args.count - done)):
+            s = random_tree(rng, limited=True)
+            one = fabrik3d.solve(s, targets_for(rng, s), positions=start_pose(rng, s), max_iterations=50)
+            ok, d, e = check(s, one.positions, one.rotations)
+            nans += not ok
+            drift, excess = max(drift, d), max(excess, e)
+            done += 1
+            limited += 1
+    seconds = time.perf_counter() - t0
+    print(f"solves           : {done} ({limited} with limits)")
+    print(f"time             : {seconds:.1f} s")
+    print(f"NaN or inf poses : {nans}")
+    print(f"bone-length drift: {drift:.2e} (relative, largest)")
+    print(f"limit excess     : {excess:.2e} degrees (largest)")
+    bad = nans > 0 or drift > 1e-9 or excess > 1e-6
+    print("result           :", "FAILED" if bad else "ok")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
