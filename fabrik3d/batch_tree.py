@@ -25,6 +25,7 @@ from fabrik3d import rotations as rot
 from fabrik3d.chain import MAX_BENDS, STALL, STRAIGHT, run_chain
 from fabrik3d.frames import Rig, bone_direction
 from fabrik3d.skeleton import Skeleton
+from fabrik3d.solver import tree_plan
 
 _TINY2 = 1e-24
 # With fewer live chains than this, the scalar run_chain finishes them (each numpy call costs ~1 us).
@@ -219,15 +220,7 @@ def solve_tree(
     d = r.lengths
     parents = r.parents
     rest = skeleton.rest_positions.tolist()
-    up = [j for j in r.order[1:] if active[j]]
-    down = [j for j in reversed(r.order) if active[j]]
-    beneath = [0.0] * n
-    for e in goal:
-        for j in skeleton.path_to_root(e):
-            beneath[j] += 1.0 if weights is None else weights.get(e, 1.0)
-    kids: list[list[tuple[int, float]]] = [[] for _ in range(n)]
-    for j in up:
-        kids[parents[j]].append((j, 1.0 if weights is None else beneath[j]))
+    up, down, kids = tree_plan(skeleton, r, goal, weights, active)
     total = [0.0] * n
     for j in down:
         for _, wc in kids[j]:

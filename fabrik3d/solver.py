@@ -241,16 +241,7 @@ def _solve_tree(
     d = skeleton.bone_lengths.tolist()
     parents = r.parents
     rest = skeleton.rest_positions.tolist()
-    up = [j for j in r.order[1:] if active[j]]  # stage 2 order: parents first
-    down = [j for j in reversed(r.order) if active[j]]  # stage 1 order: children first
-    # Per active non-effector joint: its active children with their proposal weights.
-    beneath = [0.0] * n
-    for e in goal:
-        for j in skeleton.path_to_root(e):
-            beneath[j] += 1.0 if weights is None else weights.get(e, 1.0)
-    kids: list[list[tuple[int, float]]] = [[] for _ in range(n)]
-    for j in up:
-        kids[parents[j]].append((j, 1.0 if weights is None else beneath[j]))
+    up, down, kids = tree_plan(skeleton, r, goal, weights, active)
     qx, qy, qz = [0.0] * n, [0.0] * n, [0.0] * n
     sqrt = math.sqrt
     eps = STALL * tol
@@ -300,6 +291,29 @@ def _solve_tree(
             break
         err = new
     return it
+
+
+def tree_plan(
+    skeleton: Skeleton, r: Rig, goal: Mapping[int, Any], weights: dict[int, float] | None, active: list[bool]
+) -> tuple[list[int], list[int], list[list[tuple[int, float]]]]:
+    """The tree solve's orders and centroid weights.
+
+    Returns ``up`` (active joints but the root, parents first: stage 2), ``down``
+    (active joints, children first: stage 1) and, per joint, its active children
+    with their proposal weights (1, or with ``weights`` the sum of the weights of
+    the targeted effectors beneath the child).
+    """
+    n = len(active)
+    up = [j for j in r.order[1:] if active[j]]
+    down = [j for j in reversed(r.order) if active[j]]
+    beneath = [0.0] * n
+    for e in goal:
+        for j in skeleton.path_to_root(e):
+            beneath[j] += 1.0 if weights is None else weights.get(e, 1.0)
+    kids: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+    for j in up:
+        kids[r.parents[j]].append((j, 1.0 if weights is None else beneath[j]))
+    return up, down, kids
 
 
 def _finish(
