@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import IN_CI, ROOT
+from limits_helpers import qmat
 
 import fabrik3d
 from fabrik3d import constraints, presets
@@ -219,18 +220,6 @@ def test_export_gltf_writes_the_pose(tmp_path):
     assert not (tmp_path / "missing-folder").exists()
 
 
-def _matrix(q: np.ndarray) -> np.ndarray:
-    """Rotation matrix of a unit quaternion (x, y, z, w), written out here rather than taken from the package."""
-    x, y, z, w = q
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-
-
 def _limit_outline(limit, target):
     """Carried frame, unit outline directions and solved bone direction of a vertical four-joint chain with
     ``limit`` on its second joint, viewed with a target on its tip."""
@@ -240,7 +229,7 @@ def _limit_outline(limit, target):
     view = SkeletonView(chain, {"tip": target})
     pose, frames = view.pose, view.result.rotations
     # the limit's rest-pose axes move with the parent's (base's) frame
-    carry = _matrix(frames[0]) @ _matrix(chain.rest_frames[0]).T
+    carry = qmat(frames[0]) @ qmat(chain.rest_frames[0]).T
     rim = positions_of(view, "fabrik3d.limits")
     rim = rim[np.linalg.norm(rim - pose[1], axis=1) > 1e-6] - pose[1]  # drop the spokes' centre
     assert np.allclose(carry, np.eye(3)) == np.allclose(target, [0.0, 3.0, 0.0])  # a moved base turns the limit
