@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from fabrik3d import batch_tree, checks
+from fabrik3d import batch_chain, batch_tree, checks
 from fabrik3d import targets as tg
 from fabrik3d.frames import rig
 from fabrik3d.skeleton import Skeleton
@@ -133,8 +133,9 @@ def _vectorised(
     r = rig(skeleton)
     n = len(skeleton)
     pts = skeleton.rest_positions[None] if start is None else start
-    first = batch_tree.start_pose(r, skeleton.rest_positions, pts, root)
-    pose = tuple([np.broadcast_to(a, (bsize,)).copy() for a in coords] for coords in first)
+    first = batch_tree.start_pose(r, skeleton.rest_positions, pts, root)  # (n, 3, 1 or B)
+    pose = np.empty((n, 3, bsize))  # joint, coordinate, problem
+    pose[...] = first
     goal = {e: np.broadcast_to(a, (bsize, 3)) for e, a in points.items()}
     if not goal:
         active, iterations = [False] * n, np.zeros(bsize, dtype=np.int64)
@@ -142,26 +143,29 @@ def _vectorised(
         ((e, t),) = goal.items()
         path = list(skeleton.path_to_root(e))
         lengths = [r.lengths[j] for j in path[1:]]
-        iterations = batch_tree.solve_path(path, lengths, pose, t, tol, max_it)  # type: ignore[arg-type]
+        whole = path == list(range(n))  # a plain chain: solved in place
+        joints = pose if whole else pose[path]
+        iterations = batch_chain.solve_chains(joints, lengths, np.ascontiguousarray(t.T), tol, max_it)
+        if not whole:
+            pose[path] = joints
         active = [j in set(path) for j in range(n)]
     else:
         active = [False] * n
         for e in goal:
             for j in skeleton.path_to_root(e):
                 active[j] = True
-        iterations = batch_tree.solve_tree(skeleton, r, pose, goal, weights, active, tol, max_it)  # type: ignore[arg-type]
-    frames = batch_tree.finish(skeleton, r, pose, first, active)  # type: ignore[arg-type]
-    out = np.empty((bsize, n, 3))
-    rotations = np.empty((bsize, n, 4))
-    for j in range(n):
-        for k in range(3):
-            out[:, j, k] = pose[k][j]
+        iterations = batch_tree.solve_tree(skeleton, r, pose, goal, weights, active, tol, max_it)
+    frames = batch_tree.finish(skeleton, r, pose, first, active)
+    out = np.ascontiguousarray(pose.transpose(2, 0, 1))
+    quats = np.empty((n, 4, bsize))
+    for j, frame in enumerate(frames):
         for k in range(4):
-            rotations[:, j, k] = frames[j][k]
+            quats[j, k] = frame[k]
+    rotations = np.ascontiguousarray(quats.transpose(2, 0, 1))
     errors = {}
     for e, t in goal.items():
-        d = out[:, e] - t
-        errors[skeleton.names[e]] = np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2])
+        d = pose[e] - t.T
+        errors[skeleton.names[e]] = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
     converged = np.ones(bsize, dtype=bool)
     for v in errors.values():
         converged &= v <= tol

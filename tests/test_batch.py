@@ -1,6 +1,6 @@
 """Batch solving (``fabrik3d.solve_batch``): every problem equals ``fabrik3d.solve`` on that problem.
 
-The batches are large enough (``B`` well above ``batch_tree.TAIL``) that the
+The batches are large enough (``B`` well above ``batch_chain.TAIL``) that the
 vectorised path does the work, not its scalar fallback for stragglers.
 """
 
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from fabrik3d import BatchResult, Skeleton, Target, presets, solve, solve_batch
-from fabrik3d.batch_tree import TAIL
+from fabrik3d.batch_chain import TAIL
 from fabrik3d.take import load_take
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
