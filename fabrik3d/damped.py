@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from fabrik3d.targets import Goal
 
 _Y = (0.0, 1.0, 0.0)
+_WORLD_AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 # Orientation targets count toward reaching until their share has yielded below this.
 ORIENTATION_IN_FORCE = 0.1
 
@@ -62,6 +63,19 @@ class DampedSteps:
             new_pose[x] = _add(new_pose[p], rot.rotate(new_frames[p], rot.rotate(inv, _sub(pose[x], pose[p]))))
         return new_pose, new_frames
 
+    def damped_plan(self) -> tuple[list[int], np.ndarray, np.ndarray]:
+        """The columns of this solve's damped steps: each column's joint, a ``(goals, columns)``
+        mask of the effectors each column moves, and a ``(turnable, columns)`` 0/1 matrix that
+        sums the columns' turns per turning joint."""
+        plan = self.__dict__.get("_damped_plan")
+        if plan is None:
+            r = self.r
+            cols = [j for j in self.turnable for _ in range(3 if r.rigid[j] else 1 if self.hinged[j] else 2)]
+            mask = np.array([[e in self.effectors_beneath[j] for j in cols] for e in self.goals], dtype=float)
+            owner = np.array([[float(j == t) for j in cols] for t in self.turnable])
+            plan = self.__dict__["_damped_plan"] = (cols, mask, owner)
+        return plan
+
     def damped_step(
         self, pose: list[rot.Vec], frames: list[rot.Quat], damping: float
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
@@ -71,50 +85,40 @@ class DampedSteps:
         then each joint's new rotation is limited and the pose rebuilt by forward kinematics."""
         r = self.r
         goals = self.goals
-        rows = {e: 3 * k for k, e in enumerate(goals)}
-        columns: list[tuple[int, rot.Vec]] = []
+        cols, mask, owner = self.damped_plan()
+        if not cols:
+            return self.forward(pose, frames, {})
+        axes: list[rot.Vec] = []
         for j in self.turnable:
             if r.rigid[j]:
-                axes = [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)]
+                axes += _WORLD_AXES
             elif self.hinged[j]:
                 p = r.parents[j]
-                axes = [rot.rotate(frames[p] if p >= 0 else rot.IDENTITY, r.limits[j].swing.a)]  # type: ignore[union-attr]
+                axes.append(rot.rotate(frames[p] if p >= 0 else rot.IDENTITY, r.limits[j].swing.a))  # type: ignore[union-attr]
             else:
-                bone = rot.rotate(frames[j], _Y)
+                bone = rot.y_axis(frames[j])
                 u = rot.unit(rot._perpendicular(bone))
                 assert u is not None
-                axes = [u, _cross(bone, u)]
-            columns.extend((j, u) for u in axes)
+                axes += (u, _cross(bone, u))
+        u = np.array(axes)  # (columns, 3)
+        moving = np.array([pose[e] for e in goals])[:, None, :] - np.array([pose[j] for j in cols])[None, :, :]
+        # (goals, columns, 3): u × (P_e − P_j) where e is beneath the column's joint, else 0.
+        blocks = [np.cross(u[None, :, :], moving) * mask[:, :, None]]
+        err = [c for e, g in goals.items() for c in _sub(g.position, pose[e])]
         # Orientation targets add their last bone's direction, scaled by its length and by the
         # share of their weight still in force: residual L (wanted - current), rows L (u x d).
-        turning: list[tuple[int, float, rot.Vec, rot.Vec]] = []
         if self.yield_share > ORIENTATION_IN_FORCE:
-            for e, g in goals.items():
+            for k, (e, g) in enumerate(goals.items()):
                 bone = rot.unit(_sub(pose[e], pose[r.parents[e]]))
                 if g.orientation is not None and bone is not None:
                     scale = g.weight * self.yield_share * r.lengths[e]
-                    turning.append((e, scale, bone, rot.rotate(g.orientation, self.leaf_dir[e])))
-        size = 3 * (len(goals) + len(turning))
-        jac = np.zeros((size, len(columns)))
-        for k, (j, u) in enumerate(columns):
-            pj = pose[j]
-            for e in self.effectors_beneath[j]:
-                jac[rows[e] : rows[e] + 3, k] = _cross(u, _sub(pose[e], pj))
-            for m, (e, scale, bone, _) in enumerate(turning):
-                if e in self.effectors_beneath[j]:
-                    row = 3 * (len(goals) + m)
-                    jac[row : row + 3, k] = [scale * c for c in _cross(u, bone)]
-        err = np.array(
-            [c for e, g in goals.items() for c in _sub(g.position, pose[e])]
-            + [scale * c for _, scale, bone, wanted in turning for c in _sub(wanted, bone)]
-        )
-        step = jac.T @ np.linalg.solve(jac @ jac.T + damping**2 * np.eye(len(err)), err)
-        spin: dict[int, list[float]] = {}
-        for (j, u), a in zip(columns, step.tolist()):
-            w = spin.setdefault(j, [0.0, 0.0, 0.0])
-            w[0], w[1], w[2] = w[0] + a * u[0], w[1] + a * u[1], w[2] + a * u[2]
+                    blocks.append((scale * np.cross(u, bone) * mask[k][:, None])[None])
+                    err += [scale * c for c in _sub(rot.rotate(g.orientation, self.leaf_dir[e]), bone)]
+        jac = np.concatenate(blocks).transpose(0, 2, 1).reshape(len(err), len(cols))
+        step = jac.T @ np.linalg.solve(jac @ jac.T + damping**2 * np.eye(len(err)), np.array(err))
+        spin = (owner @ (step[:, None] * u)).tolist()  # (turnable, 3): each joint's turn vector
         turned: dict[int, rot.Quat] = {}
-        for j, w in spin.items():
+        for j, w in zip(self.turnable, spin):
             angle = math.sqrt(w[0] ** 2 + w[1] ** 2 + w[2] ** 2)
             if angle < 1e-15:
                 continue
@@ -122,15 +126,14 @@ class DampedSteps:
             p = r.parents[j]
             fp = frames[p] if p >= 0 else rot.IDENTITY
             if r.rigid[j]:
-                new = self.limit_frame(j, fp, rot.mul(turn, frames[j]))
-            else:
-                bone = rot.rotate(frames[j], _Y)
-                local = rot.rotate(rot.conj(fp), rot.rotate(turn, bone))
-                limit = r.limits[j].swing
-                if limit is not None:
-                    local = limit.project(local, rot.rotate(rot.conj(fp), bone) if self.hinged[j] else None)
-                new = rot.mul(fp, rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
-            turned[j] = rot.mul(rot.conj(fp), new)
+                turned[j] = rot.mul(rot.conj(fp), self.limit_frame(j, fp, rot.mul(turn, frames[j])))
+                continue
+            bone = rot.rotate_inv(fp, rot.y_axis(frames[j]))  # in the parent's frame, as the limits are
+            local = rot.rotate((*rot.rotate_inv(fp, turn[:3]), turn[3]), bone)  # type: ignore[arg-type]
+            limit = r.limits[j].swing
+            if limit is not None:
+                local = limit.project(local, bone if self.hinged[j] else None)
+            turned[j] = rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j])
         return self.forward(pose, frames, turned)
 
     # -- poles and untargeted branches -----------------------------------------------------------

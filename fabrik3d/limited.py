@@ -322,8 +322,8 @@ class LimitedSolve(DampedSteps, PoleTurns):
         frame = rot.mul(rot.swing(old_bone, bone, rot.rotate(frames[j], _X)), frames[j])
         if limit is not None:
             # Inverted limit: turn this joint's frame so the child's bone lies within its limit.
-            local = rot.rotate(rot.conj(frame), rot.rotate(qf[c], _Y))
-            previous = rot.rotate(rot.conj(frames[j]), rot.rotate(frames[c], _Y))
+            local = rot.rotate_inv(frame, rot.y_axis(qf[c]))
+            previous = rot.rotate_inv(frames[j], rot.y_axis(frames[c]))
             allowed = limit.project(local, previous)
             if allowed != local:
                 frame = rot.mul(frame, rot.swing(allowed, local, r.rest_x[c]))
@@ -422,12 +422,12 @@ class LimitedSolve(DampedSteps, PoleTurns):
                 continue
             c = r.first_child[j]
             if active[c]:
-                aim = rot.unit(_sub(q[c], pj)) or rot.rotate(old[j], _Y)
+                aim = rot.unit(_sub(q[c], pj)) or rot.y_axis(old[j])
                 if rng is not None:
                     aim = rot.unit(tuple(rng.gauss(0.0, 1.0) for _ in range(3))) or aim  # type: ignore[arg-type]
                 previous = None
                 if self.hinged[j]:  # a hinge keeps its angle when the bone runs along its axis
-                    previous = rot.rotate(rot.conj(old[p]) if p >= 0 else rot.IDENTITY, rot.rotate(old[j], _Y))
+                    previous = rot.rotate_inv(old[p], rot.y_axis(old[j])) if p >= 0 else rot.y_axis(old[j])
                 frames[j] = self.aim_frame(j, fp, aim, previous)
                 if rng is None and self.hinged[c] and active[r.first_child[c]]:
                     frames[j] = self.swivel_for_hinge(j, c, fp, pj, frames[j], q, previous)
@@ -435,7 +435,7 @@ class LimitedSolve(DampedSteps, PoleTurns):
                 frames[j] = rot.mul(fp, rot.mul(rot.conj(old[p]), old[j]))
             for c, _ in kids[j]:
                 if c == r.first_child[j]:
-                    pose[c] = _add(pj, rot.rotate(frames[j], _Y), r.lengths[c])
+                    pose[c] = _add(pj, rot.y_axis(frames[j]), r.lengths[c])
                 else:
                     d = rot.unit(_sub(q[c], pj)) or rot.unit(_sub(start[c], start[j]))
                     assert d is not None
@@ -445,7 +445,7 @@ class LimitedSolve(DampedSteps, PoleTurns):
     def aim_frame(self, j: int, fp: rot.Quat, aim: rot.Vec, previous: rot.Vec | None) -> rot.Quat:
         """Frame of non-rigid joint ``j`` whose bone aims along ``aim``, within its swing limit."""
         r = self.r
-        local = rot.rotate(rot.conj(fp), aim)
+        local = rot.rotate_inv(fp, aim)
         limit = r.limits[j].swing
         if limit is not None:
             local = limit.project(local, previous)
@@ -477,11 +477,11 @@ class LimitedSolve(DampedSteps, PoleTurns):
             return frame
 
         def misfit(f: rot.Quat) -> float:
-            pc = _add(pj, rot.rotate(f, _Y), r.lengths[c])
+            pc = _add(pj, rot.y_axis(f), r.lengths[c])
             d = rot.unit(_sub(q[g], pc))
             if d is None:
                 return 0.0
-            local = rot.rotate(rot.conj(f), d)
+            local = rot.rotate_inv(f, d)
             allowed = hinge.project(local, None)  # type: ignore[union-attr]
             return math.dist(local, allowed)
 

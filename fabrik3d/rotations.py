@@ -77,6 +77,26 @@ def rotate(q: Quat, v: Vec) -> Vec:
     )
 
 
+def rotate_inv(q: Quat, v: Vec) -> Vec:
+    """Rotate the vector ``v`` by the inverse of the unit quaternion ``q`` (``rotate(conj(q), v)``)."""
+    qx, qy, qz, qw = q
+    vx, vy, vz = v
+    tx = 2.0 * (qz * vy - qy * vz)
+    ty = 2.0 * (qx * vz - qz * vx)
+    tz = 2.0 * (qy * vx - qx * vy)
+    return (
+        vx + qw * tx - (qy * tz - qz * ty),
+        vy + qw * ty - (qz * tx - qx * tz),
+        vz + qw * tz - (qx * ty - qy * tx),
+    )
+
+
+def y_axis(q: Quat) -> Vec:
+    """The frame's +Y axis in world coordinates (``rotate(q, (0, 1, 0))``): a bone's direction."""
+    qx, qy, qz, qw = q
+    return (2.0 * (qx * qy - qz * qw), 1.0 - 2.0 * (qx * qx + qz * qz), 2.0 * (qy * qz + qx * qw))
+
+
 def normalize_quat(q: Quat) -> Quat:
     """``q`` scaled to unit length (the identity for a zero quaternion)."""
     n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
