@@ -157,11 +157,10 @@ def _vectorised(
         iterations = batch_tree.solve_tree(skeleton, r, pose, goal, weights, active, tol, max_it)
     frames = batch_tree.finish(skeleton, r, pose, first, active)
     out = np.ascontiguousarray(pose.transpose(2, 0, 1))
-    quats = np.empty((n, 4, bsize))
+    rotations = np.empty((bsize, n, 4))
     for j, frame in enumerate(frames):
         for k in range(4):
-            quats[j, k] = frame[k]
-    rotations = np.ascontiguousarray(quats.transpose(2, 0, 1))
+            rotations[:, j, k] = frame[k]
     errors = {}
     for e, t in goal.items():
         d = pose[e] - t.T
