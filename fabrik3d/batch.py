@@ -134,29 +134,32 @@ def _vectorised(
     n = len(skeleton)
     pts = skeleton.rest_positions[None] if start is None else start
     first = batch_tree.start_pose(r, skeleton.rest_positions, pts, root)  # (n, 3, 1 or B)
-    pose = np.empty((n, 3, bsize))  # joint, coordinate, problem
-    pose[...] = first
+    out = np.empty((bsize, n, 3))
+    pose = out.transpose(1, 2, 0)  # (n, 3, B): joint, coordinate, problem
     goal = {e: np.broadcast_to(a, (bsize, 3)) for e, a in points.items()}
     if not goal:
+        pose[...] = first
         active, iterations = [False] * n, np.zeros(bsize, dtype=np.int64)
     elif len(goal) == 1:
         ((e, t),) = goal.items()
         path = list(skeleton.path_to_root(e))
         lengths = [r.lengths[j] for j in path[1:]]
-        whole = path == list(range(n))  # a plain chain: solved in place
-        joints = pose if whole else pose[path]
-        iterations = batch_chain.solve_chains(joints, lengths, np.ascontiguousarray(t.T), tol, max_it)
-        if not whole:
-            pose[path] = joints
+        if path == list(range(n)):  # a plain chain: its results are the positions
+            iterations = batch_chain.solve_chains(first, lengths, np.ascontiguousarray(t.T), tol, max_it, out)
+        else:
+            pose[...] = first
+            res = np.empty((bsize, len(path), 3))
+            iterations = batch_chain.solve_chains(first[path], lengths, np.ascontiguousarray(t.T), tol, max_it, res)
+            out[:, path] = res
         active = [j in set(path) for j in range(n)]
     else:
+        pose[...] = first
         active = [False] * n
         for e in goal:
             for j in skeleton.path_to_root(e):
                 active[j] = True
         iterations = batch_tree.solve_tree(skeleton, r, pose, goal, weights, active, tol, max_it)
     frames = batch_tree.finish(skeleton, r, pose, first, active)
-    out = np.ascontiguousarray(pose.transpose(2, 0, 1))
     rotations = np.empty((bsize, n, 4))
     for j, frame in enumerate(frames):
         for k in range(4):

@@ -35,40 +35,59 @@ _TINY2 = 1e-24
 TAIL = 16
 
 
-def solve_chains(out: np.ndarray, lengths: list[float], target: np.ndarray, tol: float, max_it: int) -> np.ndarray:
-    """``run_chain`` on every chain of ``out`` (``(L, 3, B)``, start poses), in place; returns iterations ``(B,)``.
+def solve_chains(
+    start: np.ndarray, lengths: list[float], target: np.ndarray, tol: float, max_it: int, out: np.ndarray
+) -> np.ndarray:
+    """``run_chain`` on ``B`` chains; writes the solved chains to ``out``; returns iterations ``(B,)``.
 
-    ``lengths[i]`` is the bone from joint ``i`` to ``i + 1``; ``target`` is ``(3, B)``.
+    Args:
+        start: ``(L, 3, B)`` start poses, or ``(L, 3, 1)`` shared by all (not modified).
+        lengths: ``lengths[i]`` is the bone from joint ``i`` to ``i + 1``.
+        target: ``(3, B)`` targets.
+        out: ``(B, L, 3)`` (a view is fine) for the results: problem, joint, coordinate.
     """
-    bsize = out.shape[2]
-    last = out.shape[0] - 1
+    bsize = target.shape[1]
+    last = start.shape[0] - 1
     iterations = np.zeros(bsize, dtype=np.int64)
-    base = out[0]
+    base = start[0]
     dist = _norm(target - base)
     far = dist > sum(lengths)
+    err = _norm(start[last] - target)
+    still = ~far & ~(err > tol)  # reached at the start: the start pose, 0 iterations
+    if still.any():
+        out[still] = np.broadcast_to(start, (last + 1, 3, bsize))[:, :, still].transpose(2, 0, 1)
     if far.any():  # unreachable: straighten toward the target in one step
         u = (target - base)[:, far] / dist[far]
-        p = base[:, far]
+        p = np.broadcast_to(base, (3, bsize))[:, far]
+        rows = out[far]
+        rows[:, 0] = p.T
         for i in range(last):
             p = p + u * lengths[i]
-            out[i + 1][:, far] = p
+            rows[:, i + 1] = p.T
+        out[far] = rows
         iterations[far] = 1
-    err = _norm(out[last] - target)
     live = np.flatnonzero(~far & (err > tol))
     if live.size >= TAIL:
         with np.errstate(divide="ignore", invalid="ignore"):  # a step landing on a joint is redone, carefully
-            _Live(out, live, target, err[live], lengths).run(iterations, tol, max_it)
+            _Live(start, live, target, err[live], lengths, out).run(iterations, tol, max_it)
     else:
-        _finish_scalar(out, live, out[:, :, live], target, lengths, iterations, 0, tol, max_it)
+        joints = np.broadcast_to(start, (last + 1, 3, bsize))[:, :, live]
+        _finish_scalar(out, live, joints, target, lengths, iterations, 0, tol, max_it)
     return iterations
 
 
 class _Live:
     """The live chains in the first ``m`` columns of work arrays, and the iteration on them."""
 
-    def __init__(self, out: np.ndarray, live: np.ndarray, target: np.ndarray, err: np.ndarray, lengths: list) -> None:
-        self.out, self.target_all, self.lengths = out, target, lengths
-        self.a = out[:, :, live]  # (L, 3, M) joints, live problems first
+    def __init__(
+        self, start: np.ndarray, live: np.ndarray, target: np.ndarray, err: np.ndarray, lengths: list, out: np.ndarray
+    ) -> None:
+        self.start, self.out, self.target_all, self.lengths = start, out, target, lengths
+        if start.shape[2] == 1:
+            self.a = np.empty((start.shape[0], 3, live.size))  # (L, 3, M) joints, live problems first
+            self.a[...] = start
+        else:
+            self.a = start[:, :, live]
         self.t = target[:, live]  # (3, M)
         self.err = err  # (M,)
         self.live = live  # (M,) problem of each column
@@ -216,12 +235,12 @@ class _Live:
                 rerun[rerun] = _straight(self.a[:, :, k], self.t[:, k], sum(self.lengths))
         done = cols[~rerun]
         probs = self.live[done]
-        self.out[:, :, probs] = self.a[:, :, done]
+        self.out[probs] = self.a[:, :, done].transpose(2, 0, 1)
         iterations[probs] = it
         for b in self.live[cols[rerun]]:  # the scalar chain, which bends a straight chain, from the start
-            xs, ys, zs = self.out[:, :, b].T.tolist()
+            xs, ys, zs = self.start[:, :, b if self.start.shape[2] > 1 else 0].T.tolist()
             iterations[b], _ = run_chain(xs, ys, zs, self.lengths, self.target_all[:, b].tolist(), tol, max_it)
-            self.out[:, 0, b], self.out[:, 1, b], self.out[:, 2, b] = xs, ys, zs
+            self.out[b] = np.array([xs, ys, zs]).T
         m = self.m - cols.size
         keep = np.ones(self.m, dtype=bool)
         keep[cols] = False
@@ -246,11 +265,12 @@ def _finish_scalar(
     tol: float,
     max_it: int,
 ) -> None:
-    """The scalar ``run_chain`` continues problems ``probs`` from ``joints`` (``(L, 3, k)``) after ``it`` iterations."""
+    """The scalar ``run_chain`` continues problems ``probs`` from ``joints`` (``(L, 3, k)``) after ``it``
+    iterations; writes them to ``out`` (``(B, L, 3)``)."""
     for k, b in enumerate(probs.tolist()):
         xs, ys, zs = joints[:, :, k].T.tolist()
         more, _ = run_chain(xs, ys, zs, lengths, target[:, b].tolist(), tol, max_it - it)
-        out[:, 0, b], out[:, 1, b], out[:, 2, b] = xs, ys, zs
+        out[b] = np.array([xs, ys, zs]).T
         iterations[b] = it + more
 
 
