@@ -136,6 +136,24 @@ def test_chain_workload_of_the_core_issue() -> None:
     assert result.iterations.max() > result.iterations.min()  # problems stop at different iterations
 
 
+@pytest.mark.parametrize("count", [TAIL - 1, 6 * TAIL])
+def test_chains_reached_at_the_start_unreachable_and_reachable_in_one_batch(count: int) -> None:
+    """Targets already within tolerance (0 iterations), beyond reach (1 iteration) and in between, from
+    shared and per-problem start poses; a batch smaller than ``TAIL`` is solved by the scalar chain alone."""
+    rng = np.random.default_rng(count)
+    s = chain(6, rng)
+    tip = s.rest_positions[-1]
+    reach = float(s.bone_lengths.sum())
+    t = s.rest_positions[0] + rng.normal(size=(count, 3)) * reach * 0.5
+    t[::3] = tip + rng.normal(scale=1e-4, size=(len(t[::3]), 3))  # reached by the rest pose
+    t[1::3] = s.rest_positions[0] + [0.0, 0.0, 2.0 * reach]  # beyond reach
+    result = batch_and_check(s, {s.end_effectors[0]: t})
+    assert (result.iterations[::3] == 0).all() and (result.iterations[1::3] == 1).all()
+    starts = random_poses(s, count, rng)
+    starts[::3] = s.rest_positions
+    batch_and_check(s, {s.end_effectors[0]: t}, positions=starts)
+
+
 def test_straight_chain_stuck_on_its_line_is_bent_as_in_solve() -> None:
     """Targets on the line of a straight chain: FABRIK alone stalls, the scalar code bends the chain."""
     rest = np.column_stack([np.zeros(7), np.arange(7.0), np.zeros(7)])
