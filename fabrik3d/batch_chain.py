@@ -88,14 +88,16 @@ class _Live:
             self.a[...] = start
         else:
             self.a = start[:, :, live]
-        self.t = target[:, live]  # (3, M)
-        self.err = err  # (M,)
-        self.live = live  # (M,) problem of each column
+        # Per column: its target (rows 0-2), error (row 3) and problem index (row 4, exact as a float).
+        self.aux = np.empty((5, live.size))
+        self.aux[:3] = target[:, live]
+        self.aux[3] = err
+        self.aux[4] = live
         shape = self.a.shape
         self.w = np.empty(shape)  # stage-1 joints
         self.l2 = np.empty((shape[0], shape[2]))  # squared step lengths per joint
-        self.d = np.empty(shape[1:])
-        self.sq = np.empty(shape[1:])
+        self.d = np.empty(3 * shape[2])  # scratch, viewed as contiguous (3, m) blocks
+        self.sq = np.empty(3 * shape[2])
         self.s = np.empty(shape[2])
         self.new = np.empty(shape[2])
         self.m = live.size
@@ -107,11 +109,12 @@ class _Live:
         if m == self.viewed:
             return
         self.viewed = m
-        self.A = [x[:, :m] for x in self.a]
-        self.W = [x[:, :m] for x in self.w]
-        self.L2 = [x[:m] for x in self.l2]
-        self.T = self.t[:, :m]
-        self.D, self.SQ, self.S, self.NEW = self.d[:, :m], self.sq[:, :m], self.s[:m], self.new[:m]
+        self.A = list(self.a[:, :, :m])
+        self.W = list(self.w[:, :, :m])
+        self.L2 = list(self.l2[:, :m])
+        self.T = self.aux[:3, :m]
+        self.D, self.SQ = self.d[: 3 * m].reshape(3, m), self.sq[: 3 * m].reshape(3, m)
+        self.S, self.NEW = self.s[:m], self.new[:m]
         self.SQ0, self.SQ1, self.SQ2 = self.SQ
 
     def run(self, iterations: np.ndarray, tol: float, max_it: int) -> None:
@@ -128,16 +131,24 @@ class _Live:
             np.add(self.SQ0, self.SQ1, out=new)
             np.add(new, self.SQ2, out=new)
             np.sqrt(new, out=new)
-            err = self.err[: self.m]
+            err = self.aux[3, : self.m]
             done = new <= tol
             stall = (err - new) < eps
             np.copyto(err, new)
             stop = done | stall if it < max_it else np.ones(self.m, dtype=bool)
             if stop.any():
-                self.drop(np.flatnonzero(stop), stall & ~done, iterations, it, tol, max_it)
+                self.drop(stop, stall & ~done, iterations, it, tol, max_it)
         m = self.m
         _finish_scalar(
-            self.out, self.live[:m], self.a[:, :, :m], self.target_all, self.lengths, iterations, it, tol, max_it
+            self.out,
+            self.aux[4, :m].astype(np.int64),
+            self.a[:, :, :m],
+            self.target_all,
+            self.lengths,
+            iterations,
+            it,
+            tol,
+            max_it,
         )
 
     def stage1(self) -> None:
@@ -170,7 +181,7 @@ class _Live:
             p = add(p, d, out=W[i])
         if last > 1 and not self.l2[1:last, : self.m].min() >= _TINY2:  # NaN too
             cols = np.flatnonzero(~np.all(self.l2[1:last, : self.m] >= _TINY2, axis=0))
-            self.w[:, :, cols] = _careful_stage1(self.a[:, :, cols], self.t[:, cols], lengths)
+            self.w[:, :, cols] = _careful_stage1(self.a[:, :, cols], self.aux[:3, cols], lengths)
 
     def stage2(self) -> None:
         """Backward reaching: the base stays (``A[0]`` never changes), then outward."""
@@ -217,40 +228,37 @@ class _Live:
             bad = ~np.all(self.l2[1 : last + 1, :m] >= _TINY2, axis=0)
             cols = np.flatnonzero(bad)
             w = self.w[:, :, cols]
-            w[last] = self.t[:, cols]
+            w[last] = self.aux[:3, cols]
             w[0] = np.nan  # used only where joint 1 lands on the base
             if fix is not None:
                 w[0][:, np.searchsorted(cols, fix[0])] = fix[1]
             self.a[:, :, cols] = _careful_stage2(self.a[:, :, cols], w, lengths)
 
     def drop(
-        self, cols: np.ndarray, stalled: np.ndarray, iterations: np.ndarray, it: int, tol: float, max_it: int
+        self, stop: np.ndarray, stalled: np.ndarray, iterations: np.ndarray, it: int, tol: float, max_it: int
     ) -> None:
-        """Write out the stopped columns ``cols`` and refill them from the tail."""
-        rerun = np.zeros(cols.size, dtype=bool)
+        """Write out the stopped columns (``stop``, ``(m,)``) and refill them from the tail."""
+        cols = np.flatnonzero(stop)
+        done = cols
         if MAX_BENDS > 0 and stalled.any():
-            rerun = stalled[cols]
-            if rerun.any():
-                k = cols[rerun]
-                rerun[rerun] = _straight(self.a[:, :, k], self.t[:, k], sum(self.lengths))
-        done = cols[~rerun]
-        probs = self.live[done]
+            k = np.flatnonzero(stalled)
+            rerun = k[_straight(self.a[:, :, k], self.aux[:3, k], sum(self.lengths))]
+            if rerun.size:
+                done = np.setdiff1d(cols, rerun, assume_unique=True)
+                for b in self.aux[4, rerun].astype(np.int64).tolist():  # the scalar chain, from the start
+                    xs, ys, zs = self.start[:, :, b if self.start.shape[2] > 1 else 0].T.tolist()
+                    target = self.target_all[:, b].tolist()
+                    iterations[b], _ = run_chain(xs, ys, zs, self.lengths, target, tol, max_it)
+                    self.out[b] = np.array([xs, ys, zs]).T
+        probs = self.aux[4, done].astype(np.int64)
         self.out[probs] = self.a[:, :, done].transpose(2, 0, 1)
         iterations[probs] = it
-        for b in self.live[cols[rerun]]:  # the scalar chain, which bends a straight chain, from the start
-            xs, ys, zs = self.start[:, :, b if self.start.shape[2] > 1 else 0].T.tolist()
-            iterations[b], _ = run_chain(xs, ys, zs, self.lengths, self.target_all[:, b].tolist(), tol, max_it)
-            self.out[b] = np.array([xs, ys, zs]).T
         m = self.m - cols.size
-        keep = np.ones(self.m, dtype=bool)
-        keep[cols] = False
-        holes = cols[cols < m]
-        fillers = np.flatnonzero(keep[m:]) + m
+        holes = cols[: np.searchsorted(cols, m)]  # stopped columns below m, refilled by live ones above
         if holes.size:
+            fillers = np.flatnonzero(~stop[m:]) + m
             self.a[:, :, holes] = self.a[:, :, fillers]
-            self.t[:, holes] = self.t[:, fillers]
-            self.err[holes] = self.err[fillers]
-            self.live[holes] = self.live[fillers]
+            self.aux[:, holes] = self.aux[:, fillers]
         self.m = m
 
 
