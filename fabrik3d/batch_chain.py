@@ -77,30 +77,30 @@ def solve_chains(
 
 
 class _Live:
-    """The live chains in the first ``m`` columns of work arrays, and the iteration on them."""
+    """The live chains in the first ``m`` columns of work arrays, and the iteration on them.
+
+    ``a`` is ``(L + 1, 3, M)``: the ``L`` joints of each live chain and, as a last row, its target,
+    so that moving a column moves both. ``err`` and ``probs`` are each column's error and problem.
+    """
 
     def __init__(
         self, start: np.ndarray, live: np.ndarray, target: np.ndarray, err: np.ndarray, lengths: list, out: np.ndarray
     ) -> None:
         self.start, self.out, self.target_all, self.lengths = start, out, target, lengths
-        if start.shape[2] == 1:
-            self.a = np.empty((start.shape[0], 3, live.size))  # (L, 3, M) joints, live problems first
-            self.a[...] = start
-        else:
-            self.a = start[:, :, live]
-        # Per column: its target (rows 0-2), error (row 3) and problem index (row 4, exact as a float).
-        self.aux = np.empty((5, live.size))
-        self.aux[:3] = target[:, live]
-        self.aux[3] = err
-        self.aux[4] = live
-        shape = self.a.shape
-        self.w = np.empty(shape)  # stage-1 joints
-        self.l2 = np.empty((shape[0], shape[2]))  # squared step lengths per joint
-        self.d = np.empty(3 * shape[2])  # scratch, viewed as contiguous (3, m) blocks
-        self.sq = np.empty(3 * shape[2])
-        self.s = np.empty(shape[2])
-        self.new = np.empty(shape[2])
-        self.m = live.size
+        self.last = last = start.shape[0] - 1  # the effector's index
+        size = live.size
+        self.a = np.empty((last + 2, 3, size))
+        self.a[: last + 1] = start if start.shape[2] == 1 else start[:, :, live]
+        self.a[last + 1] = target[:, live]
+        self.err = err
+        self.probs = live
+        self.w = np.empty((last + 1, 3, size))  # stage-1 joints
+        self.l2 = np.empty((last + 1, size))  # squared step lengths per joint
+        self.d = np.empty(3 * size)  # scratch, viewed as contiguous (3, m) blocks
+        self.sq = np.empty(3 * size)
+        self.s = np.empty(size)
+        self.new = np.empty(size)
+        self.m = size
         self.viewed = -1
 
     def views(self) -> None:
@@ -109,29 +109,30 @@ class _Live:
         if m == self.viewed:
             return
         self.viewed = m
-        self.A = list(self.a[:, :, :m])
+        self.A = list(self.a[:, :, :m])  # joints, then the target
         self.W = list(self.w[:, :, :m])
+        self.W[-1] = self.A[-1]  # the effector's stage-1 point is the target
         self.L2 = list(self.l2[:, :m])
-        self.T = self.aux[:3, :m]
         self.D, self.SQ = self.d[: 3 * m].reshape(3, m), self.sq[: 3 * m].reshape(3, m)
         self.S, self.NEW = self.s[:m], self.new[:m]
-        self.SQ0, self.SQ1, self.SQ2 = self.SQ
 
     def run(self, iterations: np.ndarray, tol: float, max_it: int) -> None:
         eps = STALL * tol
+        last = self.last
+        sub, mul, add = np.subtract, np.multiply, np.add
         it = 0
         while self.m >= TAIL and it < max_it:
             it += 1
             self.views()
             self.stage1()
             self.stage2()
-            new = self.NEW
-            np.subtract(self.A[-1], self.T, out=self.D)
-            np.multiply(self.D, self.D, out=self.SQ)
-            np.add(self.SQ0, self.SQ1, out=new)
-            np.add(new, self.SQ2, out=new)
+            new, d, sq = self.NEW, self.D, self.SQ
+            sub(self.A[last], self.A[last + 1], out=d)
+            mul(d, d, out=sq)
+            add(sq[0], sq[1], out=new)
+            add(new, sq[2], out=new)
             np.sqrt(new, out=new)
-            err = self.aux[3, : self.m]
+            err = self.err[: self.m]
             done = new <= tol
             stall = (err - new) < eps
             np.copyto(err, new)
@@ -139,36 +140,16 @@ class _Live:
             if stop.any():
                 self.drop(stop, stall & ~done, iterations, it, tol, max_it)
         m = self.m
-        _finish_scalar(
-            self.out,
-            self.aux[4, :m].astype(np.int64),
-            self.a[:, :, :m],
-            self.target_all,
-            self.lengths,
-            iterations,
-            it,
-            tol,
-            max_it,
-        )
+        joints = self.a[: last + 1, :, :m]
+        _finish_scalar(self.out, self.probs[:m], joints, self.target_all, self.lengths, iterations, it, tol, max_it)
 
     def stage1(self) -> None:
         """Forward reaching: effector onto the target, then inward (joints 1 and up; joint 0's stage-1
         point is only needed by a degenerate stage 2, which computes it)."""
-        A, W, L2, d, sq, sq0, sq1, sq2, s = (
-            self.A,
-            self.W,
-            self.L2,
-            self.D,
-            self.SQ,
-            self.SQ0,
-            self.SQ1,
-            self.SQ2,
-            self.S,
-        )
+        A, W, L2, d, sq, s, lengths, last = self.A, self.W, self.L2, self.D, self.SQ, self.S, self.lengths, self.last
         sub, mul, add, sqrt, div = np.subtract, np.multiply, np.add, np.sqrt, np.divide
-        last = len(A) - 1
-        lengths = self.lengths
-        p = self.T
+        sq0, sq1, sq2 = sq
+        p = W[last]
         for i in range(last - 1, 0, -1):
             l2 = L2[i]
             sub(A[i], p, out=d)
@@ -179,30 +160,19 @@ class _Live:
             div(lengths[i], s, out=s)
             mul(d, s, out=d)
             p = add(p, d, out=W[i])
-        if last > 1 and not self.l2[1:last, : self.m].min() >= _TINY2:  # NaN too
-            cols = np.flatnonzero(~np.all(self.l2[1:last, : self.m] >= _TINY2, axis=0))
-            self.w[:, :, cols] = _careful_stage1(self.a[:, :, cols], self.aux[:3, cols], lengths)
+        m = self.m
+        if last > 1 and not self.l2[1:last, :m].min() >= _TINY2:  # NaN too
+            cols = np.flatnonzero(~np.all(self.l2[1:last, :m] >= _TINY2, axis=0))
+            self.w[:last, :, cols] = _careful_stage1(self.a[:, :, cols], lengths)[:last]
 
     def stage2(self) -> None:
         """Backward reaching: the base stays (``A[0]`` never changes), then outward."""
-        A, W, L2, d, sq, sq0, sq1, sq2, s = (
-            self.A,
-            self.W,
-            self.L2,
-            self.D,
-            self.SQ,
-            self.SQ0,
-            self.SQ1,
-            self.SQ2,
-            self.S,
-        )
+        A, W, L2, d, sq, s, lengths, last = self.A, self.W, self.L2, self.D, self.SQ, self.S, self.lengths, self.last
         sub, mul, add, sqrt, div = np.subtract, np.multiply, np.add, np.sqrt, np.divide
-        lengths = self.lengths
-        last = len(A) - 1
+        sq0, sq1, sq2 = sq
         m = self.m
         # Joint 1 first: where it lands on the base, the scalar code needs joint 0's stage-1 point,
         # which needs joint 1's old position, about to be overwritten.
-        W = [*W[:last], self.T]  # the effector's stage-1 point is the target
         l2 = L2[1]
         sub(W[1], A[0], out=d)
         mul(d, d, out=sq)
@@ -211,7 +181,7 @@ class _Live:
         fix = None
         if not l2.min() >= _TINY2:
             cols = np.flatnonzero(~(l2 >= _TINY2))
-            fix = (cols, _careful_w0(self.a[:, :, cols], W[1][:, cols], lengths[0]))
+            fix = (cols, _careful_reach(self.a[0][:, cols], W[1][:, cols], self.a[1][:, cols], lengths[0]))
         p = A[0]
         for i in range(1, last + 1):
             if i > 1:
@@ -225,40 +195,41 @@ class _Live:
             mul(d, s, out=d)
             p = add(p, d, out=A[i])
         if fix is not None or not self.l2[1 : last + 1, :m].min() >= _TINY2:
-            bad = ~np.all(self.l2[1 : last + 1, :m] >= _TINY2, axis=0)
-            cols = np.flatnonzero(bad)
+            cols = np.flatnonzero(~np.all(self.l2[1 : last + 1, :m] >= _TINY2, axis=0))
             w = self.w[:, :, cols]
-            w[last] = self.aux[:3, cols]
+            w[last] = self.a[last + 1][:, cols]
             w[0] = np.nan  # used only where joint 1 lands on the base
             if fix is not None:
                 w[0][:, np.searchsorted(cols, fix[0])] = fix[1]
-            self.a[:, :, cols] = _careful_stage2(self.a[:, :, cols], w, lengths)
+            self.a[: last + 1, :, cols] = _careful_stage2(self.a[: last + 1, :, cols], w, lengths)
 
     def drop(
         self, stop: np.ndarray, stalled: np.ndarray, iterations: np.ndarray, it: int, tol: float, max_it: int
     ) -> None:
         """Write out the stopped columns (``stop``, ``(m,)``) and refill them from the tail."""
+        last = self.last
         cols = np.flatnonzero(stop)
         done = cols
         if MAX_BENDS > 0 and stalled.any():
             k = np.flatnonzero(stalled)
-            rerun = k[_straight(self.a[:, :, k], self.aux[:3, k], sum(self.lengths))]
+            rerun = k[_straight(self.a[: last + 1, :, k], self.a[last + 1][:, k], sum(self.lengths))]
             if rerun.size:
                 done = np.setdiff1d(cols, rerun, assume_unique=True)
-                for b in self.aux[4, rerun].astype(np.int64).tolist():  # the scalar chain, from the start
+                for b in self.probs[rerun].tolist():  # the scalar chain, which bends, from the start
                     xs, ys, zs = self.start[:, :, b if self.start.shape[2] > 1 else 0].T.tolist()
                     target = self.target_all[:, b].tolist()
                     iterations[b], _ = run_chain(xs, ys, zs, self.lengths, target, tol, max_it)
                     self.out[b] = np.array([xs, ys, zs]).T
-        probs = self.aux[4, done].astype(np.int64)
-        self.out[probs] = self.a[:, :, done].transpose(2, 0, 1)
+        probs = self.probs[done]
+        self.out[probs] = self.a[: last + 1, :, done].transpose(2, 0, 1)
         iterations[probs] = it
         m = self.m - cols.size
         holes = cols[: np.searchsorted(cols, m)]  # stopped columns below m, refilled by live ones above
         if holes.size:
             fillers = np.flatnonzero(~stop[m:]) + m
             self.a[:, :, holes] = self.a[:, :, fillers]
-            self.aux[:, holes] = self.aux[:, fillers]
+            self.err[holes] = self.err[fillers]
+            self.probs[holes] = self.probs[fillers]
         self.m = m
 
 
@@ -300,19 +271,15 @@ def _careful_reach(c: np.ndarray, p: np.ndarray, old: np.ndarray, length: float)
         return p + d * (length / np.sqrt(l2))
 
 
-def _careful_stage1(a: np.ndarray, t: np.ndarray, lengths: list[float]) -> np.ndarray:
-    """Stage 1 of ``run_chain`` on ``(L, 3, k)`` joints ``a``: the new stage-1 joints (joint 0's left unset)."""
-    w = np.empty_like(a)
-    last = a.shape[0] - 1
-    w[last] = t
+def _careful_stage1(a: np.ndarray, lengths: list[float]) -> np.ndarray:
+    """Stage 1 of ``run_chain`` on ``(L + 1, 3, k)`` joints and targets ``a``: the ``(L, 3, k)`` stage-1
+    joints (joint 0's left unset)."""
+    last = a.shape[0] - 2
+    w = np.empty_like(a[:-1])
+    w[last] = a[last + 1]
     for i in range(last - 1, 0, -1):
         w[i] = _careful_reach(a[i], w[i + 1], a[i + 1], lengths[i])
     return w
-
-
-def _careful_w0(a: np.ndarray, w1: np.ndarray, length: float) -> np.ndarray:
-    """Joint 0's stage-1 point for ``(L, 3, k)`` old joints ``a`` and stage-1 joint 1 ``w1``."""
-    return _careful_reach(a[0], w1, a[1], length)
 
 
 def _careful_stage2(a: np.ndarray, w: np.ndarray, lengths: list[float]) -> np.ndarray:
