@@ -31,8 +31,9 @@ aligned with the chain (X before Y before Z on ties), and solving continues (at 
 
 from __future__ import annotations
 
-import itertools
 import math
+import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,19 +89,21 @@ def solve_chain(
         ValueError: naming the argument, for wrong shapes, non-finite values,
             coincident joints, a non-positive tolerance or ``max_iterations < 1``.
     """
-    pts = checks.points(positions, "positions")
-    if pts.shape[0] < 2:
-        raise ValueError(f"positions: a chain has at least two joints, got {pts.shape[0]}")
-    t = checks.point(target, "target")
+    xs, ys, zs = checks.columns(positions, "positions")
+    n = len(xs)
+    if n < 2:
+        raise ValueError(f"positions: a chain has at least two joints, got {n}")
+    t = checks.vec(target, "target")
     tolerance, max_iterations = checks.settings(tolerance, max_iterations)
-    xs, ys, zs = pts.T.tolist()
-    rows = pts.tolist()
-    ds = [math.dist(a, b) for a, b in itertools.pairwise(rows)]
+    # |p_{i+1} - p_i| as math.dist computes it (hypot of the differences).
+    ds = list(
+        map(math.hypot, map(operator.sub, xs[1:], xs), map(operator.sub, ys[1:], ys), map(operator.sub, zs[1:], zs))
+    )
     if min(ds) < 1e-9:
         i = ds.index(min(ds))
         raise ValueError(f"positions: joints {i} and {i + 1} coincide (bones must be at least 1e-9 long)")
-    iterations, error = run_chain(xs, ys, zs, ds, t.tolist(), tolerance, max_iterations)
-    out = np.empty((len(xs), 3))
+    iterations, error = run_chain(xs, ys, zs, ds, t, tolerance, max_iterations)
+    out = np.empty((n, 3))
     out[:, 0], out[:, 1], out[:, 2] = xs, ys, zs
     return ChainResult(out, iterations, error, error <= tolerance)
 
@@ -110,7 +113,7 @@ def run_chain(
     ys: list[float],
     zs: list[float],
     ds: list[float],
-    target: list[float],
+    target: Sequence[float],
     tol: float,
     max_it: int,
 ) -> tuple[int, float]:
@@ -138,44 +141,59 @@ def run_chain(
         return 1, sqrt((px - tx) ** 2 + (py - ty) ** 2 + (pz - tz) ** 2)
     err = sqrt((xs[last] - tx) ** 2 + (ys[last] - ty) ** 2 + (zs[last] - tz) ** 2)
     eps = STALL * tol
+    tiny = _TINY2
     it = 0
     bent = 0
+    # Stage 1 writes to qx, qy, qz and leaves xs, ys, zs as they were (the old joints a degenerate
+    # step falls back on); stage 2 writes the new pose back to xs, ys, zs.
+    qx, qy, qz = xs[:], ys[:], zs[:]
+    inward = range(last - 1, -1, -1)
+    outward = range(1, n)
+    back = [0.0, *ds]  # back[i] = ds[i - 1], the bone from joint i - 1 to i
     while err > tol and it < max_it:
         it += 1
         # Stage 1, forward reaching: effector onto the target, then inward (1.17-1.22).
-        ox, oy, oz = xs[last], ys[last], zs[last]
         px, py, pz = tx, ty, tz
-        xs[last], ys[last], zs[last] = px, py, pz
-        for i in range(last - 1, -1, -1):
-            cx, cy, cz = xs[i], ys[i], zs[i]
-            dx, dy, dz = cx - px, cy - py, cz - pz
+        qx[last], qy[last], qz[last] = px, py, pz
+        for i in inward:
+            cx = xs[i]
+            cy = ys[i]
+            cz = zs[i]
+            dx = cx - px
+            dy = cy - py
+            dz = cz - pz
             l2 = dx * dx + dy * dy + dz * dz
-            if l2 < _TINY2:  # landed on the joint: keep the old bone's direction
-                dx, dy, dz = cx - ox, cy - oy, cz - oz
+            if l2 < tiny:  # landed on the joint: keep the old bone's direction
+                dx, dy, dz = cx - xs[i + 1], cy - ys[i + 1], cz - zs[i + 1]
                 l2 = dx * dx + dy * dy + dz * dz
             s = ds[i] / sqrt(l2)
-            ox, oy, oz = cx, cy, cz
             px += dx * s
             py += dy * s
             pz += dz * s
-            xs[i], ys[i], zs[i] = px, py, pz
+            qx[i] = px
+            qy[i] = py
+            qz[i] = pz
         # Stage 2, backward reaching: base back in place, then outward (1.24-1.29).
-        ox, oy, oz = xs[0], ys[0], zs[0]
         px, py, pz = bx, by, bz
         xs[0], ys[0], zs[0] = px, py, pz
-        for i in range(1, n):
-            cx, cy, cz = xs[i], ys[i], zs[i]
-            dx, dy, dz = cx - px, cy - py, cz - pz
+        for i in outward:
+            cx = qx[i]
+            cy = qy[i]
+            cz = qz[i]
+            dx = cx - px
+            dy = cy - py
+            dz = cz - pz
             l2 = dx * dx + dy * dy + dz * dz
-            if l2 < _TINY2:  # keep the stage-1 bone's direction
-                dx, dy, dz = cx - ox, cy - oy, cz - oz
+            if l2 < tiny:  # keep the stage-1 bone's direction
+                dx, dy, dz = cx - qx[i - 1], cy - qy[i - 1], cz - qz[i - 1]
                 l2 = dx * dx + dy * dy + dz * dz
-            s = ds[i - 1] / sqrt(l2)
-            ox, oy, oz = cx, cy, cz
+            s = back[i] / sqrt(l2)
             px += dx * s
             py += dy * s
             pz += dz * s
-            xs[i], ys[i], zs[i] = px, py, pz
+            xs[i] = px
+            ys[i] = py
+            zs[i] = pz
         new = sqrt((px - tx) ** 2 + (py - ty) ** 2 + (pz - tz) ** 2)
         if err - new < eps and new > tol:
             if bent < MAX_BENDS and _bend_if_straight(xs, ys, zs, ds, target):
@@ -188,7 +206,9 @@ def run_chain(
     return it, err
 
 
-def _bend_if_straight(xs: list[float], ys: list[float], zs: list[float], ds: list[float], target: list[float]) -> bool:
+def _bend_if_straight(
+    xs: list[float], ys: list[float], zs: list[float], ds: list[float], target: Sequence[float]
+) -> bool:
     """Bend a chain lying (nearly) on one line with its target into an arc; False if not straight."""
     n = len(xs)
     bx, by, bz = xs[0], ys[0], zs[0]

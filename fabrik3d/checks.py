@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 MAX_COORD = 1e9
+_MAX2 = MAX_COORD * MAX_COORD
 
 
 def points(value: Any, name: str) -> np.ndarray:
@@ -24,6 +25,48 @@ def points(value: Any, name: str) -> np.ndarray:
         raise ValueError(f"{name}: expected shape (n, 3), got {arr.shape}")
     _finite(arr, name)
     return arr
+
+
+def columns(value: Any, name: str) -> tuple[list[float], list[float], list[float]]:
+    """The checked ``(m, 3)`` points of ``points`` as three coordinate lists ``(xs, ys, zs)``.
+
+    A float64 ``(m, 3)`` array whose sum of squares is at most ``MAX_COORD**2``
+    (so every coordinate is finite and bounded) is read without a copy; anything
+    else goes through ``points``, with its errors.
+    """
+    if type(value) is np.ndarray and value.dtype.char == "d" and value.ndim == 2 and value.shape[1] == 3:
+        if np.vdot(value, value) <= _MAX2:  # NaN and inf compare false
+            xs, ys, zs = value.T.tolist()
+            return xs, ys, zs
+    xs, ys, zs = points(value, name).T.tolist()
+    return xs, ys, zs
+
+
+def vec(value: Any, name: str) -> tuple[float, float, float]:
+    """The checked ``(3,)`` point of ``point`` as a tuple of three floats.
+
+    Float64 ``(3,)`` arrays and lists or tuples of three floats within
+    ``MAX_COORD`` are read directly; anything else goes through ``point``, with its errors.
+    """
+    t = type(value)
+    if t is np.ndarray:
+        if value.dtype.char == "d" and value.shape == (3,):
+            x, y, z = value.tolist()
+            if -MAX_COORD <= x <= MAX_COORD and -MAX_COORD <= y <= MAX_COORD and -MAX_COORD <= z <= MAX_COORD:
+                return x, y, z
+    elif (t is tuple or t is list) and len(value) == 3:
+        x, y, z = value
+        if (
+            type(x) is float
+            and type(y) is float
+            and type(z) is float
+            and -MAX_COORD <= x <= MAX_COORD
+            and -MAX_COORD <= y <= MAX_COORD
+            and -MAX_COORD <= z <= MAX_COORD
+        ):
+            return x, y, z
+    x, y, z = point(value, name).tolist()
+    return x, y, z
 
 
 def point(value: Any, name: str) -> np.ndarray:
@@ -62,6 +105,8 @@ def positive(value: Any, name: str) -> float:
 
 def settings(tolerance: Any, max_iterations: Any) -> tuple[float, int]:
     """Checked ``(tolerance, max_iterations)``: tolerance finite > 0, iterations an int >= 1."""
+    if type(tolerance) is float and 0.0 < tolerance < math.inf and type(max_iterations) is int and max_iterations >= 1:
+        return tolerance, max_iterations
     tol = positive(tolerance, "tolerance")
     if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)):
         raise ValueError(f"max_iterations: expected an integer, got {max_iterations!r}")
