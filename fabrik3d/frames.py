@@ -22,6 +22,7 @@ first child.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -119,12 +120,101 @@ class Rig:
         for j in reversed(self.order):
             if self.parents[j] >= 0:
                 self._size[self.parents[j]] += self._size[j]
+        # For the solver: the rest pose as rows, each bone's rest direction, the rest pose put
+        # together by ``bone_pose`` (the start of a solve without one), and a cache of per-target-set
+        # plans (``fabrik3d.solver``); all derived from the immutable skeleton.
+        self.rest_rows: list[rot.Vec] = [tuple(p) for p in rest]  # type: ignore[misc]
+        self.rest_bone: list[rot.Vec | None] = [
+            None if p < 0 else bone_direction(self.rest_rows[p], self.rest_rows[c]) for c, p in enumerate(self.parents)
+        ]
+        xs, ys, zs = (list(v) for v in zip(*self.rest_rows))
+        self.rest_start: tuple[rot.Vec, ...] = tuple(self.bone_pose(xs, ys, zs))
+        self.plans: dict[Any, Any] = {}
 
     def swing_frame(self, j: int, parent_frame: rot.Quat, direction: rot.Vec) -> rot.Quat:
-        """World frame of joint ``j`` whose bone points along the unit ``direction``."""
-        local_dir = rot.rotate(rot.conj(parent_frame), direction)
-        s = rot.swing(self.rest_dir[j], local_dir, self.rest_x[j])
-        return rot.mul(parent_frame, rot.mul(s, self.rest_local[j]))
+        """World frame of joint ``j`` whose bone points along the unit ``direction``.
+
+        ``R_p · swing(L0_j·Y, R_p⁻¹·direction, L0_j·X) · L0_j`` (module docstring): the
+        ``rotations`` helpers ``rotate``, ``swing`` and ``mul`` written out in one
+        function, operation for operation (the same floats; tests/test_solver_speed.py
+        compares them), since every solve calls it for every joint.
+        """
+        fx, fy, fz, fw = parent_frame
+        vx, vy, vz = direction
+        # local = rot.rotate(rot.conj(parent_frame), direction)
+        qx, qy, qz = -fx, -fy, -fz
+        tx = 2.0 * (qy * vz - qz * vy)
+        ty = 2.0 * (qz * vx - qx * vz)
+        tz = 2.0 * (qx * vy - qy * vx)
+        bx = vx + fw * tx + (qy * tz - qz * ty)
+        by = vy + fw * ty + (qz * tx - qx * tz)
+        bz = vz + fw * tz + (qx * ty - qy * tx)
+        # s = rot.swing(rest_dir, local, rest_x)
+        ax, ay, az = self.rest_dir[j]
+        d = ax * bx + ay * by + az * bz
+        cx = ay * bz - az * by
+        cy = az * bx - ax * bz
+        cz = ax * by - ay * bx
+        c2 = cx * cx + cy * cy + cz * cz
+        if d < 0.0 and c2 < rot.OPPOSITE2:  # opposite: the half turn of rot.swing
+            sx, sy, sz, sw = rot.swing(self.rest_dir[j], (bx, by, bz), self.rest_x[j])
+        else:
+            w = 1.0 + d if d >= 0.0 else c2 / (1.0 - d)
+            n = math.sqrt(c2 + w * w)
+            sx, sy, sz, sw = cx / n, cy / n, cz / n, w / n
+        # rot.mul(parent_frame, rot.mul(s, rest_local))
+        lx, ly, lz, lw = self.rest_local[j]
+        mx = sw * lx + sx * lw + sy * lz - sz * ly
+        my = sw * ly - sx * lz + sy * lw + sz * lx
+        mz = sw * lz + sx * ly - sy * lx + sz * lw
+        mw = sw * lw - sx * lx - sy * ly - sz * lz
+        return (
+            fw * mx + fx * mw + fy * mz - fz * my,
+            fw * my - fx * mz + fy * mw + fz * mx,
+            fw * mz + fx * my - fy * mx + fz * mw,
+            fw * mw - fx * mx - fy * my - fz * mz,
+        )
+
+    def bone_pose(
+        self,
+        xs: list[float],
+        ys: list[float],
+        zs: list[float],
+        root: rot.Vec | None = None,
+        turn_to: rot.Quat | None = None,
+    ) -> list[rot.Vec]:
+        """The pose with the rig's bone lengths and the bone directions of ``(xs, ys, zs)``.
+
+        Each bone keeps its direction in the given joints (the rest direction where
+        they coincide); the root stays, or goes to ``root``; with ``turn_to``, the whole
+        pose then turns about the root so that the root's frame is ``turn_to``.
+        """
+        top = self.order[0]
+        out: list[rot.Vec] = [(0.0, 0.0, 0.0)] * len(xs)
+        out[top] = (xs[top], ys[top], zs[top]) if root is None else root
+        sqrt = math.sqrt
+        lengths, parents, rest_bone = self.lengths, self.parents, self.rest_bone
+        for j in self.order[1:]:
+            p = parents[j]
+            # bone_direction(pose[p], pose[j]), or else the rest bone's
+            vx, vy, vz = xs[j] - xs[p], ys[j] - ys[p], zs[j] - zs[p]
+            n2 = vx * vx + vy * vy + vz * vz
+            if n2 < rot.TINY2:
+                d = rest_bone[j]
+                assert d is not None
+                ux, uy, uz = d
+            else:
+                n = sqrt(n2)
+                ux, uy, uz = vx / n, vy / n, vz / n
+            q, k = out[p], lengths[j]
+            out[j] = (q[0] + ux * k, q[1] + uy * k, q[2] + uz * k)
+        if turn_to is not None:
+            turn = rot.mul(turn_to, rot.conj(self.pose_frames(out)[top]))
+            c = out[top]
+            for j in self.order[1:]:
+                v = rot.rotate(turn, (out[j][0] - c[0], out[j][1] - c[1], out[j][2] - c[2]))
+                out[j] = (c[0] + v[0], c[1] + v[1], c[2] + v[2])
+        return out
 
     def subtree(self, j: int) -> list[int]:
         """Joint ``j`` and all its descendants, parents before children."""

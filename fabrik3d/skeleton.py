@@ -65,6 +65,7 @@ class Skeleton:
             if self.parents[j] >= 0:
                 kids[self.parents[j]].append(j)
         self._children: tuple[tuple[int, ...], ...] = tuple(tuple(k) for k in kids)
+        self._end_effectors = tuple(self.names[i] for i in range(n) if not kids[i])
         lengths = np.zeros(n)
         for j in range(n):
             p = self.parents[j]
@@ -113,7 +114,7 @@ class Skeleton:
     @property
     def end_effectors(self) -> tuple[str, ...]:
         """Names of the leaves (joints without children), in skeleton order."""
-        return tuple(self.names[i] for i in range(len(self)) if not self._children[i])
+        return self._end_effectors
 
     @property
     def sub_bases(self) -> tuple[str, ...]:

@@ -34,8 +34,9 @@ local rotations; a branch hanging from the root moves with the root's position.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -44,7 +45,7 @@ from fabrik3d import checks
 from fabrik3d import rotations as rot
 from fabrik3d import targets as tg
 from fabrik3d.chain import STALL, run_chain
-from fabrik3d.frames import Rig, bone_direction, rig
+from fabrik3d.frames import Rig, rig
 from fabrik3d.limited import LimitedSolve
 from fabrik3d.skeleton import Skeleton
 
@@ -130,8 +131,8 @@ def solve(
     errors = {names[e]: math.dist(pose[e], g.position) for e, g in goals.items()}
     turned = {names[e]: tg.degrees_between(frames[e], g.orientation) for e, g in goals.items() if g.orientation}
     return SolveResult(
-        positions=np.array(pose, dtype=float).reshape(len(pose), 3),
-        rotations=np.array(frames, dtype=float),
+        positions=np.fromiter(chain.from_iterable(pose), float, 3 * len(pose)).reshape(len(pose), 3),
+        rotations=np.fromiter(chain.from_iterable(frames), float, 4 * len(frames)).reshape(len(frames), 4),
         iterations=iterations,
         errors=errors,
         converged=all(v <= tolerance for v in errors.values()),
@@ -149,74 +150,98 @@ def _solve_plain(
     max_it: int,
 ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
     """The unconstrained solve: one path by the chain algorithm, or the tree."""
-    xs, ys, zs = [p[0] for p in start], [p[1] for p in start], [p[2] for p in start]
-    goal = {e: g.position for e, g in goals.items()}
-    if not goal:
-        active, iterations = [False] * len(xs), 0
-    elif len(goal) == 1:
-        ((e, t),) = goal.items()
-        active, iterations = _solve_path(skeleton, xs, ys, zs, e, t, tol, max_it)
+    xs, ys, zs = (list(v) for v in zip(*start))
+    plan = _plan(skeleton, r, tuple(goals))
+    if not goals:
+        iterations = 0
+    elif len(goals) == 1:
+        ((t,),) = ((g.position,) for g in goals.values())
+        iterations = _solve_path(plan, xs, ys, zs, t, tol, max_it)
     else:
-        active = _active(skeleton, goal)
-        iterations = _solve_tree(skeleton, r, xs, ys, zs, goal, weights, active, tol, max_it)
+        goal = {e: g.position for e, g in goals.items()}
+        iterations = _solve_tree(skeleton, r, plan, xs, ys, zs, goal, weights, tol, max_it)
     pose = list(zip(xs, ys, zs))
-    frames = _finish(skeleton, r, pose, start, active)
+    frames = _finish(r, plan, pose, start)
     return pose, frames, iterations
+
+
+class _Plan:
+    """What the plain solve needs to know about one set of targeted effectors, worked out once.
+
+    Attributes:
+        active: per joint, whether it lies on a path from the root to a targeted effector.
+        path, lengths: for one target, the joints from the root to it and the bones between them.
+        inward, outward: the tree solve's stage-1 and stage-2 steps without ``weights``
+            (``_solve_tree``); ``None`` for fewer than two targets.
+        finish: ``_finish``'s steps (``_finish_steps``).
+        start_frames: whether ``_finish`` needs the start pose's frames (an active joint
+            has an untargeted child).
+    """
+
+    __slots__ = ("active", "finish", "inward", "lengths", "outward", "path", "start_frames")
+
+    def __init__(self, skeleton: Skeleton, r: Rig, effectors: tuple[int, ...]) -> None:
+        self.active = _active(skeleton, effectors)
+        self.path = skeleton.path_to_root(effectors[0]) if len(effectors) == 1 else ()
+        self.lengths = [r.lengths[j] for j in self.path[1:]]
+        self.inward: list[tuple[int, int, float, tuple[tuple[int, float, float], ...] | None]] | None = None
+        self.outward: list[tuple[int, int, float]] | None = None
+        if len(effectors) > 1:
+            self.inward, self.outward = _tree_steps(skeleton, r, effectors, None, self.active)
+        self.finish = _finish_steps(r, self.active)
+        self.start_frames = any(how == _KEEP or (carried and p >= 0) for _, p, _, how, carried in self.finish)
+
+
+# Plans per skeleton are kept in its Rig (``r.plans``), keyed on the targeted effectors; at most
+# this many (a skeleton with many effectors has many subsets; the common ones stay).
+_PLANS = 64
+
+
+def _plan(skeleton: Skeleton, r: Rig, effectors: tuple[int, ...]) -> _Plan:
+    """The cached ``_Plan`` of ``effectors`` (indices in skeleton order) on ``skeleton``."""
+    plans = r.plans
+    plan = plans.get(effectors)
+    if plan is None:
+        if len(plans) >= _PLANS:
+            plans.clear()
+        plan = plans[effectors] = _Plan(skeleton, r, effectors)
+    return plan
 
 
 def _start_pose(skeleton: Skeleton, r: Rig, positions: Any, root: tg.Goal | None) -> list[rot.Vec]:
     """The start pose with the skeleton's bone lengths, moved (and turned) with the root's goal."""
     if positions is None:
-        pts = skeleton.rest_positions.tolist()
+        if root is None:
+            return list(r.rest_start)
+        xs, ys, zs = (list(v) for v in zip(*r.rest_rows))
     else:
-        arr = checks.points(positions, "positions")
-        if arr.shape[0] != len(skeleton):
-            raise ValueError(f"positions: expected shape ({len(skeleton)}, 3), got {arr.shape}")
-        pts = arr.tolist()
-    rest = skeleton.rest_positions.tolist()
-    lengths = r.lengths
-    top = r.order[0]
-    out: list[rot.Vec] = [(0.0, 0.0, 0.0)] * len(pts)
-    out[top] = tuple(pts[top]) if root is None else root.position  # type: ignore[assignment]
-    for j in r.order[1:]:
-        p = r.parents[j]
-        d = bone_direction(pts[p], pts[j]) or bone_direction(rest[p], rest[j])
-        assert d is not None
-        q, k = out[p], lengths[j]
-        out[j] = (q[0] + d[0] * k, q[1] + d[1] * k, q[2] + d[2] * k)
-    if root is not None and root.orientation is not None:
-        turn = rot.mul(root.orientation, rot.conj(r.pose_frames(out)[top]))
-        c = out[top]
-        for j in r.order[1:]:
-            v = rot.rotate(turn, (out[j][0] - c[0], out[j][1] - c[1], out[j][2] - c[2]))
-            out[j] = (c[0] + v[0], c[1] + v[1], c[2] + v[2])
-    return out
+        xs, ys, zs = checks.columns(positions, "positions")
+        if len(xs) != len(skeleton):
+            raise ValueError(f"positions: expected shape ({len(skeleton)}, 3), got {np.shape(positions)}")
+    if root is None:
+        return r.bone_pose(xs, ys, zs)
+    return r.bone_pose(xs, ys, zs, root.position, root.orientation)
 
 
 def _solve_path(
-    skeleton: Skeleton,
+    plan: _Plan,
     xs: list[float],
     ys: list[float],
     zs: list[float],
-    effector: int,
     target: tuple[float, float, float],
     tol: float,
     max_it: int,
-) -> tuple[list[bool], int]:
-    """One target: the single-chain algorithm on the path from the root."""
-    path = skeleton.path_to_root(effector)
+) -> int:
+    """One target: the single-chain algorithm on the path from the root, in place."""
+    path = plan.path
     px, py, pz = [xs[j] for j in path], [ys[j] for j in path], [zs[j] for j in path]
-    lengths = skeleton.bone_lengths
-    ds = [float(lengths[j]) for j in path[1:]]
-    iterations, _ = run_chain(px, py, pz, ds, list(target), tol, max_it)
-    active = [False] * len(xs)
+    iterations, _ = run_chain(px, py, pz, plan.lengths, target, tol, max_it)
     for k, j in enumerate(path):
         xs[j], ys[j], zs[j] = px[k], py[k], pz[k]
-        active[j] = True
-    return active, iterations
+    return iterations
 
 
-def _active(skeleton: Skeleton, goal: Mapping[int, Any]) -> list[bool]:
+def _active(skeleton: Skeleton, goal: Iterable[int]) -> list[bool]:
     active = [False] * len(skeleton)
     for e in goal:
         for j in skeleton.path_to_root(e):
@@ -224,67 +249,109 @@ def _active(skeleton: Skeleton, goal: Mapping[int, Any]) -> list[bool]:
     return active
 
 
+def _tree_steps(
+    skeleton: Skeleton, r: Rig, goal: Iterable[int], weights: dict[int, float] | None, active: list[bool]
+) -> tuple[list[tuple[int, int, float, tuple[tuple[int, float, float], ...] | None]], list[tuple[int, int, float]]]:
+    """``tree_plan`` as the steps of ``_solve_tree``'s loops.
+
+    Stage 1 (``inward``): ``(j, c, length of c, None)`` for an untargeted active joint
+    whose one active child ``c`` proposes with weight 1 (the centroid of one point
+    is that point), else ``(j, -1, 0.0, ((c, weight, length of c), ...))``. Stage 2
+    (``outward``): ``(j, parent, length of j)``.
+    """
+    up, down, kids = tree_plan(skeleton, r, dict.fromkeys(goal), weights, active)
+    d = r.lengths
+    targeted = set(goal)
+    inward: list[tuple[int, int, float, tuple[tuple[int, float, float], ...] | None]] = []
+    for j in down:
+        if j in targeted:
+            continue
+        if len(kids[j]) == 1 and kids[j][0][1] == 1.0:
+            c = kids[j][0][0]
+            inward.append((j, c, d[c], None))
+        else:
+            inward.append((j, -1, 0.0, tuple((c, wc, d[c]) for c, wc in kids[j])))
+    return inward, [(j, r.parents[j], d[j]) for j in up]
+
+
 def _solve_tree(
     skeleton: Skeleton,
     r: Rig,
+    plan: _Plan,
     xs: list[float],
     ys: list[float],
     zs: list[float],
     goal: dict[int, tuple[float, float, float]],
     weights: dict[int, float] | None,
-    active: list[bool],
     tol: float,
     max_it: int,
 ) -> int:
     """Several targets: stage 1 with sub-base centroids, stage 2 outward; in place."""
     n = len(xs)
-    d = skeleton.bone_lengths.tolist()
-    parents = r.parents
-    rest = skeleton.rest_positions.tolist()
-    up, down, kids = tree_plan(skeleton, r, goal, weights, active)
+    rest = r.rest_rows
+    if weights is None:
+        inward, outward = plan.inward, plan.outward
+        assert inward is not None and outward is not None
+    else:
+        inward, outward = _tree_steps(skeleton, r, goal, weights, plan.active)
     qx, qy, qz = [0.0] * n, [0.0] * n, [0.0] * n
+    for e, (tx, ty, tz) in goal.items():  # stage 1 puts every effector onto its target
+        qx[e], qy[e], qz[e] = tx, ty, tz
+    aims = [(e, tx, ty, tz) for e, (tx, ty, tz) in goal.items()]
     sqrt = math.sqrt
+    tiny = _TINY2
     eps = STALL * tol
 
     def largest_error() -> float:
-        return max(sqrt((xs[e] - t[0]) ** 2 + (ys[e] - t[1]) ** 2 + (zs[e] - t[2]) ** 2) for e, t in goal.items())
+        worst = 0.0
+        for e, tx, ty, tz in aims:
+            v = sqrt((xs[e] - tx) ** 2 + (ys[e] - ty) ** 2 + (zs[e] - tz) ** 2)
+            if v > worst:
+                worst = v
+        return worst
 
     err = largest_error()
     it = 0
     while err > tol and it < max_it:
         it += 1
-        # Stage 1: effectors onto targets, then inward with centroids at sub-bases.
-        for j in down:
-            t = goal.get(j)
-            if t is not None:
-                qx[j], qy[j], qz[j] = t
+        # Stage 1: effectors on their targets (set above), then inward with centroids at sub-bases.
+        for j, c, dc, many in inward:
+            if many is None:  # one proposal: the point at the child's bone length from it
+                x, y, z = xs[j], ys[j], zs[j]
+                cx, cy, cz = qx[c], qy[c], qz[c]
+                dx, dy, dz = x - cx, y - cy, z - cz
+                l2 = dx * dx + dy * dy + dz * dz
+                if l2 < tiny:  # keep the old bone's direction
+                    dx, dy, dz = x - xs[c], y - ys[c], z - zs[c]
+                    l2 = dx * dx + dy * dy + dz * dz
+                s = dc / sqrt(l2)
+                qx[j], qy[j], qz[j] = cx + dx * s, cy + dy * s, cz + dz * s
                 continue
             sx = sy = sz = sw = 0.0
-            for c, wc in kids[j]:
+            for c, wc, dc in many:
                 dx, dy, dz = xs[j] - qx[c], ys[j] - qy[c], zs[j] - qz[c]
                 l2 = dx * dx + dy * dy + dz * dz
-                if l2 < _TINY2:  # keep the old bone's direction
+                if l2 < tiny:  # keep the old bone's direction
                     dx, dy, dz = xs[j] - xs[c], ys[j] - ys[c], zs[j] - zs[c]
                     l2 = dx * dx + dy * dy + dz * dz
-                s = d[c] / sqrt(l2)
+                s = dc / sqrt(l2)
                 sx += wc * (qx[c] + dx * s)
                 sy += wc * (qy[c] + dy * s)
                 sz += wc * (qz[c] + dz * s)
                 sw += wc
             qx[j], qy[j], qz[j] = sx / sw, sy / sw, sz / sw
         # Stage 2: the root stays; every active joint back at its length from its parent.
-        for j in up:
-            p = parents[j]
+        for j, p, dj in outward:
             px, py, pz = xs[p], ys[p], zs[p]
             dx, dy, dz = qx[j] - px, qy[j] - py, qz[j] - pz
             l2 = dx * dx + dy * dy + dz * dz
-            if l2 < _TINY2:  # keep the stage-1 bone, or else the rest bone, direction
+            if l2 < tiny:  # keep the stage-1 bone, or else the rest bone, direction
                 dx, dy, dz = qx[j] - qx[p], qy[j] - qy[p], qz[j] - qz[p]
                 l2 = dx * dx + dy * dy + dz * dz
-                if l2 < _TINY2:
+                if l2 < tiny:
                     dx, dy, dz = (rest[j][k] - rest[p][k] for k in range(3))
                     l2 = dx * dx + dy * dy + dz * dz
-            s = d[j] / sqrt(l2)
+            s = dj / sqrt(l2)
             xs[j], ys[j], zs[j] = px + dx * s, py + dy * s, pz + dz * s
         new = largest_error()
         if abs(err - new) < eps:  # settled (an unreachable target keeps the others' compromise)
@@ -316,9 +383,7 @@ def tree_plan(
     return up, down, kids
 
 
-def _finish(
-    skeleton: Skeleton, r: Rig, pose: list[rot.Vec], start: list[rot.Vec], active: list[bool]
-) -> list[rot.Quat]:
+def _finish(r: Rig, plan: _Plan, pose: list[rot.Vec], start: list[rot.Vec]) -> list[rot.Quat]:
     """Place the untargeted branches and compute every frame; ``pose`` is updated in place.
 
     Frames follow the swing rule of ``fabrik3d.frames``. An active joint whose
@@ -326,31 +391,51 @@ def _finish(
     frame); each untargeted branch then moves rigidly with the frame of the joint
     it hangs from (with the position only, for the root).
     """
-    start_frames = r.pose_frames(start)
-    frames: list[rot.Quat] = [rot.IDENTITY] * len(pose)
-    for j in r.order:
-        p = r.parents[j]
-        parent_frame = frames[p] if p >= 0 else rot.IDENTITY
-        c = r.first_child[j]
-        if c < 0:
-            frames[j] = rot.mul(parent_frame, r.rest_local[j])
-        elif active[j] and not active[c]:
-            if p < 0:
-                frames[j] = start_frames[j]
-            else:
-                frames[j] = rot.mul(parent_frame, rot.mul(rot.conj(start_frames[p]), start_frames[j]))
-        else:
-            direction = bone_direction(pose[j], pose[c])
-            assert direction is not None
-            frames[j] = r.swing_frame(j, parent_frame, direction)
-        if not active[j]:
-            continue
-        turn = rot.IDENTITY if p < 0 else rot.mul(frames[j], rot.conj(start_frames[j]))
-        pj, sj = pose[j], start[j]
-        for c in skeleton.children(j):
-            if active[c]:
-                continue
-            for x in r.subtree(c):
+    start_frames = r.pose_frames(start) if plan.start_frames else []
+    rest_local = r.rest_local
+    swing_frame = r.swing_frame
+    sqrt = math.sqrt
+    identity = rot.IDENTITY
+    frames: list[rot.Quat] = [identity] * len(pose)
+    for j, p, c, how, carried in plan.finish:
+        parent_frame = frames[p] if p >= 0 else identity
+        if how == _SWING:
+            # bone_direction(pose[j], pose[c]): bones keep their lengths (>= 1e-9), so it exists
+            (ax, ay, az), (bx, by, bz) = pose[j], pose[c]
+            vx, vy, vz = bx - ax, by - ay, bz - az
+            n = sqrt(vx * vx + vy * vy + vz * vz)
+            frames[j] = swing_frame(j, parent_frame, (vx / n, vy / n, vz / n))
+        elif how == _LEAF:
+            frames[j] = rot.mul(parent_frame, rest_local[j])
+        elif p < 0:  # _KEEP at the root: its start frame
+            frames[j] = start_frames[j]
+        else:  # _KEEP: the start local rotation
+            frames[j] = rot.mul(parent_frame, rot.mul(rot.conj(start_frames[p]), start_frames[j]))
+        if carried:
+            turn = identity if p < 0 else rot.mul(frames[j], rot.conj(start_frames[j]))
+            pj, sj = pose[j], start[j]
+            for x in carried:
                 v = rot.rotate(turn, (start[x][0] - sj[0], start[x][1] - sj[1], start[x][2] - sj[2]))
                 pose[x] = (pj[0] + v[0], pj[1] + v[1], pj[2] + v[2])
     return frames
+
+
+# How ``_finish`` gets a joint's frame: by the swing rule from its bone, a leaf's from its
+# parent's, or kept from the start pose (an active joint whose first child has no target).
+_SWING, _LEAF, _KEEP = 0, 1, 2
+
+
+def _finish_steps(r: Rig, active: list[bool]) -> list[tuple[int, int, int, int, tuple[int, ...]]]:
+    """``(j, parent, first child, how, carried)`` per joint in skeleton order for ``_finish``;
+    ``carried`` lists the joints of the untargeted branches hanging from an active ``j``."""
+    steps = []
+    for j in r.order:
+        c = r.first_child[j]
+        how = _LEAF if c < 0 else _KEEP if active[j] and not active[c] else _SWING
+        carried: list[int] = []
+        if active[j]:
+            for k in r.children[j]:
+                if not active[k]:
+                    carried.extend(r.subtree(k))
+        steps.append((j, r.parents[j], c, how, tuple(carried)))
+    return steps

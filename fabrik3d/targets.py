@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -53,8 +53,7 @@ def unit_quaternion(value: Any, name: str) -> np.ndarray:
     return q / np.linalg.norm(q)
 
 
-@dataclass(frozen=True)
-class Goal:
+class Goal(NamedTuple):
     """A checked target as plain floats: position, optional orientation, orientation weight."""
 
     position: rot.Vec
@@ -67,7 +66,7 @@ def goal(value: Any, name: str) -> Goal:
     if isinstance(value, Target):
         q = None if value.orientation is None else tuple(value.orientation.tolist())
         return Goal(tuple(value.position.tolist()), q, value.weight)  # type: ignore[arg-type]
-    return Goal(tuple(checks.point(value, name).tolist()), None, 1.0)  # type: ignore[arg-type]
+    return Goal(checks.vec(value, name), None, 1.0)
 
 
 def by_effector(skeleton: Any, value: Any, argument: str, what: str) -> list[tuple[int, str, Any]]:
@@ -76,7 +75,7 @@ def by_effector(skeleton: Any, value: Any, argument: str, what: str) -> list[tup
     Raises ``ValueError`` naming ``argument`` when ``value`` is not a mapping (``what``
     says what it maps to) or a key is not an end effector (listing the valid names).
     """
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise ValueError(f"{argument}: expected a mapping from end-effector names to {what}")
     effectors = skeleton.end_effectors
     for name in value:
