@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from fabrik3d import batch_chain, batch_tree, checks
+from fabrik3d import batch_chain, batch_frames, batch_tree, checks
 from fabrik3d import targets as tg
 from fabrik3d.frames import rig
 from fabrik3d.skeleton import Skeleton
@@ -158,8 +158,8 @@ def _vectorised(
         for e in goal:
             for j in skeleton.path_to_root(e):
                 active[j] = True
-        iterations = batch_tree.solve_tree(skeleton, r, pose, goal, weights, active, tol, max_it)
-    frames = batch_tree.finish(skeleton, r, pose, first, active)
+        iterations = batch_tree.solve_tree(skeleton, r, first, goal, weights, active, tol, max_it, out)
+    frames = batch_frames.finish(skeleton, r, pose, first, active)
     rotations = np.empty((bsize, n, 4))
     for j, frame in enumerate(frames):
         for k in range(4):

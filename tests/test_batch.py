@@ -323,6 +323,7 @@ def test_tree_steps_onto_a_joint_keep_a_bone_direction() -> None:
         goal[e][::3] = [0.0, -1.0, 0.0]
         goal[e][1::3] = [0.0, 1.0, 0.0]  # on the sub-base's start position
     batch_and_check(s, goal)
+    batch_and_check(s, goal, weights={"e1": 3.0, "e2": 0.5})
 
 
 # -- the examples ------------------------------------------------------------------------------------
