@@ -184,8 +184,8 @@ class _Plan:
         self.active = _active(skeleton, effectors)
         self.path = skeleton.path_to_root(effectors[0]) if len(effectors) == 1 else ()
         self.lengths = [r.lengths[j] for j in self.path[1:]]
-        self.inward: list[tuple[int, int, float, tuple[tuple[int, float, float], ...] | None]] | None = None
-        self.outward: list[tuple[int, int, float]] | None = None
+        self.inward: _Inward | None = None
+        self.outward: _Outward | None = None
         if len(effectors) > 1:
             self.inward, self.outward = _tree_steps(skeleton, r, effectors, None, self.active)
         self.finish = _finish_steps(r, self.active)
@@ -249,29 +249,60 @@ def _active(skeleton: Skeleton, goal: Iterable[int]) -> list[bool]:
     return active
 
 
+# _solve_tree's steps: stage 1 runs (first child, ((joint, child, child's bone), ...), None) along
+# a chain of one-child joints, or (sub-base, (), ((child, weight, child's bone), ...)) for a
+# centroid; stage 2 runs (first parent, ((joint, parent, joint's bone), ...)) down each chain.
+_Inward = list[tuple[int, tuple[tuple[int, int, float], ...], tuple[tuple[int, float, float], ...] | None]]
+_Outward = list[tuple[int, tuple[tuple[int, int, float], ...]]]
+
+
 def _tree_steps(
     skeleton: Skeleton, r: Rig, goal: Iterable[int], weights: dict[int, float] | None, active: list[bool]
-) -> tuple[list[tuple[int, int, float, tuple[tuple[int, float, float], ...] | None]], list[tuple[int, int, float]]]:
-    """``tree_plan`` as the steps of ``_solve_tree``'s loops.
+) -> tuple[_Inward, _Outward]:
+    """``tree_plan`` as the steps of ``_solve_tree``'s loops, cut into runs along chains.
 
-    Stage 1 (``inward``): ``(j, c, length of c, None)`` for an untargeted active joint
-    whose one active child ``c`` proposes with weight 1 (the centroid of one point
-    is that point), else ``(j, -1, 0.0, ((c, weight, length of c), ...))``. Stage 2
-    (``outward``): ``(j, parent, length of j)``.
+    In stage 1 an untargeted active joint with one active child proposing with
+    weight 1 takes that proposal (the centroid of one point is that point); such
+    joints in a row, each the child of the next, form one run. In stage 2 a run
+    is a row of joints each the parent of the next.
     """
     up, down, kids = tree_plan(skeleton, r, dict.fromkeys(goal), weights, active)
     d = r.lengths
     targeted = set(goal)
-    inward: list[tuple[int, int, float, tuple[tuple[int, float, float], ...] | None]] = []
+    inward: _Inward = []
+    run: list[tuple[int, int, float]] = []
     for j in down:
         if j in targeted:
             continue
         if len(kids[j]) == 1 and kids[j][0][1] == 1.0:
             c = kids[j][0][0]
-            inward.append((j, c, d[c], None))
+            if run and run[-1][0] == c:
+                run.append((j, c, d[c]))
+                continue
+            _close(inward, run)
+            run = [(j, c, d[c])]
         else:
-            inward.append((j, -1, 0.0, tuple((c, wc, d[c]) for c, wc in kids[j])))
-    return inward, [(j, r.parents[j], d[j]) for j in up]
+            _close(inward, run)
+            run = []
+            inward.append((j, (), tuple((c, wc, d[c]) for c, wc in kids[j])))
+    _close(inward, run)
+    outward: _Outward = []
+    steps: list[tuple[int, int, float]] = []
+    for j in up:
+        p = r.parents[j]
+        if not steps or steps[-1][0] != p:
+            if steps:
+                outward.append((steps[0][1], tuple(steps)))
+            steps = []
+        steps.append((j, p, d[j]))
+    if steps:
+        outward.append((steps[0][1], tuple(steps)))
+    return inward, outward
+
+
+def _close(inward: _Inward, run: list[tuple[int, int, float]]) -> None:
+    if run:
+        inward.append((run[0][1], tuple(run), None))
 
 
 def _solve_tree(
@@ -315,44 +346,65 @@ def _solve_tree(
     while err > tol and it < max_it:
         it += 1
         # Stage 1: effectors on their targets (set above), then inward with centroids at sub-bases.
-        for j, c, dc, many in inward:
-            if many is None:  # one proposal: the point at the child's bone length from it
-                x, y, z = xs[j], ys[j], zs[j]
-                cx, cy, cz = qx[c], qy[c], qz[c]
-                dx, dy, dz = x - cx, y - cy, z - cz
-                l2 = dx * dx + dy * dy + dz * dz
-                if l2 < tiny:  # keep the old bone's direction
-                    dx, dy, dz = x - xs[c], y - ys[c], z - zs[c]
+        for k, run, many in inward:
+            if many is None:  # along a chain: each joint at its child's bone length from the child
+                px, py, pz = qx[k], qy[k], qz[k]
+                for j, c, dc in run:
+                    x = xs[j]
+                    y = ys[j]
+                    z = zs[j]
+                    dx = x - px
+                    dy = y - py
+                    dz = z - pz
                     l2 = dx * dx + dy * dy + dz * dz
-                s = dc / sqrt(l2)
-                qx[j], qy[j], qz[j] = cx + dx * s, cy + dy * s, cz + dz * s
+                    if l2 < tiny:  # keep the old bone's direction
+                        dx, dy, dz = x - xs[c], y - ys[c], z - zs[c]
+                        l2 = dx * dx + dy * dy + dz * dz
+                    s = dc / sqrt(l2)
+                    px += dx * s
+                    py += dy * s
+                    pz += dz * s
+                    qx[j] = px
+                    qy[j] = py
+                    qz[j] = pz
                 continue
             sx = sy = sz = sw = 0.0
             for c, wc, dc in many:
-                dx, dy, dz = xs[j] - qx[c], ys[j] - qy[c], zs[j] - qz[c]
+                dx, dy, dz = xs[k] - qx[c], ys[k] - qy[c], zs[k] - qz[c]
                 l2 = dx * dx + dy * dy + dz * dz
                 if l2 < tiny:  # keep the old bone's direction
-                    dx, dy, dz = xs[j] - xs[c], ys[j] - ys[c], zs[j] - zs[c]
+                    dx, dy, dz = xs[k] - xs[c], ys[k] - ys[c], zs[k] - zs[c]
                     l2 = dx * dx + dy * dy + dz * dz
                 s = dc / sqrt(l2)
                 sx += wc * (qx[c] + dx * s)
                 sy += wc * (qy[c] + dy * s)
                 sz += wc * (qz[c] + dz * s)
                 sw += wc
-            qx[j], qy[j], qz[j] = sx / sw, sy / sw, sz / sw
+            qx[k], qy[k], qz[k] = sx / sw, sy / sw, sz / sw
         # Stage 2: the root stays; every active joint back at its length from its parent.
-        for j, p, dj in outward:
-            px, py, pz = xs[p], ys[p], zs[p]
-            dx, dy, dz = qx[j] - px, qy[j] - py, qz[j] - pz
-            l2 = dx * dx + dy * dy + dz * dz
-            if l2 < tiny:  # keep the stage-1 bone, or else the rest bone, direction
-                dx, dy, dz = qx[j] - qx[p], qy[j] - qy[p], qz[j] - qz[p]
+        for k, run2 in outward:
+            px, py, pz = xs[k], ys[k], zs[k]
+            for j, p, dj in run2:
+                cx = qx[j]
+                cy = qy[j]
+                cz = qz[j]
+                dx = cx - px
+                dy = cy - py
+                dz = cz - pz
                 l2 = dx * dx + dy * dy + dz * dz
-                if l2 < tiny:
-                    dx, dy, dz = (rest[j][k] - rest[p][k] for k in range(3))
+                if l2 < tiny:  # keep the stage-1 bone, or else the rest bone, direction
+                    dx, dy, dz = cx - qx[p], cy - qy[p], cz - qz[p]
                     l2 = dx * dx + dy * dy + dz * dz
-            s = dj / sqrt(l2)
-            xs[j], ys[j], zs[j] = px + dx * s, py + dy * s, pz + dz * s
+                    if l2 < tiny:
+                        dx, dy, dz = (rest[j][i] - rest[p][i] for i in range(3))
+                        l2 = dx * dx + dy * dy + dz * dz
+                s = dj / sqrt(l2)
+                px += dx * s
+                py += dy * s
+                pz += dz * s
+                xs[j] = px
+                ys[j] = py
+                zs[j] = pz
         new = largest_error()
         if abs(err - new) < eps:  # settled (an unreachable target keeps the others' compromise)
             break
