@@ -136,7 +136,7 @@ class Rig:
 
         ``R_p · swing(L0_j·Y, R_p⁻¹·direction, L0_j·X) · L0_j`` (module docstring): the
         ``rotations`` helpers ``rotate``, ``swing`` and ``mul`` written out in one
-        function, operation for operation (the same floats; tests/test_solver_speed.py
+        function, operation for operation (the same floats; tests/test_solver_fast_paths.py
         compares them), since every solve calls it for every joint.
         """
         fx, fy, fz, fw = parent_frame
