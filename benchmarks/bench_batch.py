@@ -22,7 +22,8 @@ B, or a single solve's mean (each solve's fastest pass); the ratios divide the
 single-solve means by it (how many times faster). Peak memory per problem is
 ``tracemalloc``'s peak during one ``solve_batch`` call divided by B.
 
-Run: ``python benchmarks/bench_batch.py [--quick] [--repeats N] [--budget S]``.
+Run: ``python benchmarks/bench_batch.py [--quick] [--repeats N] [--budget S] [--profile]`` (``--profile``
+adds cProfile tables of ``solve_batch`` on the chain and on the humanoid, largest B).
 """
 
 from __future__ import annotations
@@ -221,6 +222,16 @@ def main(argv: list[str] | None = None) -> int:
         print(checks.line(f"B = {size}: finite, bone lengths kept", finite and drift <= 1e-9, f"drift {drift:.1e}"))
     us_big = next(r[6] for r in rows if r[1] == BATCH and r[2] == sizes[1] and r[0] == "chain")
     print(common.aim_line(f"solve_batch chain from rest, B = {sizes[1]}, per problem", us_big, 2.0, " us"))
+    if args.profile:
+        big = batches[sizes[1]]
+        goals = humanoid_targets(bare, sizes[1])
+        for label, call in (
+            ("chain", lambda: fabrik3d.solve_batch(skeleton, {"j10": big})),
+            ("humanoid, no limits", lambda: fabrik3d.solve_batch(bare, goals)),
+        ):
+            print()
+            print(f"profile: {BATCH}, {label}, B = {sizes[1]} (by own time; numpy calls count in their caller's)")
+            print(common.profile(call, 3 if label == "chain" else 1, top=14))
     return checks.exit_code()
 
 
