@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from fabrik3d import rotations as rot
+from fabrik3d.constraints import clamp_angle
 from fabrik3d.rotations import add as _add
 from fabrik3d.rotations import cross as _cross
 from fabrik3d.rotations import sub as _sub
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from fabrik3d.targets import Goal
 
 _Y = (0.0, 1.0, 0.0)
+# Twist rows join a damped step once every position is within this many tolerances.
+TWIST_NEAR = 5.0
 _WORLD_AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 # Orientation targets count toward reaching until their share has yielded below this.
 ORIENTATION_IN_FORCE = 0.1
@@ -42,6 +45,22 @@ class DampedSteps:
     leaf_dir: dict[int, rot.Vec]
     effectors_beneath: dict[int, list[int]]
     yield_share: float
+    tol: float
+
+    def effector_frame(self, j: int, fp: rot.Quat) -> rot.Quat:
+        raise NotImplementedError
+
+    def twist_excess(self, e: int, g: Goal, fp: rot.Quat) -> tuple[float | None, rot.Vec]:
+        """How far (radians) the twist that ``g``'s orientation asks of effector ``e`` lies beyond
+        ``e``'s Twist limit, given its parent's frame ``fp``, and that twist's world axis
+        (``None`` without a Twist limit: then any twist is allowed)."""
+        r = self.r
+        base = rot.mul(fp, r.rest_local[e])
+        limit = r.limits[e].twist
+        if limit is None or g.orientation is None:
+            return None, _Y
+        tau = rot.twist_angle(rot.mul(rot.conj(base), g.orientation), _Y)
+        return tau - clamp_angle(tau, *limit), rot.y_axis(base)
 
     def forward(
         self, pose: list[rot.Vec], frames: list[rot.Quat], turned: dict[int, rot.Quat]
@@ -60,6 +79,8 @@ class DampedSteps:
             if local is None:
                 local = rot.mul(inv, frames[x])
             new_frames[x] = rot.mul(new_frames[p], local)
+            if not r.children[x] and x in self.goals:  # an effector takes its orientation target's twist afresh
+                new_frames[x] = self.effector_frame(x, new_frames[p])
             new_pose[x] = _add(new_pose[p], rot.rotate(new_frames[p], rot.rotate(inv, _sub(pose[x], pose[p]))))
         return new_pose, new_frames
 
@@ -89,32 +110,55 @@ class DampedSteps:
         if not cols:
             return self.forward(pose, frames, {})
         axes: list[rot.Vec] = []
+        spins: list[rot.Vec] = []  # each column's turn of its joint's frame (the swing rule drops some)
         for j in self.turnable:
             if r.rigid[j]:
                 axes += _WORLD_AXES
-            elif self.hinged[j]:
-                p = r.parents[j]
-                axes.append(rot.rotate(frames[p] if p >= 0 else rot.IDENTITY, r.limits[j].swing.a))  # type: ignore[union-attr]
+                spins += _WORLD_AXES
+                continue
+            p = r.parents[j]
+            fp = frames[p] if p >= 0 else rot.IDENTITY
+            bone = rot.y_axis(frames[j])
+            if self.hinged[j]:
+                here = [rot.rotate(fp, r.limits[j].swing.a)]  # type: ignore[union-attr]
             else:
-                bone = rot.y_axis(frames[j])
-                u = rot.unit(rot._perpendicular(bone))
-                assert u is not None
-                axes += (u, _cross(bone, u))
+                v = rot.unit(rot._perpendicular(bone))
+                assert v is not None
+                here = [v, _cross(bone, v)]
+            axes += here
+            # Turning the bone by w (perpendicular to it) turns the swing-from-rest frame by
+            # w - (d0.w / (1 + d0.d)) d: the minimal rotation's own twist rate (d0: the rest bone).
+            rest = rot.rotate(fp, r.rest_dir[j])
+            near = 1.0 + sum(a * b for a, b in zip(rest, bone))
+            for w in here:
+                k = sum(a * b for a, b in zip(rest, w)) / near if near > 1e-9 else 0.0
+                spins.append(_add(w, bone, -k))
         u = np.array(axes)  # (columns, 3)
         moving = np.array([pose[e] for e in goals])[:, None, :] - np.array([pose[j] for j in cols])[None, :, :]
-        # (goals, columns, 3): u × (P_e − P_j) where e is beneath the column's joint, else 0.
-        blocks = [np.cross(u[None, :, :], moving) * mask[:, :, None]]
+        # Rows: u × (P_e − P_j) where e is beneath the column's joint, else 0.
+        rows = [(np.cross(u[None, :, :], moving) * mask[:, :, None]).transpose(0, 2, 1).reshape(-1, len(cols))]
         err = [c for e, g in goals.items() for c in _sub(g.position, pose[e])]
         # Orientation targets add their last bone's direction, scaled by its length and by the
-        # share of their weight still in force: residual L (wanted - current), rows L (u x d).
+        # share of their weight still in force: residual L (wanted - current), rows L (u x d);
+        # and, with a Twist limit on the effector, the twist it needs beyond that limit: residual
+        # -L excess, row -L (spin . axis) (a turn of the parent's frame takes that twist away).
         if self.yield_share > ORIENTATION_IN_FORCE:
+            spin_rows = None
+            # Twist comes after positions: its rows join once every target is nearly reached.
+            near = max(math.dist(pose[e], g.position) for e, g in goals.items()) <= TWIST_NEAR * self.tol
             for k, (e, g) in enumerate(goals.items()):
                 bone = rot.unit(_sub(pose[e], pose[r.parents[e]]))
-                if g.orientation is not None and bone is not None:
-                    scale = g.weight * self.yield_share * r.lengths[e]
-                    blocks.append((scale * np.cross(u, bone) * mask[k][:, None])[None])
-                    err += [scale * c for c in _sub(rot.rotate(g.orientation, self.leaf_dir[e]), bone)]
-        jac = np.concatenate(blocks).transpose(0, 2, 1).reshape(len(err), len(cols))
+                if g.orientation is None or bone is None:
+                    continue
+                scale = g.weight * self.yield_share * r.lengths[e]
+                rows.append((scale * np.cross(u, bone) * mask[k][:, None]).T)
+                err += [scale * c for c in _sub(rot.rotate(g.orientation, self.leaf_dir[e]), bone)]
+                excess, axis = self.twist_excess(e, g, frames[r.parents[e]])
+                if excess is not None and near:
+                    spin_rows = np.array(spins) if spin_rows is None else spin_rows
+                    rows.append((-scale * (spin_rows @ axis) * mask[k])[None])
+                    err.append(-scale * excess)
+        jac = np.concatenate(rows)
         step = jac.T @ np.linalg.solve(jac @ jac.T + damping**2 * np.eye(len(err)), np.array(err))
         spin = (owner @ (step[:, None] * u)).tolist()  # (turnable, 3): each joint's turn vector
         turned: dict[int, rot.Quat] = {}

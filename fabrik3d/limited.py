@@ -123,6 +123,9 @@ class LimitedSolve(DampedSteps, PoleTurns):
         self.pole_turned: set[int] = set()
         self.damping = START_DAMPING
         self.yield_share = 1.0  # the share of orientation targets' weights still in force
+        self.poles_yielded = False  # whether poles stopped turning joints (for the rest of the solve)
+        self.oriented = any(g.orientation is not None for g in goals.values())
+        self.tol = 0.0
         self.pole_blocked: set[int] = set()
         self.swung: set[int] = set()  # effectors whose whole chain was swung toward the pole
         self.swing_blocked: set[int] = set()
@@ -148,10 +151,14 @@ class LimitedSolve(DampedSteps, PoleTurns):
         of reachable targets (every target within its chain's length of the
         root), up to ``MAX_RESTARTS`` restarts from random poses within the limits
         follow (a fixed seed, so the same input gives the same output); a
-        restart's pose is kept only if it reaches every target. Warm-started
-        solves never restart, so an interactive pose never jumps.
+        restart's pose is kept if it is better: it reaches the positions where the
+        kept one does not, or it is nearer to them while neither does, or both
+        reach them and it is nearer to every target, orientations included (an
+        attempt whose orientations yielded still counts them). Warm-started solves
+        never restart, so an interactive pose never jumps.
         """
         r = self.r
+        self.tol = tol
         initial = r.pose_frames(start)
         if self.root_frame is not None:
             initial[r.order[0]] = self.root_frame
@@ -164,6 +171,8 @@ class LimitedSolve(DampedSteps, PoleTurns):
         else:  # quick to give up on a local minimum, then restarts, then back to the stall rule
             err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, RESTART_RUN, RESTART_GAIN)
             draw = random.Random(RESTART_SEED)
+            rank = self.rank
+
             for _ in range(MAX_RESTARTS):
                 if err <= tol or it >= max_it:
                     break
@@ -172,10 +181,13 @@ class LimitedSolve(DampedSteps, PoleTurns):
                 )
                 got = self.attempt(seed_pose, seed_frames, start, tol, it, max_it, RESTART_RUN, RESTART_GAIN)
                 it = got[3]
-                if got[0] <= tol:
+                if rank(got[0], got[1]) < rank(err, pose):
                     err, pose, frames = got[:3]
-            if err > tol and it < max_it:  # no restart reached: carry on from the first attempt's best
+            if err > tol and it < max_it:  # no restart reached: carry on from the best attempt
+                first = (err, pose, frames)
                 err, pose, frames, it = self.attempt(pose, frames, start, tol, it, max_it, STALL_RUN, 0.0)
+                if rank(*first[:2]) < rank(err, pose):
+                    err, pose, frames = first
         if self.poles:
             pose, frames = self.final_poles(pose, frames, start, tol)
         self.place_untargeted(pose, frames, start, start_frames)
@@ -210,18 +222,23 @@ class LimitedSolve(DampedSteps, PoleTurns):
         unreachable target does not freeze the others). Settled: ``patience``
         iterations in a row that each fail to better the best ``e`` so far by
         ``LIMITED_STALL * tol`` and by ``gain`` times it (robust to oscillation). Returns
-        the largest error, pose and frames of the best iterated pose (the given
-        pose if no iteration ran) and the iteration count.
+        the largest error (orientation targets in full force, even if they yielded),
+        pose and frames of the best iterated pose (the given pose if no iteration ran;
+        with orientation targets, the best by ``rank``, the given pose included) and the
+        iteration count.
         """
         self.yield_share = 1.0
         err, score = self.largest_error(pose, frames), self.squared_errors(pose, frames)
         best = (score, err, pose, frames)
+        # With orientation targets, the pose returned is the best by rank (see ``rank``), the
+        # given one included, so that yielding orientations never makes them worse than that.
+        top = (self.rank(err, pose), err, pose, frames) if self.oriented else None
         eps = LIMITED_STALL * tol
         stalls = ran = 0
         while err > tol and it < max_it and stalls < patience:
             it += 1
-            if self.poles:
-                pose = self.apply_poles(pose)
+            if self.poles and not self.poles_yielded:
+                pose = self.apply_poles(pose, frames)
             q, qf = self.stage1(pose, frames)
             new_pose, new_frames = self.stage2(q, qf, start, frames, self.active, self.up, self.kids)
             new_score = self.squared_errors(new_pose, new_frames)
@@ -240,6 +257,10 @@ class LimitedSolve(DampedSteps, PoleTurns):
             err, score = self.largest_error(pose, frames), self.squared_errors(pose, frames)
             low = math.sqrt(best[0])
             stalls = stalls + 1 if low - math.sqrt(score) < max(eps, gain * low) else 0
+            if stalls >= YIELD_AFTER:
+                # A pole on a side the limits forbid can hold a reachable target off: targets win,
+                # the poles stop turning joints (the final pole turn still runs, if it costs no reach).
+                self.poles_yielded = True
             if stalls >= YIELD_AFTER and self.yield_share > ORIENTATION_IN_FORCE:
                 # Orientation targets yield to their positions while stuck; once out of force,
                 # the positions alone are the goal: start the stall count afresh.
@@ -249,13 +270,34 @@ class LimitedSolve(DampedSteps, PoleTurns):
                     best = (score, err, pose, frames)
             if not ran or score < best[0] or err <= tol:
                 best, ran = (score, err, pose, frames), 1
-        return (*best[1:], it)
+            if top is not None:
+                full = self.full_error(pose, frames)
+                if self.rank(full, pose) < top[0]:
+                    top = (self.rank(full, pose), full, pose, frames)
+        if top is not None:
+            self.yield_share = 1.0
+            return top[1], top[2], top[3], it
+        return best[1], best[2], best[3], it
+
+    def full_error(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> float:
+        """The largest error with orientation targets in full force (even if they yielded)."""
+        share, self.yield_share = self.yield_share, 1.0
+        err = self.largest_error(pose, frames)
+        self.yield_share = share
+        return err
+
+    def rank(self, err: float, pose: list[rot.Vec]) -> tuple[bool, float]:
+        """Order of poses with orientation targets (lower is better): positions first, then every
+        target (``err``: the largest error in full force)."""
+        off = self.position_error(pose)
+        return (True, off) if off > self.tol else (False, err)
 
     def residuals(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> list[float]:
         """Per target, its distance; for an orientation target also how far its last bone's
-        direction is from the orientation's, scaled by the bone's length (a distance too), while
-        orientations are in force. (Twist about the bone is the effector's own, within its
-        Twist limit: moving joints cannot help it.)"""
+        direction is from the orientation's, and the twist it needs beyond the effector's Twist
+        limit (radians), both scaled by the bone's length (distances too), while orientations
+        are in force. (Twist within the limit is the effector's own; beyond it, the joints above
+        must turn the parent's frame.)"""
         r = self.r
         out = [math.dist(pose[e], g.position) for e, g in self.goals.items()]
         if self.yield_share > ORIENTATION_IN_FORCE:
@@ -266,7 +308,14 @@ class LimitedSolve(DampedSteps, PoleTurns):
                     out.append(
                         math.dist(_add((0.0, 0.0, 0.0), bone, 1.0 / r.lengths[e]), wanted) * r.lengths[e] * g.weight
                     )
+                    excess = self.twist_excess(e, g, frames[r.parents[e]])[0]
+                    if excess is not None:
+                        out.append(abs(excess) * r.lengths[e] * g.weight)
         return out
+
+    def position_error(self, pose: list[rot.Vec]) -> float:
+        """The largest distance of a targeted effector from its target."""
+        return max((math.dist(pose[e], g.position) for e, g in self.goals.items()), default=0.0)
 
     def largest_error(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> float:
         return max(self.residuals(pose, frames), default=0.0)

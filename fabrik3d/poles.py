@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from fabrik3d.targets import Goal
 
 
+# The final whole-chain swing also tries these shares of the turn toward the pole.
+FINAL_SHARES = (0.75, 0.5)
+
+
 class PoleTurns:
     """Mixin of ``LimitedSolve``: turning chains toward their poles."""
 
@@ -35,18 +39,28 @@ class PoleTurns:
     up: list[int]
     kids: list[list[tuple[int, float]]]
 
-    def apply_poles(self, pose: list[rot.Vec], final: bool = False, whole: bool = False) -> list[rot.Vec]:
+    def apply_poles(
+        self,
+        pose: list[rot.Vec],
+        frames: list[rot.Quat] | None = None,
+        final: bool = False,
+        whole: float = 0.0,
+        joints: bool = True,
+    ) -> list[rot.Vec]:
         """Turn the inner joints of each poled chain about their neighbours' line toward the pole.
 
         Each joint on the far side of its neighbours' line, from the chain's start
         outward, turns into the half-plane through that line that holds the pole.
-        Limits win over poles: a joint turned in one iteration and found on the far
-        side again in the next (its limits sent it back) is left alone for the rest
-        of the solve. The ``final`` turn after the last iteration is not held back
+        Limits win over poles: with ``frames`` (the pose's), a turn that would put a
+        bone it moves outside its swing limit is not made; a joint turned in one
+        iteration and found on the far side again in the next (its limits sent it
+        back) is left alone for the rest of the solve. The ``final`` turn after the last iteration is not held back
         (its result is checked against the limits and the targets instead); with
-        ``whole``, each chain first swings as a whole toward its pole.
+        ``whole`` > 0, each chain first swings as a whole that share of the way toward
+        its pole; ``joints=False`` leaves out the joint-by-joint turns.
         """
         pose = list(pose)
+        fresh = None if frames is None else list(frames)
         turned_before, self.pole_turned = (set(), set()) if final else (self.pole_turned, set())
         swung_before, self.swung = (set(), set()) if final else (self.swung, set())
         if final:
@@ -59,8 +73,8 @@ class PoleTurns:
             if line is None or _distance_to_line(pole, pose[chain[0]], line) <= 1e-9:
                 continue
             if whole:
-                self.swing_chain_to_pole(pose, chain, pole, swung_before)
-            for k in range(1, len(chain) - 1):
+                self.swing_chain_to_pole(pose, chain, pole, swung_before, whole)
+            for k in range(1, len(chain) - 1 if joints else 1):
                 a, i, b = chain[k - 1], chain[k], chain[k + 1]
                 axis = rot.unit(_sub(pose[b], pose[a]))
                 if axis is None:
@@ -78,15 +92,48 @@ class PoleTurns:
                     self.pole_blocked.add(i)
                 if i in self.pole_blocked:
                     continue
-                pose[i] = _add(_add(pose[a], axis, kv), wp, radius)
+                moved = _add(_add(pose[a], axis, kv), wp, radius)
+                if fresh is not None and not self.turn_allowed(chain, k, pose, fresh, moved):
+                    continue
+                pose[i] = moved
                 self.pole_turned.add(i)
         return pose
 
-    def swing_chain_to_pole(self, pose: list[rot.Vec], chain: list[int], pole: rot.Vec, before: set[int]) -> None:
+    def turn_allowed(
+        self, chain: list[int], k: int, pose: list[rot.Vec], frames: list[rot.Quat], moved: rot.Vec
+    ) -> bool:
+        """Whether moving ``chain[k]`` to ``moved`` keeps the bones it turns (its parent's, its
+        own, and its child's within its turned frame) inside their swing limits, the frames
+        following by the swing rule; if so, ``frames`` takes the turned frames."""
+        r = self.r
+        a, i = chain[k - 1], chain[k]
+        new = dict.fromkeys((a, i))
+        for j, tip in ((a, moved), (i, pose[chain[k + 1]]), (chain[k + 1], None)):
+            if r.rigid[j] or not r.children[j] or (j == a and r.first_child[a] != i):
+                continue  # a rigid body's (stage 2 fits it), a leaf's, or a sub-base's other bone
+            p = r.parents[j]
+            fp = new.get(p) or (frames[p] if p >= 0 else rot.IDENTITY)
+            start = moved if j == i else pose[j]
+            end = tip if tip is not None else pose[r.first_child[j]]
+            d = rot.unit(_sub(end, start))
+            if d is None:
+                continue
+            local = rot.rotate_inv(fp, d)
+            limit = r.limits[j].swing
+            if limit is not None and math.dist(limit.project(local, None), local) > 1e-9:
+                return False
+            if j in new:
+                new[j] = rot.mul(fp, rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
+        frames[a], frames[i] = new[a] or frames[a], new[i] or frames[i]
+        return True
+
+    def swing_chain_to_pole(
+        self, pose: list[rot.Vec], chain: list[int], pole: rot.Vec, before: set[int], share: float = 1.0
+    ) -> None:
         """Turn the inner joints of ``chain`` together about the line from its start to its
         effector (which moves neither) so that their mean offset from the line points at the
-        pole; in place. A chain whose joints were turned in the last iteration and swung back
-        by its limits is left alone (limits win)."""
+        pole (or ``share`` of that turn); in place. A chain whose joints were turned in the last
+        iteration and swung back by its limits is left alone (limits win)."""
         inner = chain[1:-1]
         if not inner or chain[-1] in self.swing_blocked:
             return
@@ -106,7 +153,9 @@ class PoleTurns:
             self.swing_blocked.add(chain[-1])
             return
         self.swung.add(chain[-1])
-        turn = rot.swing(off, want, axis)
+        across = rot.cross(off, want)
+        angle = math.atan2(sum(across[m] * axis[m] for m in range(3)), sum(off[m] * want[m] for m in range(3)))
+        turn = rot.axis_angle(axis, share * angle)
         for i in inner:
             pose[i] = _add(a, rot.rotate(turn, _sub(pose[i], a)))
             self.pole_turned.add(i)
@@ -115,19 +164,26 @@ class PoleTurns:
         self, pose: list[rot.Vec], frames: list[rot.Quat], start: list[rot.Vec], tol: float
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """The poles' last turn after the last iteration (it moves no effector), projected onto
-        the limits: joint by joint, or with each chain first swung as a whole about the line
-        from its start to its effector; the variant that puts more inner joints on their pole's
-        side wins, kept only if no target falls out of reach by it (limits win)."""
+        the limits. Variants, in this order: joint by joint; each chain first swung as a whole
+        about the line from its start to its effector, then joint by joint; the whole swing
+        alone, all the way and then ``FINAL_SHARES`` of the way toward the pole (a part of the
+        turn may be within the limits where all of it is not). The variant that puts the most
+        inner joints on their pole's side wins, kept only if no target falls out of reach by it
+        (limits and targets win); the search ends at the first variant with all of them there."""
         best = (pose, frames)
         best_side = self.pole_side_count(pose)
+        inner = sum(len(self.pole_chain(e)) - 2 for e in self.poles)
         before = self.largest_error(pose, frames)
-        for whole in (False, True):  # joint by joint; then the whole chain first, then joint by joint
-            turned = self.apply_poles(pose, final=True, whole=whole)
+        variants = [(0.0, True), (1.0, True), *((share, False) for share in (1.0, *FINAL_SHARES))]
+        for whole, joints in variants:
+            if best_side >= inner:
+                break
+            turned = self.apply_poles(pose, final=True, whole=whole, joints=joints)
             if not self.pole_turned:
                 continue
             new_pose, new_frames = self.stage2(turned, frames, start, frames, self.active, self.up, self.kids)
             side = self.pole_side_count(new_pose)
-            if self.largest_error(new_pose, new_frames) <= max(tol, before) and side > best_side:
+            if side > best_side and self.largest_error(new_pose, new_frames) <= max(tol, before):
                 best, best_side = (new_pose, new_frames), side
         return best
 

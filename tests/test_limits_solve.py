@@ -324,18 +324,34 @@ def test_a_pole_on_the_elbow_side_of_a_valid_pose_keeps_the_elbow_there() -> Non
     assert on_side >= 0.9 * samples, f"elbow on the pole's side in {on_side}/{samples}"
 
 
-POLE_SIDE_GAP = (
-    "solver gap: free chains now end on the pole's side, but 5- and 8-bone chains with Cone(60) on every joint "
-    "stay on the far side for some poles (the swing of the whole chain breaks the cones there, and limits win), "
-    "and the 2-bone Cone(60) chain with pole (-0.2, 0.06, 0) is not reached (see the next test)"
-)
+def pole_side_allowed(s: Skeleton, target: np.ndarray, pole: np.ndarray) -> bool:
+    """For a 2-bone chain: whether some pose with the effector on ``target`` and the middle joint
+    on the pole's side of the root-target line is within the limits (the middle joint's circle
+    about that line, sampled every degree; limits measured with ``limits_helpers``)."""
+    lengths = s.bone_lengths
+    a = s.rest_positions[0]
+    d = float(np.linalg.norm(target - a))
+    u = unit(target - a)
+    along = (lengths[1] ** 2 - lengths[2] ** 2 + d * d) / (2.0 * d)
+    radius = math.sqrt(lengths[1] ** 2 - along**2)
+    e1 = unit(np.cross(u, [0.0, 0.0, 1.0]))
+    e2 = np.cross(u, e1)
+    for angle in np.radians(np.arange(360)):
+        pose = np.array([a, a + along * u + radius * (math.cos(angle) * e1 + math.sin(angle) * e2), target])
+        if (
+            pole_side(pose, [1], a, target, pole)[0] > 0.0
+            and max(violations(s, pose, fk_frames(s, pose)).values()) <= 0
+        ):
+            return True
+    return False
 
 
-@pytest.mark.xfail(strict=True, reason=POLE_SIDE_GAP)
 def test_a_pole_puts_every_inner_joint_of_a_chain_on_its_side() -> None:
-    """Chains of 2, 5 and 8 bones, free or with cones, a bent rest pose: every inner joint ends on the
-    pole's side of the root-target line, and on the other side with the pole mirrored through that line."""
+    """Chains of 2, 5 and 8 bones, free or with cones, a bent rest pose: every target is reached and
+    every inner joint ends on the pole's side of the root-target line, and on the other side with
+    the pole mirrored through that line, unless the limits forbid that side (checked for 2 bones)."""
     wrong = []
+    forbidden = 0
     for n in (2, 5, 8):
         for limit in (None, Cone(60)):
             s = zigzag(n, limit)
@@ -345,25 +361,34 @@ def test_a_pole_puts_every_inner_joint_of_a_chain_on_its_side() -> None:
             for pole in (np.array([0.0, 0.3, 1.0]) * reach, np.array([-1.0, 0.3, 0.0]) * reach):
                 for p in (pole, mirrored(pole, a, target)):
                     r = solve(s, {f"j{n}": target}, poles={f"j{n}": p})
+                    assert_valid(s, r)
                     side = pole_side(r.positions, range(1, n), a, target, p)
+                    if n == 2 and limit is not None and not pole_side_allowed(s, target, p):
+                        forbidden += 1  # limits win: reached on the other side
+                        side = -side
                     if not (r.converged and np.all(side > 0.0)):
                         wrong.append((n, limit, p.round(2).tolist(), r.converged, side.round(3).tolist()))
     assert not wrong, f"unreached or off the pole's side (bones, limit, pole, reached, offsets): {wrong}"
+    assert forbidden == 1  # the sampling finds the one pole the 2-bone chain's cones forbid
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="solver bug: a pole on a side the limits forbid keeps fighting them: 2-bone zigzag with Cone(60), "
-    "a target reached without the pole in 16 iterations stays 21 mm off for all 100 with pole (-0.2, 0.06, 0)",
-)
 def test_a_pole_the_limits_forbid_does_not_keep_a_reachable_target_from_being_reached() -> None:
+    """Cone(60) on a 2-bone zigzag forbids the pole's side entirely: the target is still reached,
+    on the other side (targets and limits win over poles)."""
     s = zigzag(2, Cone(60))
     target = unit(np.array([0.3, 0.6, 0.2])) * 0.85 * float(sum(s.bone_lengths))
     assert solve(s, {"j2": target}).converged
     for pole in ([-0.2, 0.06, 0.0], [-0.2, 0.06, 0.05]):
+        pole = np.array(pole)
+        assert not pole_side_allowed(s, target, pole)
         r = solve(s, {"j2": target}, poles={"j2": pole})
         assert_valid(s, r)
         assert r.converged, r.errors
+        # and warm, from a pose bent toward the pole (as after dragging the pole there)
+        bent = solve(s, {"j2": target + np.array([0.0, 0.0, 0.03])}, positions=r.positions, poles={"j2": pole})
+        again = solve(s, {"j2": target}, positions=bent.positions, poles={"j2": pole})
+        assert_valid(s, again)
+        assert again.converged, again.errors
 
 
 def test_poles_rarely_cost_reach() -> None:
@@ -435,24 +460,18 @@ def reachable_orientation(s: Skeleton, effector: str, rng: np.random.Generator, 
     return pose[e], twisted(fk_frames(s, pose)[e], rng.uniform(-twist_deg, twist_deg))
 
 
-ORIENTATION_GAP = (
-    "solver gap: a reachable position + orientation (both from a valid pose) is met within 2 degrees in only "
-    "~70-80% of samples: the last bone's direction is met (chain 100%, humanoid hand ~93%), but the solver "
-    "aims the last bone only, so the twist the chain's swing-rule frames bring may exceed the effector's Twist"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=ORIENTATION_GAP)
 @pytest.mark.parametrize(
     ("make", "effector", "twist_deg"),
     [(twist_chain, "j6", 30), (lambda: presets.get("humanoid"), "hand_l", 90)],
     ids=["twist chain", "humanoid hand"],
 )
 def test_reachable_position_and_orientation_are_both_met(make, effector: str, twist_deg: float) -> None:
+    """The orientation may need more twist than the effector's Twist limit allows from the frame
+    its parent happens to have: the joints above then turn that frame (as a shoulder rolls an arm)."""
     s = make()
     rng = np.random.default_rng(7)
     met = 0
-    samples = 20
+    samples = 30
     for _ in range(samples):
         position, orientation = reachable_orientation(s, effector, rng, twist_deg)
         r = solve(s, {effector: Target(position, orientation)})
@@ -462,24 +481,36 @@ def test_reachable_position_and_orientation_are_both_met(make, effector: str, tw
 
 
 @pytest.mark.parametrize(
-    ("make", "effector", "limit"),
-    [(twist_chain, "j6", 30.0), (lambda: presets.get("humanoid"), "hand_l", 90.0)],
+    ("make", "effector", "limit", "helps"),
+    [(twist_chain, "j6", 30.0, True), (lambda: presets.get("humanoid"), "hand_l", 90.0, False)],
     ids=["twist chain", "humanoid hand"],
 )
-def test_a_twist_limit_on_the_effector_caps_the_twist(make, effector: str, limit: float) -> None:
+def test_a_twist_limit_on_the_effector_caps_the_twist(make, effector: str, limit: float, helps: bool) -> None:
+    """Twist within the limit: only the effector turns. Beyond it: the limit holds, the position is
+    kept, and the joints above may turn the parent's frame toward the rest of the twist, so the
+    orientation error is at most the excess (never worse than not moving them). On the twist chain
+    they do take part of it; the humanoid arm, warm from this pose, keeps the excess (measured)."""
     s = make()
     e = s.index(effector)
     pose = random_pose(s, np.random.default_rng(8))
     reached = solve(s, {effector: pose[e]})
+    helped = 0
     for tau in (10.0, -25.0, 40.0, -70.0, 100.0, 150.0, -179.0):
         # the orientation's +Y is the reached last bone: only its twist is asked for
         orientation = twisted(reached.rotations[e], tau)
         r = solve(s, {effector: Target(pose[e], orientation)}, positions=reached.positions)
         assert_valid(s, r, twisted=(effector,))
-        np.testing.assert_allclose(r.positions, reached.positions, atol=1e-12)
-        assert r.orientation_errors[effector] == pytest.approx(max(0.0, abs(tau) - limit), abs=1e-5), tau
-        excess = violations(s, r.positions, r.rotations)[effector]
-        assert excess <= 1e-6
+        assert r.converged, r.errors
+        assert violations(s, r.positions, r.rotations)[effector] <= 1e-6
+        excess = max(0.0, abs(tau) - limit)
+        if excess == 0.0:
+            np.testing.assert_allclose(r.positions, reached.positions, atol=1e-12)
+            assert r.orientation_errors[effector] <= 1e-5
+        else:
+            assert r.orientation_errors[effector] <= excess + 1e-5, tau
+            helped += r.orientation_errors[effector] < 0.5 * excess
+    if helps:
+        assert helped >= 1  # the joints above do take some of the excess
 
 
 def test_without_a_twist_limit_the_effector_takes_the_whole_twist() -> None:
