@@ -145,16 +145,18 @@ def run_chain(
     it = 0
     bent = 0
     # Stage 1 writes to qx, qy, qz and leaves xs, ys, zs as they were (the old joints a degenerate
-    # step falls back on); stage 2 writes the new pose back to xs, ys, zs.
+    # step falls back on); stage 2 writes the new pose back to xs, ys, zs. The base stays put
+    # (xs[0] is never written), and its stage-1 point, which only a degenerate stage-2 step
+    # uses, is worked out there (``_toward``).
     qx, qy, qz = xs[:], ys[:], zs[:]
-    inward = range(last - 1, -1, -1)
+    qx[last], qy[last], qz[last] = tx, ty, tz
+    inward = range(last - 1, 0, -1)
     outward = range(1, n)
     back = [0.0, *ds]  # back[i] = ds[i - 1], the bone from joint i - 1 to i
     while err > tol and it < max_it:
         it += 1
         # Stage 1, forward reaching: effector onto the target, then inward (1.17-1.22).
         px, py, pz = tx, ty, tz
-        qx[last], qy[last], qz[last] = px, py, pz
         for i in inward:
             cx = xs[i]
             cy = ys[i]
@@ -173,9 +175,8 @@ def run_chain(
             qx[i] = px
             qy[i] = py
             qz[i] = pz
-        # Stage 2, backward reaching: base back in place, then outward (1.24-1.29).
+        # Stage 2, backward reaching: from the base, outward (1.24-1.29).
         px, py, pz = bx, by, bz
-        xs[0], ys[0], zs[0] = px, py, pz
         for i in outward:
             cx = qx[i]
             cy = qy[i]
@@ -185,6 +186,8 @@ def run_chain(
             dz = cz - pz
             l2 = dx * dx + dy * dy + dz * dz
             if l2 < tiny:  # keep the stage-1 bone's direction
+                if i == 1:  # the base's stage-1 point
+                    qx[0], qy[0], qz[0] = _toward(cx, cy, cz, bx, by, bz, xs[1], ys[1], zs[1], ds[0], tiny)
                 dx, dy, dz = cx - qx[i - 1], cy - qy[i - 1], cz - qz[i - 1]
                 l2 = dx * dx + dy * dy + dz * dz
             s = back[i] / sqrt(l2)
@@ -204,6 +207,30 @@ def run_chain(
             break
         err = new
     return it, err
+
+
+def _toward(
+    px: float,
+    py: float,
+    pz: float,
+    cx: float,
+    cy: float,
+    cz: float,
+    ox: float,
+    oy: float,
+    oz: float,
+    d: float,
+    tiny: float,
+) -> tuple[float, float, float]:
+    """The point at distance ``d`` from ``p`` toward ``c`` (away from ``o`` if ``c`` lies on ``p``):
+    one step of ``run_chain``'s stage 1, with the same floats."""
+    dx, dy, dz = cx - px, cy - py, cz - pz
+    l2 = dx * dx + dy * dy + dz * dz
+    if l2 < tiny:
+        dx, dy, dz = cx - ox, cy - oy, cz - oz
+        l2 = dx * dx + dy * dy + dz * dz
+    s = d / math.sqrt(l2)
+    return px + dx * s, py + dy * s, pz + dz * s
 
 
 def _bend_if_straight(

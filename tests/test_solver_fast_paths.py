@@ -9,6 +9,7 @@ must not change any result, however the cache fills and empties.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabrik3d import Skeleton, checks, presets, solve
+from fabrik3d import Skeleton, checks, presets, solve, solve_batch, solve_chain
 from fabrik3d import rotations as rot
 from fabrik3d.frames import Rig, rig
 
@@ -198,3 +199,21 @@ def test_skeleton_state_the_caches_rely_on_is_read_only() -> None:
         with pytest.raises(ValueError, match="read-only"):
             arr[0] = 0
     assert isinstance(s.names, tuple) and isinstance(s.order, tuple) and isinstance(s.end_effectors, tuple)
+
+
+def test_degenerate_steps_at_the_base_match_the_vectorised_chain() -> None:
+    """A chain whose stage-1 pass puts joint 1 exactly on the base, in every axis-aligned
+    orientation: the base's stage-1 point, worked out only for such a step, must be the one
+    the batch solver's vectorised chain (written independently, with numpy) uses."""
+    folded = np.array([[0.0, 0.0, 0.0], [0.0, -1.0, 0.0], [1.0, -1.0, 0.0]])
+    target = np.array([0.0, 1.0, 0.0])
+    names = ["a", "b", "c"]
+    for perm in itertools.permutations(range(3)):
+        for signs in itertools.product((1.0, -1.0), repeat=3):
+            pts, t = folded[:, perm] * signs, target[list(perm)] * signs
+            one = solve_chain(pts, t)
+            assert np.isfinite(one.positions).all() and one.reached
+            s = Skeleton(names, [-1, 0, 1], pts)
+            many = solve_batch(s, {"c": np.repeat(t[None], 32, axis=0)}, positions=pts)
+            np.testing.assert_allclose(many.positions, np.broadcast_to(one.positions, many.positions.shape), atol=1e-9)
+            assert (many.iterations == one.iterations).all()
