@@ -6,9 +6,12 @@ without the batch axis is shared by every problem), and its result equals that
 solve's (positions, frames, iterations and errors, to rounding: about 1e-12).
 
 * Skeletons without joint constraints, solved without poles and orientation
-  targets (the plain path of ``solve``), run vectorised over the batch with numpy
-  (``fabrik3d.batch_tree``): one numpy operation per joint and step for all
-  problems, problems dropping out of the arrays as they converge or stop.
+  targets (the plain path of ``solve``), run vectorised over the batch with numpy:
+  one numpy operation per joint and step for all live problems, in place on
+  preallocated arrays, problems dropping out as they converge or stop. One target
+  runs the chain kernel on its root path (``fabrik3d.batch_chain``), several the
+  tree solve (``fabrik3d.batch_tree``); then branches and frames
+  (``fabrik3d.batch_frames``).
 * Constrained solves (joint limits, poles, orientation targets, a root target
   with an orientation) are **not vectorised yet**: ``solve`` runs once per problem,
   with the same inputs and results.
@@ -129,7 +132,7 @@ def _vectorised(
     tol: float,
     max_it: int,
 ) -> BatchResult:
-    """The plain solve, vectorised over the batch (``fabrik3d.batch_tree``)."""
+    """The plain solve, vectorised over the batch; positions are filled as ``(n, 3, B)`` views of the result."""
     r = rig(skeleton)
     n = len(skeleton)
     pts = skeleton.rest_positions[None] if start is None else start
