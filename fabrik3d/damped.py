@@ -19,7 +19,6 @@ import numpy as np
 from fabrik3d import rotations as rot
 from fabrik3d.constraints import clamp_angle
 from fabrik3d.rotations import add as _add
-from fabrik3d.rotations import cross as _cross
 from fabrik3d.rotations import sub as _sub
 
 if TYPE_CHECKING:
@@ -97,6 +96,46 @@ class DampedSteps:
             plan = self.__dict__["_damped_plan"] = (cols, mask, owner)
         return plan
 
+    def turning_axes(self, frames: list[rot.Quat]) -> list[rot.Vec]:
+        """The damped step's turning axes (world), column by column: three world axes for a
+        rigid body, the hinge axis, or two axes across a ball joint's bone."""
+        r = self.r
+        axes: list[rot.Vec] = []
+        for j in self.turnable:
+            if r.rigid[j]:
+                axes += _WORLD_AXES
+            elif self.hinged[j]:
+                p = r.parents[j]
+                axes.append(rot.rotate(frames[p] if p >= 0 else rot.IDENTITY, r.limits[j].swing.a))  # type: ignore[union-attr]
+            else:
+                bx, by, bz = rot.y_axis(frames[j])
+                ax, ay, az = abs(bx), abs(by), abs(bz)
+                # the bone crossed with the world axis least aligned with it
+                v = (0.0, bz, -by) if ax <= ay and ax <= az else (-bz, 0.0, bx) if ay <= az else (by, -bx, 0.0)
+                n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+                vx, vy, vz = v[0] / n, v[1] / n, v[2] / n
+                axes += ((vx, vy, vz), (by * vz - bz * vy, bz * vx - bx * vz, bx * vy - by * vx))
+        return axes
+
+    def frame_spins(self, frames: list[rot.Quat], axes: list[rot.Vec]) -> list[rot.Vec]:
+        """Per column, the turn of its joint's frame when the column turns the joint by its axis
+        ``w``: all of it for a rigid body; for a bone, ``w − (d0·w / (1 + d0·d)) d``: the swing-
+        from-rest frame's own twist rate (``d`` the bone, ``d0`` its rest direction)."""
+        r = self.r
+        cols = self.damped_plan()[0]
+        spins: list[rot.Vec] = []
+        for j, w in zip(cols, axes):
+            if r.rigid[j]:
+                spins.append(w)
+                continue
+            p = r.parents[j]
+            bone = rot.y_axis(frames[j])
+            rest = rot.rotate(frames[p] if p >= 0 else rot.IDENTITY, r.rest_dir[j])
+            near = 1.0 + rest[0] * bone[0] + rest[1] * bone[1] + rest[2] * bone[2]
+            k = (rest[0] * w[0] + rest[1] * w[1] + rest[2] * w[2]) / near if near > 1e-9 else 0.0
+            spins.append(_add(w, bone, -k))
+        return spins
+
     def damped_step(
         self, pose: list[rot.Vec], frames: list[rot.Quat], damping: float
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
@@ -109,34 +148,14 @@ class DampedSteps:
         cols, mask, owner = self.damped_plan()
         if not cols:
             return self.forward(pose, frames, {})
-        axes: list[rot.Vec] = []
-        spins: list[rot.Vec] = []  # each column's turn of its joint's frame (the swing rule drops some)
-        for j in self.turnable:
-            if r.rigid[j]:
-                axes += _WORLD_AXES
-                spins += _WORLD_AXES
-                continue
-            p = r.parents[j]
-            fp = frames[p] if p >= 0 else rot.IDENTITY
-            bone = rot.y_axis(frames[j])
-            if self.hinged[j]:
-                here = [rot.rotate(fp, r.limits[j].swing.a)]  # type: ignore[union-attr]
-            else:
-                v = rot.unit(rot._perpendicular(bone))
-                assert v is not None
-                here = [v, _cross(bone, v)]
-            axes += here
-            # Turning the bone by w (perpendicular to it) turns the swing-from-rest frame by
-            # w - (d0.w / (1 + d0.d)) d: the minimal rotation's own twist rate (d0: the rest bone).
-            rest = rot.rotate(fp, r.rest_dir[j])
-            near = 1.0 + sum(a * b for a, b in zip(rest, bone))
-            for w in here:
-                k = sum(a * b for a, b in zip(rest, w)) / near if near > 1e-9 else 0.0
-                spins.append(_add(w, bone, -k))
+        axes = self.turning_axes(frames)
         u = np.array(axes)  # (columns, 3)
         moving = np.array([pose[e] for e in goals])[:, None, :] - np.array([pose[j] for j in cols])[None, :, :]
         # Rows: u × (P_e − P_j) where e is beneath the column's joint, else 0.
-        rows = [(np.cross(u[None, :, :], moving) * mask[:, :, None]).transpose(0, 2, 1).reshape(-1, len(cols))]
+        ux, uy, uz = u[:, 0], u[:, 1], u[:, 2]
+        mx, my, mz = moving[..., 0], moving[..., 1], moving[..., 2]
+        crossed = np.stack((uy * mz - uz * my, uz * mx - ux * mz, ux * my - uy * mx), axis=1)  # (goals, 3, columns)
+        rows = [(crossed * mask[:, None, :]).reshape(-1, len(cols))]
         err = [c for e, g in goals.items() for c in _sub(g.position, pose[e])]
         # Orientation targets add their last bone's direction, scaled by its length and by the
         # share of their weight still in force: residual L (wanted - current), rows L (u x d);
@@ -155,7 +174,7 @@ class DampedSteps:
                 err += [scale * c for c in _sub(rot.rotate(g.orientation, self.leaf_dir[e]), bone)]
                 excess, axis = self.twist_excess(e, g, frames[r.parents[e]])
                 if excess is not None and near:
-                    spin_rows = np.array(spins) if spin_rows is None else spin_rows
+                    spin_rows = np.array(self.frame_spins(frames, axes)) if spin_rows is None else spin_rows
                     rows.append((-scale * (spin_rows @ axis) * mask[k])[None])
                     err.append(-scale * excess)
         jac = np.concatenate(rows)

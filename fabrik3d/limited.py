@@ -251,6 +251,8 @@ class LimitedSolve(DampedSteps, PoleTurns):
                     if step_score < new_score:
                         new_pose, new_frames, new_score = step_pose, step_frames, step_score
                         self.damping = max(self.damping * 0.5, MIN_DAMPING)
+                        if new_score <= tol * tol:  # every target reached: no need for another
+                            break
                     else:
                         self.damping = min(self.damping * 4.0, MAX_DAMPING)
             pose, frames = new_pose, new_frames
