@@ -8,7 +8,8 @@ frame ``F_j`` (``fabrik3d.frames``) through both passes.
 * **Poles** (before each stage 1, and once more after the last iteration;
   ``fabrik3d.poles``): each joint strictly between a poled effector and the
   nearest sub-base or root turns about the line through its neighbours toward
-  the pole.
+  the pole, unless that puts a bone outside its limit; after ``YIELD_AFTER``
+  stalled iterations the poles stop for the rest of the solve (targets win).
 * **Stage 1** (effectors inward): a targeted effector goes onto its target (with
   an orientation, its parent's bone direction blends toward the orientation by
   the target's weight). A joint with one active child ``c`` takes the point at
@@ -39,6 +40,11 @@ adds ``DAMPED_STEPS`` damped least-squares steps (``fabrik3d.damped``) on the jo
 Jacobian ``u × (P_e − P_j)`` of each effector for each turning axis above it,
 each joint's new rotation limited, the pose rebuilt by forward kinematics;
 Levenberg-Marquardt style damping); a step is kept only if it lowers the error.
+
+Orientation targets: the effector's frame takes the twist toward its target
+within its ``Twist`` limit; the twist asked beyond it joins the residuals and,
+once every position is nearly reached, the damped steps (which turn the parent's
+frame through the joints above). Orientations yield to positions while stuck.
 
 The root stays put, its frame too (unless ``root_target`` carries an
 orientation). Progress is judged by the root of the sum of squared errors, so

@@ -4,7 +4,8 @@ A pole acts on the joints strictly between its effector and the nearest
 sub-base or root: before each stage 1 each of them, on the far side of the
 line through its neighbours, turns about that line into the half-plane that
 holds the pole. A pole within 1e-9 of the root–target line is ignored; limits
-win over poles.
+win over poles (a turn that puts a bone outside its swing limit is not made), and
+so do targets (``fabrik3d.limited`` stops the poles once the solve stalls).
 """
 
 from __future__ import annotations
