@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import math
 import sys
+from pathlib import Path
 from typing import Any
 
 import common
@@ -58,6 +59,21 @@ def target_frames(skeleton: fabrik3d.Skeleton, frames: int) -> list[dict[str, np
                 p[axis] += amplitude * math.sin(2.0 * math.pi * freq * t + phase)
             step[name] = p
         out.append(step)
+    return out
+
+
+def reachable_frames(skeleton: fabrik3d.Skeleton, frames: int) -> list[dict[str, np.ndarray]]:
+    """Per frame, effector name -> ``(3,)`` target: forward kinematics of a smooth joint path
+    within the preset's limits (``tests/limits_helpers.smooth_pose``, 60% of each limit), so
+    every frame is reachable: what dragging a character within its reach looks like."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from limits_helpers import smooth_pose
+
+    index = {name: skeleton.index(name) for name in PATHS}
+    out = []
+    for k in range(frames):
+        pose = smooth_pose(skeleton, k / RATE_HZ, seed=3, share=0.6)
+        out.append({name: pose[j] for name, j in index.items()})
     return out
 
 
@@ -150,7 +166,9 @@ def table_rows(runs: dict[str, common.Run]) -> list[list[Any]]:
     return rows
 
 
-def check_lines(skeleton: fabrik3d.Skeleton, runs: dict[str, common.Run], checks: common.Checks) -> list[str]:
+def check_lines(
+    skeleton: fabrik3d.Skeleton, runs: dict[str, common.Run], checks: common.Checks, workload: str = ""
+) -> list[str]:
     """Correctness of the measured solves: finite poses, bone lengths kept, the root in place."""
     parents = skeleton.parents
     child = np.array([j for j in range(len(parents)) if parents[j] >= 0])
@@ -169,7 +187,7 @@ def check_lines(skeleton: fabrik3d.Skeleton, runs: dict[str, common.Run], checks
             moved = float(np.abs(run.poses[:, skeleton.root] - root).max())
         lines.append(
             checks.line(
-                f"{label}: poses finite, bone lengths kept, root in place",
+                f"{label}{workload}: poses finite, bone lengths kept, root in place",
                 finite and drift <= 1e-9 and moved <= 1e-12,
                 f"largest relative bone-length drift {drift:.1e}, root moved {moved:.1e} m",
             )
@@ -191,18 +209,29 @@ def main(argv: list[str] | None = None) -> int:
     runs = common.run_cases(cases, steps, True, args.repeats, args.budget)
     print(common.format_table(HEADERS, table_rows(runs)))
     print()
+    reachable = reachable_frames(skeleton, len(steps))
+    print(
+        f"workload 2, reachable: {len(reachable)} frames, the same effectors on forward kinematics of a smooth joint "
+        "path within the limits\n          (every frame reachable with limits; the poles as above)"
+    )
+    print()
+    reach_runs = common.run_cases(cases, reachable, True, args.repeats, args.budget)
+    print(common.format_table(HEADERS, table_rows(reach_runs)))
+    print()
     for note in notes:
         print(note)
     for line in common.cut_notes(runs, len(steps), args.budget):
         print(line)
     checks = common.Checks()
-    for line in check_lines(skeleton, runs, checks):
+    for line in check_lines(skeleton, runs, checks) + check_lines(skeleton, reach_runs, checks, ", reachable path"):
         print(line)
     m = min(len(runs[NO_LIMITS].ns), len(runs[PLAIN].ns))
     gap = float(np.abs(runs[NO_LIMITS].poses[:m] - runs[PLAIN].poses[:m]).max())
     print(f"info : {NO_LIMITS} vs plain reference: largest joint difference {gap:.1e} m")
     for label, limit in aims.items():
         print(common.aim_line(f"{label}: mean", common.summarize(runs[label].ns).ms("mean"), limit, " ms"))
+        mean = common.summarize(reach_runs[label].ns).ms("mean")
+        print(common.aim_line(f"{label}, reachable path: mean", mean, limit, " ms"))
     if args.profile:
         print()
         print(f"profile: {cases[0].label}, warm (by own time)")
