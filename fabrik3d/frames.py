@@ -120,6 +120,14 @@ class Rig:
         for j in reversed(self.order):
             if self.parents[j] >= 0:
                 self._size[self.parents[j]] += self._size[j]
+        # The order cut into runs (first parent, ((joint, bone length), ...)), each joint of a run
+        # the parent of the next: ``bone_pose`` walks them.
+        self._runs: list[tuple[int, list[tuple[int, float]]]] = []
+        for j in self.order[1:]:
+            p = self.parents[j]
+            if not self._runs or self._runs[-1][1][-1][0] != p:
+                self._runs.append((p, []))
+            self._runs[-1][1].append((j, self.lengths[j]))
         # For the solver: the rest pose as rows, each bone's rest direction, the rest pose put
         # together by ``bone_pose`` (the start of a solve without one), and a cache of per-target-set
         # plans (``fabrik3d.solver``); all derived from the immutable skeleton.
@@ -193,21 +201,26 @@ class Rig:
         out: list[rot.Vec] = [(0.0, 0.0, 0.0)] * len(xs)
         out[top] = (xs[top], ys[top], zs[top]) if root is None else root
         sqrt = math.sqrt
-        lengths, parents, rest_bone = self.lengths, self.parents, self.rest_bone
-        for j in self.order[1:]:
-            p = parents[j]
-            # bone_direction(pose[p], pose[j]), or else the rest bone's
-            vx, vy, vz = xs[j] - xs[p], ys[j] - ys[p], zs[j] - zs[p]
-            n2 = vx * vx + vy * vy + vz * vz
-            if n2 < rot.TINY2:
-                d = rest_bone[j]
-                assert d is not None
-                ux, uy, uz = d
-            else:
-                n = sqrt(n2)
-                ux, uy, uz = vx / n, vy / n, vz / n
-            q, k = out[p], lengths[j]
-            out[j] = (q[0] + ux * k, q[1] + uy * k, q[2] + uz * k)
+        tiny = rot.TINY2
+        rest_bone = self.rest_bone
+        for p, run in self._runs:  # each run goes down a chain, the last joint's point in locals
+            ox, oy, oz = xs[p], ys[p], zs[p]
+            qx, qy, qz = out[p]
+            for j, k in run:
+                # bone_direction((ox, oy, oz), joint j), or else the rest bone's
+                x, y, z = xs[j], ys[j], zs[j]
+                vx, vy, vz = x - ox, y - oy, z - oz
+                n2 = vx * vx + vy * vy + vz * vz
+                if n2 < tiny:
+                    d = rest_bone[j]
+                    assert d is not None
+                    ux, uy, uz = d
+                else:
+                    n = sqrt(n2)
+                    ux, uy, uz = vx / n, vy / n, vz / n
+                qx, qy, qz = qx + ux * k, qy + uy * k, qz + uz * k
+                out[j] = (qx, qy, qz)
+                ox, oy, oz = x, y, z
         if turn_to is not None:
             turn = rot.mul(turn_to, rot.conj(self.pose_frames(out)[top]))
             c = out[top]
