@@ -33,6 +33,9 @@ from fabrik3d.chain import MAX_BENDS, STALL, STRAIGHT, run_chain
 _TINY2 = 1e-24
 # With fewer live chains than this, the scalar run_chain finishes them (each numpy call costs ~1 us).
 TAIL = 16
+# With at most this many live chains, the work arrays are compacted into contiguous blocks rather than
+# refilled in place: numpy calls on small strided views cost about twice as much, more than the copy.
+SMALL = 512
 
 
 def solve_chains(
@@ -89,14 +92,19 @@ class _Live:
         self.start, self.out, self.target_all, self.lengths = start, out, target, lengths
         self.last = last = start.shape[0] - 1  # the effector's index
         size = live.size
-        self.a = np.empty((last + 2, 3, size))
+        # ``a`` lives in one of two flat buffers; the other takes its compacted copies (see ``drop``).
+        self.bufs = [np.empty((last + 2) * 3 * size), np.empty((last + 2) * 3 * min(size, SMALL))]
+        self.at = 0
+        self.a = self.bufs[0].reshape(last + 2, 3, size)
         self.a[: last + 1] = start if start.shape[2] == 1 else start[:, :, live]
         self.a[last + 1] = target[:, live]
         self.err = err
         self.probs = live
-        self.w = np.empty((last + 1, 3, size))  # stage-1 joints
-        self.l2 = np.empty((last + 1, size))  # squared step lengths per joint
-        self.d = np.empty(3 * size)  # scratch, viewed as contiguous (3, m) blocks
+        # Scratch, viewed as contiguous blocks for the first m columns: stage-1 joints (L, 3, m), squared
+        # step lengths (L, m), and (3, m), (3, m), (m,), (m,) temporaries.
+        self.w = np.empty((last + 1) * 3 * size)
+        self.l2 = np.empty((last + 1) * size)
+        self.d = np.empty(3 * size)
         self.sq = np.empty(3 * size)
         self.s = np.empty(size)
         self.new = np.empty(size)
@@ -109,10 +117,13 @@ class _Live:
         if m == self.viewed:
             return
         self.viewed = m
+        rows = self.last + 1
         self.A = list(self.a[:, :, :m])  # joints, then the target
-        self.W = list(self.w[:, :, :m])
+        self.w_m = self.w[: rows * 3 * m].reshape(rows, 3, m)
+        self.W = list(self.w_m)
         self.W[-1] = self.A[-1]  # the effector's stage-1 point is the target
-        self.L2 = list(self.l2[:, :m])
+        self.l2_m = self.l2[: rows * m].reshape(rows, m)
+        self.L2 = list(self.l2_m)
         self.D, self.SQ = self.d[: 3 * m].reshape(3, m), self.sq[: 3 * m].reshape(3, m)
         self.S, self.NEW = self.s[:m], self.new[:m]
 
@@ -160,17 +171,15 @@ class _Live:
             div(lengths[i], s, out=s)
             mul(d, s, out=d)
             p = add(p, d, out=W[i])
-        m = self.m
-        if last > 1 and not self.l2[1:last, :m].min() >= _TINY2:  # NaN too
-            cols = np.flatnonzero(~np.all(self.l2[1:last, :m] >= _TINY2, axis=0))
-            self.w[:last, :, cols] = _careful_stage1(self.a[:, :, cols], lengths)[:last]
+        if last > 1 and not self.l2_m[1:last].min() >= _TINY2:  # NaN too
+            cols = np.flatnonzero(~np.all(self.l2_m[1:last] >= _TINY2, axis=0))
+            self.w_m[:last, :, cols] = _careful_stage1(self.a[:, :, cols], lengths)[:last]
 
     def stage2(self) -> None:
         """Backward reaching: the base stays (``A[0]`` never changes), then outward."""
         A, W, L2, d, sq, s, lengths, last = self.A, self.W, self.L2, self.D, self.SQ, self.S, self.lengths, self.last
         sub, mul, add, sqrt, div = np.subtract, np.multiply, np.add, np.sqrt, np.divide
         sq0, sq1, sq2 = sq
-        m = self.m
         # Joint 1 first: where it lands on the base, the scalar code needs joint 0's stage-1 point,
         # which needs joint 1's old position, about to be overwritten.
         l2 = L2[1]
@@ -194,9 +203,9 @@ class _Live:
             div(lengths[i - 1], s, out=s)
             mul(d, s, out=d)
             p = add(p, d, out=A[i])
-        if fix is not None or not self.l2[1 : last + 1, :m].min() >= _TINY2:
-            cols = np.flatnonzero(~np.all(self.l2[1 : last + 1, :m] >= _TINY2, axis=0))
-            w = self.w[:, :, cols]
+        if fix is not None or not self.l2_m[1:].min() >= _TINY2:
+            cols = np.flatnonzero(~np.all(self.l2_m[1:] >= _TINY2, axis=0))
+            w = self.w_m[:, :, cols]
             w[last] = self.a[last + 1][:, cols]
             w[0] = np.nan  # used only where joint 1 lands on the base
             if fix is not None:
@@ -224,12 +233,20 @@ class _Live:
         self.out[probs] = self.a[: last + 1, :, done].transpose(2, 0, 1)
         iterations[probs] = it
         m = self.m - cols.size
-        holes = cols[: np.searchsorted(cols, m)]  # stopped columns below m, refilled by live ones above
-        if holes.size:
-            fillers = np.flatnonzero(~stop[m:]) + m
-            self.a[:, :, holes] = self.a[:, :, fillers]
-            self.err[holes] = self.err[fillers]
-            self.probs[holes] = self.probs[fillers]
+        if m <= SMALL:  # copy the live columns into a contiguous block (numpy's fast path)
+            keep = np.flatnonzero(~stop)
+            self.at = 1 - self.at
+            block = self.bufs[self.at][: (last + 2) * 3 * m].reshape(last + 2, 3, m)
+            np.take(self.a[:, :, : self.m], keep, axis=2, out=block, mode="clip")
+            self.a = block
+            self.err, self.probs = self.err[keep], self.probs[keep]
+        else:  # refill the stopped columns below m by live ones above (moves only the stopped)
+            holes = cols[: np.searchsorted(cols, m)]
+            if holes.size:
+                fillers = np.flatnonzero(~stop[m:]) + m
+                self.a[:, :, holes] = self.a[:, :, fillers]
+                self.err[holes] = self.err[fillers]
+                self.probs[holes] = self.probs[fillers]
         self.m = m
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from fabrik3d import BatchResult, Skeleton, Target, presets, solve, solve_batch
-from fabrik3d.batch_chain import TAIL
+from fabrik3d.batch_chain import SMALL, TAIL
 from fabrik3d.take import load_take
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -129,8 +129,9 @@ def test_chain_workload_of_the_core_issue() -> None:
     rest = np.column_stack([np.zeros(11), np.arange(11.0), np.zeros(11)])
     s = Skeleton([f"j{i}" for i in range(11)], list(range(-1, 10)), rest)
     rng = np.random.default_rng(0)
-    d = rng.standard_normal((200, 3))
-    t = d / np.linalg.norm(d, axis=1, keepdims=True) * (9.0 * rng.random(200) ** (1 / 3))[:, None]
+    count = SMALL + 300  # the live set shrinks through both ways of dropping stopped problems
+    d = rng.standard_normal((count, 3))
+    t = d / np.linalg.norm(d, axis=1, keepdims=True) * (9.0 * rng.random(count) ** (1 / 3))[:, None]
     result = batch_and_check(s, {"j10": t})
     assert result.converged.all()
     assert result.iterations.max() > result.iterations.min()  # problems stop at different iterations
