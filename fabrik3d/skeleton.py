@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -83,7 +84,9 @@ class Skeleton:
         self.explicit_rest_frames: tuple[str, ...] = tuple(n for n in self.names if n in (rest_frames or {}))
         from fabrik3d.constraints import check_constraints  # the constraints need a skeleton
 
-        self.constraints: dict[str, tuple[Any, ...]] = check_constraints(self, constraints or {})
+        # Read-only, like every other attribute: the rig and the solver's plans cached on a
+        # skeleton (``fabrik3d.frames.rig``) rely on it never changing.
+        self.constraints: Mapping[str, tuple[Any, ...]] = MappingProxyType(check_constraints(self, constraints or {}))
         _frames.rig(self)  # binds the limits to the joints, checking hinge axes
 
     # -- derived structure -------------------------------------------------------------------

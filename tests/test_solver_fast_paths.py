@@ -199,6 +199,12 @@ def test_skeleton_state_the_caches_rely_on_is_read_only() -> None:
         with pytest.raises(ValueError, match="read-only"):
             arr[0] = 0
     assert isinstance(s.names, tuple) and isinstance(s.order, tuple) and isinstance(s.end_effectors, tuple)
+    limited = presets.get("humanoid")
+    assert limited.constraints  # the preset has joint limits
+    with pytest.raises(TypeError):
+        limited.constraints["head"] = ()  # type: ignore[index]
+    with pytest.raises(TypeError):
+        s.constraints["head"] = ()  # type: ignore[index]
 
 
 def test_degenerate_steps_at_the_base_match_the_vectorised_chain() -> None:
