@@ -52,7 +52,8 @@ one unreachable target does not freeze the others. Stopping: every error within
 tolerance, ``max_iterations``, or 10 consecutive iterations that each fail to
 better the best error by ``LIMITED_STALL * tolerance``; the best pose seen is
 returned. A cold solve (from the rest pose) that stalls short of reachable
-targets restarts from random poses within the limits (see ``run``). Untargeted
+targets restarts from random poses within the limits; a warm one makes one
+attempt from the rest pose, kept only if it reaches (see ``run``). Untargeted
 branches keep their (projected) start-pose local rotations relative to the
 joint they hang from, so every constraint holds after every solve.
 """
@@ -93,6 +94,8 @@ DAMPED_STEPS = 2
 YIELD_AFTER = 3
 START_DAMPING, MIN_DAMPING, MAX_DAMPING = 0.05, 1e-4, 10.0
 MAX_RESTARTS = 10
+# A warm solve stuck short of targets within reach makes one attempt from the rest pose, this long.
+FALLBACK_ITERATIONS = 6
 
 
 class LimitedSolve(DampedSteps, PoleTurns):
@@ -161,7 +164,11 @@ class LimitedSolve(DampedSteps, PoleTurns):
         kept one does not, or it is nearer to them while neither does, or both
         reach them and it is nearer to every target, orientations included (an
         attempt whose orientations yielded still counts them). Warm-started solves
-        never restart, so an interactive pose never jumps.
+        never restart from random poses, so an interactive pose does not jump
+        about; but one that the last pose led into a local minimum short of targets
+        within reach makes one attempt (``FALLBACK_ITERATIONS`` at most) from the
+        rest pose, kept only if it reaches every target (a switch of configuration:
+        reaching wins over continuity there).
         """
         r = self.r
         self.tol = tol
@@ -174,6 +181,20 @@ class LimitedSolve(DampedSteps, PoleTurns):
         start, start_frames = pose, frames
         if not (cold and self.within_reach(start)):  # the stall rule as it stands
             err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, STALL_RUN, 0.0)
+            if not cold and err > tol and it < max_it and self.within_reach(start):
+                # Stuck short of targets within reach: the last pose may have led into a local
+                # minimum. One attempt from the rest pose, kept only if it reaches every target.
+                shift = _sub(start[r.order[0]], r.rest_start[r.order[0]])
+                rest = [_add(p, shift) for p in r.rest_start]
+                rest_frames = r.pose_frames(rest)
+                if self.root_frame is not None:
+                    rest_frames[r.order[0]] = self.root_frame
+                rest, rest_frames = self.stage2(rest, rest_frames, rest, rest_frames, everything, r.order, all_kids)
+                limit = min(max_it, it + FALLBACK_ITERATIONS)
+                got = self.attempt(rest, rest_frames, start, tol, it, limit, RESTART_RUN, RESTART_GAIN)
+                it = got[3]
+                if got[0] <= tol:
+                    err, pose, frames = got[:3]
         else:  # quick to give up on a local minimum, then restarts, then back to the stall rule
             err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, RESTART_RUN, RESTART_GAIN)
             draw = random.Random(RESTART_SEED)
