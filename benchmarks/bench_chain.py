@@ -127,9 +127,15 @@ def main(argv: list[str] | None = None) -> int:
     warm = common.summarize(runs[("reachable", "warm")][CHAIN].ns)
     plain = common.summarize(runs[("reachable", "warm")][PLAIN].ns)
     print(common.aim_line("solve_chain warm mean (reachable)", warm.us("mean"), 25.0, " us"))
+    print(common.aim_line("solve_chain warm mean (reachable), issue 6", warm.us("mean"), 15.0, " us"))
     print(common.aim_line("solve_chain warm mean / plain reference", warm.mean / plain.mean, 1.5, "x"))
     drag = common.summarize(runs[("drag", "warm")][CHAIN].ns)
     print(f"info : solve_chain warm mean on the drag path (interactive use): {drag.us('mean'):.2f} us")
+    one_step = {label: common.summarize(runs[("unreachable", "warm")][label].ns).mean for label in ONE_STEP}
+    print(
+        f"info : solve on the chain costs {(one_step[TREE] - one_step[CHAIN]) / 1e3:.1f} us per call more than "
+        "solve_chain (unreachable targets, one iteration: target parsing, the start pose, frames, the result)"
+    )
     if args.profile:
         print()
         print("profile: fabrik3d.solve_chain, warm, reachable targets (by own time)")
