@@ -26,6 +26,8 @@ an element operation about 0.5 ns):
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from fabrik3d.chain import MAX_BENDS, STALL, STRAIGHT, run_chain
@@ -79,11 +81,52 @@ def solve_chains(
     return iterations
 
 
-class _Live:
-    """The live chains in the first ``m`` columns of work arrays, and the iteration on them.
+class LiveColumns:
+    """Work arrays whose first ``m`` columns are the live problems (the chain and tree kernels' base).
+
+    ``a`` is ``(rows, 3, M)``: each problem's state, moved as one column; ``err`` and ``probs`` are
+    each column's error and problem index. ``a`` lives in one of two flat buffers, the other taking
+    its compacted copies.
+    """
+
+    def __init__(self, rows: int, live: np.ndarray, err: np.ndarray) -> None:
+        size = live.size
+        self.bufs = [np.empty(rows * 3 * size), np.empty(rows * 3 * min(size, SMALL))]
+        self.at = 0
+        self.a = self.bufs[0].reshape(rows, 3, size)
+        self.err, self.probs, self.m = err, live, size
+
+    def compact(self, stop: np.ndarray, cols: np.ndarray) -> None:
+        """Drop the stopped columns (``stop``: ``(m,)`` mask, ``cols``: its indices), already written out."""
+        m = self.m - cols.size
+        if m <= SMALL:  # copy the live columns into a contiguous block (numpy's fast path)
+            keep = np.flatnonzero(~stop)
+            self.at = 1 - self.at
+            rows = self.a.shape[0]
+            block = self.bufs[self.at][: rows * 3 * m].reshape(rows, 3, m)
+            np.take(self.a[:, :, : self.m], keep, axis=2, out=block, mode="clip")
+            self.a = block
+            self.err, self.probs = self.err[keep], self.probs[keep]
+        else:  # refill the stopped columns below m by live ones above (moves only the stopped)
+            holes = cols[: np.searchsorted(cols, m)]
+            if holes.size:
+                fillers = np.flatnonzero(~stop[m:]) + m
+                self.a[:, :, holes] = self.a[:, :, fillers]
+                self.err[holes] = self.err[fillers]
+                self.probs[holes] = self.probs[fillers]
+        self.m = m
+
+
+def blocks(buf: np.ndarray, *shape: int) -> np.ndarray:
+    """The start of the flat scratch ``buf`` viewed as a contiguous array of ``shape``."""
+    return buf[: math.prod(shape)].reshape(shape)
+
+
+class _Live(LiveColumns):
+    """The live chains and the iteration on them.
 
     ``a`` is ``(L + 1, 3, M)``: the ``L`` joints of each live chain and, as a last row, its target,
-    so that moving a column moves both. ``err`` and ``probs`` are each column's error and problem.
+    so that moving a column moves both.
     """
 
     def __init__(
@@ -92,14 +135,9 @@ class _Live:
         self.start, self.out, self.target_all, self.lengths = start, out, target, lengths
         self.last = last = start.shape[0] - 1  # the effector's index
         size = live.size
-        # ``a`` lives in one of two flat buffers; the other takes its compacted copies (see ``drop``).
-        self.bufs = [np.empty((last + 2) * 3 * size), np.empty((last + 2) * 3 * min(size, SMALL))]
-        self.at = 0
-        self.a = self.bufs[0].reshape(last + 2, 3, size)
+        super().__init__(last + 2, live, err)
         self.a[: last + 1] = start if start.shape[2] == 1 else start[:, :, live]
         self.a[last + 1] = target[:, live]
-        self.err = err
-        self.probs = live
         # Scratch, viewed as contiguous blocks for the first m columns: stage-1 joints (L, 3, m), squared
         # step lengths (L, m), and (3, m), (3, m), (m,), (m,) temporaries.
         self.w = np.empty((last + 1) * 3 * size)
@@ -108,7 +146,6 @@ class _Live:
         self.sq = np.empty(3 * size)
         self.s = np.empty(size)
         self.new = np.empty(size)
-        self.m = size
         self.viewed = -1
 
     def views(self) -> None:
@@ -119,12 +156,12 @@ class _Live:
         self.viewed = m
         rows = self.last + 1
         self.A = list(self.a[:, :, :m])  # joints, then the target
-        self.w_m = self.w[: rows * 3 * m].reshape(rows, 3, m)
+        self.w_m = blocks(self.w, rows, 3, m)
         self.W = list(self.w_m)
         self.W[-1] = self.A[-1]  # the effector's stage-1 point is the target
-        self.l2_m = self.l2[: rows * m].reshape(rows, m)
+        self.l2_m = blocks(self.l2, rows, m)
         self.L2 = list(self.l2_m)
-        self.D, self.SQ = self.d[: 3 * m].reshape(3, m), self.sq[: 3 * m].reshape(3, m)
+        self.D, self.SQ = blocks(self.d, 3, m), blocks(self.sq, 3, m)
         self.S, self.NEW = self.s[:m], self.new[:m]
 
     def run(self, iterations: np.ndarray, tol: float, max_it: int) -> None:
@@ -232,22 +269,7 @@ class _Live:
         probs = self.probs[done]
         self.out[probs] = self.a[: last + 1, :, done].transpose(2, 0, 1)
         iterations[probs] = it
-        m = self.m - cols.size
-        if m <= SMALL:  # copy the live columns into a contiguous block (numpy's fast path)
-            keep = np.flatnonzero(~stop)
-            self.at = 1 - self.at
-            block = self.bufs[self.at][: (last + 2) * 3 * m].reshape(last + 2, 3, m)
-            np.take(self.a[:, :, : self.m], keep, axis=2, out=block, mode="clip")
-            self.a = block
-            self.err, self.probs = self.err[keep], self.probs[keep]
-        else:  # refill the stopped columns below m by live ones above (moves only the stopped)
-            holes = cols[: np.searchsorted(cols, m)]
-            if holes.size:
-                fillers = np.flatnonzero(~stop[m:]) + m
-                self.a[:, :, holes] = self.a[:, :, fillers]
-                self.err[holes] = self.err[fillers]
-                self.probs[holes] = self.probs[fillers]
-        self.m = m
+        self.compact(stop, cols)
 
 
 def _finish_scalar(

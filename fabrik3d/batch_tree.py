@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fabrik3d.batch_chain import LiveColumns, blocks
 from fabrik3d.chain import STALL
 from fabrik3d.frames import Rig, bone_direction
 from fabrik3d.skeleton import Skeleton
@@ -121,12 +122,11 @@ def solve_tree(
     return iterations
 
 
-class _TreeLive:
-    """The live problems in the first ``m`` columns of work arrays, and the iteration on them.
+class _TreeLive(LiveColumns):
+    """The live problems and the iteration on them.
 
-    ``x`` is ``(rows + targets, 3, M)``: the active joints, then the targets, so that moving a
-    column moves both; ``q`` holds the stage-1 points; ``err`` and ``probs`` are each column's
-    largest error and problem.
+    ``a`` is ``(rows + targets, 3, M)``: the active joints, then the targets, so that moving a
+    column moves both; ``err`` is each column's largest error; ``q`` holds the stage-1 points.
     """
 
     def __init__(
@@ -140,22 +140,21 @@ class _TreeLive:
     ) -> None:
         self.plan, self.out = plan, out
         size, rows = live.size, plan.size
-        self.x = np.empty((rows + len(goal), 3, size))
+        super().__init__(rows + len(goal), live, err)
         joints = start[plan.moving]
-        self.x[:rows] = joints if joints.shape[2] == 1 else joints[:, :, live]
+        self.a[:rows] = joints if joints.shape[2] == 1 else joints[:, :, live]
         for k, t in enumerate(goal.values()):
-            self.x[rows + k] = t[live].T
-        self.err = err
-        self.probs = live
-        self.q = np.empty((rows, 3, size))
-        self.l2in = np.empty((rows, size))  # squared step lengths, stage 1 (by child row) and 2
-        self.l2out = np.empty((rows, size))
-        self.d = np.empty(3 * size)  # scratch, viewed as contiguous (3, m) blocks
+            self.a[rows + k] = t[live].T
+        # Scratch, viewed as contiguous blocks for the first m columns: stage-1 points (rows, 3, m),
+        # squared step lengths of stages 1 (by child row) and 2 (rows, m), temporaries.
+        self.q = np.empty(rows * 3 * size)
+        self.l2in = np.empty(rows * size)
+        self.l2out = np.empty(rows * size)
+        self.d = np.empty(3 * size)
         self.sq = np.empty(3 * size)
         self.s = np.empty(size)
         self.one = np.empty(size)
         self.new = np.empty(size)
-        self.m = size
         self.viewed = -1
         n = out.shape[1]
         self.whole = plan.moving == list(range(n))
@@ -166,13 +165,15 @@ class _TreeLive:
         if m == self.viewed:
             return
         self.viewed = m
-        self.X = list(self.x[:, :, :m])
-        self.Q = list(self.q[:, :, :m])
+        rows = self.plan.size
+        self.X = list(self.a[:, :, :m])
+        self.q_m = blocks(self.q, rows, 3, m)
+        self.Q = list(self.q_m)
         for j, t in self.plan.targets:
             self.Q[j] = self.X[t]  # a targeted effector's stage-1 point is its target
-        self.L2in = list(self.l2in[:, :m])
-        self.L2out = list(self.l2out[:, :m])
-        self.D, self.SQ = self.d[: 3 * m].reshape(3, m), self.sq[: 3 * m].reshape(3, m)
+        self.l2in_m, self.l2out_m = blocks(self.l2in, rows, m), blocks(self.l2out, rows, m)
+        self.L2in, self.L2out = list(self.l2in_m), list(self.l2out_m)
+        self.D, self.SQ = blocks(self.d, 3, m), blocks(self.sq, 3, m)
         self.S, self.ONE, self.NEW = self.s[:m], self.one[:m], self.new[:m]
 
     def run(self, iterations: np.ndarray, tol: float, max_it: int) -> None:
@@ -223,25 +224,23 @@ class _TreeLive:
                 first = False
             if total != 1.0:
                 np.divide(Q[j], total, out=Q[j])
-        m = self.m
-        if self.plan.size > 1 and not self.l2in[1:, :m].min() >= _TINY2:  # NaN too; row 0 is the root
-            cols = np.flatnonzero(~np.all(self.l2in[1:, :m] >= _TINY2, axis=0))
-            self.q[:, :, cols] = _careful_stage1(self.plan, self.x[:, :, cols])
+        if self.plan.size > 1 and not self.l2in_m[1:].min() >= _TINY2:  # NaN too; row 0 is the root
+            cols = np.flatnonzero(~np.all(self.l2in_m[1:] >= _TINY2, axis=0))
+            self.q_m[:, :, cols] = _careful_stage1(self.plan, self.a[:, :, cols])
 
     def stage2(self) -> None:
         """The root stays; every active joint back at its length from its parent."""
         X, Q, L2 = self.X, self.Q, self.L2out
         for j, p, length, _ in self.plan.outward:
             np.add(X[p], self._step(Q[j], X[p], length, L2[j]), out=X[j])
-        m = self.m
-        if self.plan.size > 1 and not self.l2out[1:, :m].min() >= _TINY2:
-            cols = np.flatnonzero(~np.all(self.l2out[1:, :m] >= _TINY2, axis=0))
-            x = self.x[:, :, cols]
-            q = self.q[:, :, cols]
+        if self.plan.size > 1 and not self.l2out_m[1:].min() >= _TINY2:
+            cols = np.flatnonzero(~np.all(self.l2out_m[1:] >= _TINY2, axis=0))
+            x = self.a[:, :, cols]
+            q = self.q_m[:, :, cols]
             for j, t in self.plan.targets:
                 q[j] = x[t]
             _careful_stage2(self.plan, x, q)
-            self.x[:, :, cols] = x
+            self.a[:, :, cols] = x
 
     def largest_error(self) -> np.ndarray:
         """The largest distance of a targeted effector to its target, per column (``(m,)``)."""
@@ -259,24 +258,16 @@ class _TreeLive:
         return new
 
     def drop(self, stop: np.ndarray, iterations: np.ndarray, it: int) -> None:
-        """Write out the stopped columns (``stop``, ``(m,)``) and refill them from the tail."""
-        rows = self.plan.size
+        """Write out the stopped columns (``stop``, ``(m,)``) and drop them."""
         cols = np.flatnonzero(stop)
         probs = self.probs[cols]
-        joints = self.x[:rows, :, cols].transpose(2, 0, 1)
+        joints = self.a[: self.plan.size, :, cols].transpose(2, 0, 1)
         if self.whole:
             self.out[probs] = joints
         else:
             self.out[probs[:, None], self.plan.moving] = joints
         iterations[probs] = it
-        m = self.m - cols.size
-        holes = cols[: np.searchsorted(cols, m)]  # stopped columns below m, refilled by live ones above
-        if holes.size:
-            fillers = np.flatnonzero(~stop[m:]) + m
-            self.x[:, :, holes] = self.x[:, :, fillers]
-            self.err[holes] = self.err[fillers]
-            self.probs[holes] = self.probs[fillers]
-        self.m = m
+        self.compact(stop, cols)
 
 
 def _careful_stage1(plan: _Plan, x: np.ndarray) -> np.ndarray:

@@ -206,6 +206,18 @@ def test_random_trees_with_root_targets_and_weights(seed: int) -> None:
     batch_and_check(s, goal, positions=random_poses(s, count, rng), tolerance=1e-6, max_iterations=7)
 
 
+def test_a_large_tree_batch() -> None:
+    """More problems than ``SMALL``: stopped problems leave the work arrays in both ways (refilled in
+    place, then compacted); some effectors out of reach, so some problems run to the last iteration."""
+    s = Skeleton(
+        ["r", "j", "e1", "e2", "e3"], [-1, 0, 1, 1, 0], [[0, 0, 0], [0, 1, 0], [1, 1, 0], [-1, 1, 0], [0, -1, 0]]
+    )
+    rng = np.random.default_rng(12)
+    goal = targets_near(s, ["e1", "e2", "e3"], 2 * SMALL, rng, 0.8)
+    result = batch_and_check(s, goal, max_iterations=30, tolerance=1e-6)
+    assert (result.iterations == 30).any() and (result.iterations < 30).any()
+
+
 def test_no_targets_keeps_the_start_pose_and_a_shared_target_serves_all() -> None:
     rng = np.random.default_rng(9)
     s = plain("humanoid")
