@@ -171,6 +171,7 @@ class _Plan:
     Attributes:
         active: per joint, whether it lies on a path from the root to a targeted effector.
         path, lengths: for one target, the joints from the root to it and the bones between them.
+        whole: whether that path is every joint of the skeleton, in index order.
         inward, outward: the tree solve's stage-1 and stage-2 steps without ``weights``
             (``_solve_tree``); ``None`` for fewer than two targets.
         finish: ``_finish``'s steps (``_finish_steps``).
@@ -178,12 +179,13 @@ class _Plan:
             has an untargeted child).
     """
 
-    __slots__ = ("active", "finish", "inward", "lengths", "outward", "path", "start_frames")
+    __slots__ = ("active", "finish", "inward", "lengths", "outward", "path", "start_frames", "whole")
 
     def __init__(self, skeleton: Skeleton, r: Rig, effectors: tuple[int, ...]) -> None:
         self.active = _active(skeleton, effectors)
         self.path = skeleton.path_to_root(effectors[0]) if len(effectors) == 1 else ()
         self.lengths = [r.lengths[j] for j in self.path[1:]]
+        self.whole = self.path == tuple(range(len(r.parents)))
         self.inward: _Inward | None = None
         self.outward: _Outward | None = None
         if len(effectors) > 1:
@@ -234,6 +236,9 @@ def _solve_path(
 ) -> int:
     """One target: the single-chain algorithm on the path from the root, in place."""
     path = plan.path
+    if plan.whole:  # the skeleton is this chain, in index order
+        iterations, _ = run_chain(xs, ys, zs, plan.lengths, target, tol, max_it)
+        return iterations
     px, py, pz = [xs[j] for j in path], [ys[j] for j in path], [zs[j] for j in path]
     iterations, _ = run_chain(px, py, pz, plan.lengths, target, tol, max_it)
     for k, j in enumerate(path):
