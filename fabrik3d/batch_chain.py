@@ -13,7 +13,10 @@ an element operation about 0.5 ns):
 * the live problems occupy the first ``m`` columns of preallocated work arrays,
   updated in place (``out=``); a problem that stops is written out and its
   column refilled from the tail (swap-remove: the cost is that of the stopped
-  columns, not of the whole set), so stopped problems cost nothing;
+  columns, not of the whole set), or, once at most ``SMALL`` are live, the live
+  columns are copied into a contiguous block (numpy's calls on small strided
+  views cost twice as much); stopped problems cost nothing (``LiveColumns``,
+  shared with the tree kernel);
 * the landing-on-a-joint test of each reach (``l2 < TINY2``) is one reduction
   per stage over the stored squared lengths; a stage that has such a column is
   redone for those columns only, with the scalar fallback (``_careful_*``);
