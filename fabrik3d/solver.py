@@ -151,29 +151,30 @@ def _solve_plain(
 ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
     """The unconstrained solve: one path by the chain algorithm, or the tree."""
     xs, ys, zs = (list(v) for v in zip(*start))
-    plan = _plan(skeleton, r, tuple(goals))
+    plan = _plan(skeleton, r, tuple(goals), weights)
     if not goals:
         iterations = 0
     elif len(goals) == 1:
-        ((t,),) = ((g.position,) for g in goals.values())
-        iterations = _solve_path(plan, xs, ys, zs, t, tol, max_it)
+        (g,) = goals.values()
+        iterations = _solve_path(plan, xs, ys, zs, g.position, tol, max_it)
     else:
         goal = {e: g.position for e, g in goals.items()}
-        iterations = _solve_tree(skeleton, r, plan, xs, ys, zs, goal, weights, tol, max_it)
+        iterations = _solve_tree(plan, xs, ys, zs, goal, r.rest_rows, tol, max_it)
     pose = list(zip(xs, ys, zs))
     frames = _finish(r, plan, pose, start)
     return pose, frames, iterations
 
 
 class _Plan:
-    """What the plain solve needs to know about one set of targeted effectors, worked out once.
+    """What the plain solve needs to know about one set of targeted effectors (and their
+    centroid weights), worked out once.
 
     Attributes:
         active: per joint, whether it lies on a path from the root to a targeted effector.
         path, lengths: for one target, the joints from the root to it and the bones between them.
         whole: whether that path is every joint of the skeleton, in index order.
-        inward, outward: the tree solve's stage-1 and stage-2 steps without ``weights``
-            (``_solve_tree``); ``None`` for fewer than two targets.
+        inward, outward: the tree solve's stage-1 and stage-2 steps (``_tree_steps``);
+            empty for fewer than two targets.
         finish: ``_finish``'s steps (``_finish_steps``).
         start_frames: whether ``_finish`` needs the start pose's frames (an active joint
             has an untargeted child).
@@ -181,32 +182,40 @@ class _Plan:
 
     __slots__ = ("active", "finish", "inward", "lengths", "outward", "path", "start_frames", "whole")
 
-    def __init__(self, skeleton: Skeleton, r: Rig, effectors: tuple[int, ...]) -> None:
+    def __init__(
+        self, skeleton: Skeleton, r: Rig, effectors: tuple[int, ...], weights: dict[int, float] | None
+    ) -> None:
         self.active = _active(skeleton, effectors)
         self.path = skeleton.path_to_root(effectors[0]) if len(effectors) == 1 else ()
         self.lengths = [r.lengths[j] for j in self.path[1:]]
         self.whole = self.path == tuple(range(len(r.parents)))
-        self.inward: _Inward | None = None
-        self.outward: _Outward | None = None
+        self.inward: _Inward = []
+        self.outward: _Outward = []
         if len(effectors) > 1:
-            self.inward, self.outward = _tree_steps(skeleton, r, effectors, None, self.active)
+            self.inward, self.outward = _tree_steps(skeleton, r, effectors, weights, self.active)
         self.finish = _finish_steps(r, self.active)
         self.start_frames = any(how == _KEEP or (carried and p >= 0) for _, p, _, how, carried in self.finish)
 
 
-# Plans per skeleton are kept in its Rig (``r.plans``), keyed on the targeted effectors; at most
-# this many (a skeleton with many effectors has many subsets; the common ones stay).
+# Plans per skeleton are kept in its Rig (``r.plans``), keyed on the targeted effectors and their
+# weights; at most this many (a skeleton with many effectors has many subsets; the cache then
+# starts afresh).
 _PLANS = 64
 
 
-def _plan(skeleton: Skeleton, r: Rig, effectors: tuple[int, ...]) -> _Plan:
+def _plan(skeleton: Skeleton, r: Rig, effectors: tuple[int, ...], weights: dict[int, float] | None) -> _Plan:
     """The cached ``_Plan`` of ``effectors`` (indices in skeleton order) on ``skeleton``."""
+    key: Any = effectors
+    if weights is not None and len(effectors) > 1:  # only the targeted effectors' weights count
+        key = (effectors, tuple(weights.get(e, 1.0) for e in effectors))
+    else:
+        weights = None
     plans = r.plans
-    plan = plans.get(effectors)
+    plan = plans.get(key)
     if plan is None:
         if len(plans) >= _PLANS:
             plans.clear()
-        plan = plans[effectors] = _Plan(skeleton, r, effectors)
+        plan = plans[key] = _Plan(skeleton, r, effectors, weights)
     return plan
 
 
@@ -311,25 +320,21 @@ def _close(inward: _Inward, run: list[tuple[int, int, float]]) -> None:
 
 
 def _solve_tree(
-    skeleton: Skeleton,
-    r: Rig,
     plan: _Plan,
     xs: list[float],
     ys: list[float],
     zs: list[float],
     goal: dict[int, tuple[float, float, float]],
-    weights: dict[int, float] | None,
+    rest: list[rot.Vec],
     tol: float,
     max_it: int,
 ) -> int:
-    """Several targets: stage 1 with sub-base centroids, stage 2 outward; in place."""
+    """Several targets: stage 1 with sub-base centroids, stage 2 outward; in place.
+
+    ``rest`` is the rest pose, for a bone whose direction is lost in both stages.
+    """
     n = len(xs)
-    rest = r.rest_rows
-    if weights is None:
-        inward, outward = plan.inward, plan.outward
-        assert inward is not None and outward is not None
-    else:
-        inward, outward = _tree_steps(skeleton, r, goal, weights, plan.active)
+    inward, outward = plan.inward, plan.outward
     qx, qy, qz = [0.0] * n, [0.0] * n, [0.0] * n
     for e, (tx, ty, tz) in goal.items():  # stage 1 puts every effector onto its target
         qx[e], qy[e], qz[e] = tx, ty, tz

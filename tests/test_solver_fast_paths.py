@@ -223,3 +223,21 @@ def test_degenerate_steps_at_the_base_match_the_vectorised_chain() -> None:
             many = solve_batch(s, {"c": np.repeat(t[None], 32, axis=0)}, positions=pts)
             np.testing.assert_allclose(many.positions, np.broadcast_to(one.positions, many.positions.shape), atol=1e-9)
             assert (many.iterations == one.iterations).all()
+
+
+def test_plans_with_other_weights_are_other_plans() -> None:
+    """The same targets with other centroid weights (or none, or an empty mapping, which weighs
+    each proposal by its targeted effectors) on one skeleton give what fresh skeletons give."""
+    cached = bare("humanoid")
+    targets = {
+        name: cached.rest_positions[cached.index(name)] + offset
+        for name, offset in (("head", [0.0, -0.1, 0.2]), ("hand_l", [0.3, 0.4, 0.2]), ("hand_r", [-0.2, 0.5, 0.3]))
+    }
+    results = []
+    for weights in (None, {"hand_l": 4.0}, {"hand_l": 0.25}, {}, {"toe_l": 3.0}, None, {"hand_l": 4.0}):
+        got = solve(cached, targets, weights=weights)
+        fresh = solve(bare("humanoid"), targets, weights=weights)
+        assert got.positions.tobytes() == fresh.positions.tobytes()
+        assert got.rotations.tobytes() == fresh.rotations.tobytes()
+        results.append(got.positions)
+    assert not np.allclose(results[1], results[2])  # the weights do matter
