@@ -342,18 +342,19 @@ def _solve_tree(
     sqrt = math.sqrt
     tiny = _TINY2
     eps = STALL * tol
-
-    def largest_error() -> float:
-        worst = 0.0
+    err = math.inf
+    it = 0
+    while True:
+        new = 0.0  # the largest error
         for e, tx, ty, tz in aims:
             v = sqrt((xs[e] - tx) ** 2 + (ys[e] - ty) ** 2 + (zs[e] - tz) ** 2)
-            if v > worst:
-                worst = v
-        return worst
-
-    err = largest_error()
-    it = 0
-    while err > tol and it < max_it:
+            if v > new:
+                new = v
+        if it and abs(err - new) < eps:  # settled (an unreachable target keeps the others' compromise)
+            break
+        err = new
+        if not (err > tol and it < max_it):
+            break
         it += 1
         # Stage 1: effectors on their targets (set above), then inward with centroids at sub-bases.
         for k, run, many in inward:
@@ -415,10 +416,6 @@ def _solve_tree(
                 xs[j] = px
                 ys[j] = py
                 zs[j] = pz
-        new = largest_error()
-        if abs(err - new) < eps:  # settled (an unreachable target keeps the others' compromise)
-            break
-        err = new
     return it
 
 
