@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fabrik3d import constraints
+from fabrik3d import checks, constraints
 from fabrik3d import rotations as rot
 
 if TYPE_CHECKING:
@@ -284,6 +285,13 @@ def pose_frames(skeleton: Skeleton, positions: np.ndarray) -> np.ndarray:
 
     Returns:
         ``(n, 4)`` unit quaternions (x, y, z, w).
+
+    Raises:
+        ValueError: naming ``positions``, for a wrong shape or NaN, inf or huge values.
     """
-    pts = [tuple(p) for p in np.asarray(positions, dtype=float).tolist()]
-    return np.array(rig(skeleton).pose_frames(pts), dtype=float)
+    xs, ys, zs = checks.columns(positions, "positions")
+    n = len(skeleton.names)
+    if len(xs) != n:
+        raise ValueError(f"positions: expected shape ({n}, 3), got {np.shape(positions)}")
+    frames = rig(skeleton).pose_frames(list(zip(xs, ys, zs)))
+    return np.fromiter(chain.from_iterable(frames), float, 4 * n).reshape(n, 4)

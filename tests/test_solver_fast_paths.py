@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from fabrik3d import Skeleton, checks, presets, solve, solve_batch, solve_chain
 from fabrik3d import rotations as rot
-from fabrik3d.frames import Rig, rig
+from fabrik3d.frames import Rig, pose_frames, rig
 
 BIG = checks.MAX_COORD
 
@@ -241,3 +241,24 @@ def test_plans_with_other_weights_are_other_plans() -> None:
         assert got.rotations.tobytes() == fresh.rotations.tobytes()
         results.append(got.positions)
     assert not np.allclose(results[1], results[2])  # the weights do matter
+
+
+@pytest.mark.parametrize(
+    ("positions", "pattern"),
+    [
+        (np.zeros((3, 3)), r"^positions: expected shape \(25, 3\)"),
+        (np.zeros((25, 2)), r"^positions"),
+        (np.full((25, 3), math.nan), r"^positions.*finite"),
+        ("abc", r"^positions"),
+    ],
+)
+def test_pose_frames_names_bad_positions(positions: object, pattern: str) -> None:
+    with pytest.raises(ValueError, match=pattern):
+        pose_frames(bare("humanoid"), positions)  # type: ignore[arg-type]
+
+
+def test_pose_frames_of_a_solved_pose_are_the_solves_frames() -> None:
+    s = bare("humanoid")
+    res = solve(s, {"hand_l": s.rest_positions[s.index("hand_l")] + [0.2, 0.3, 0.1], "head": [0.05, 1.6, 0.1]})
+    np.testing.assert_allclose(pose_frames(s, res.positions), res.rotations, atol=1e-12)
+    np.testing.assert_array_equal(pose_frames(s, res.positions.tolist()), pose_frames(s, res.positions))
