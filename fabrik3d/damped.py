@@ -67,20 +67,26 @@ class DampedSteps:
         """Forward kinematics: every active joint keeps its offset and rotation relative to its
         parent, but the ``turned`` joints take their new rotations (relative to the parent)."""
         r = self.r
+        parents, children, goals = r.parents, r.children, self.goals
         new_pose, new_frames = list(pose), list(frames)
+        # Per joint, the turn of its frame: new frame = moved[p] * old frame for a joint that keeps
+        # its rotation relative to its parent p; the bone from p turns with moved[p] too.
+        moved: dict[int, rot.Quat] = {}
         for x in self.up:
-            p = r.parents[x]
+            p = parents[x]
             if p < 0:
                 new_frames[x] = turned.get(x, frames[x])
+                moved[x] = rot.mul(new_frames[x], rot.conj(frames[x]))
                 continue
-            inv = rot.conj(frames[p])
+            turn = moved[p]
             local = turned.get(x)
-            if local is None:
-                local = rot.mul(inv, frames[x])
-            new_frames[x] = rot.mul(new_frames[p], local)
-            if not r.children[x] and x in self.goals:  # an effector takes its orientation target's twist afresh
-                new_frames[x] = self.effector_frame(x, new_frames[p])
-            new_pose[x] = _add(new_pose[p], rot.rotate(new_frames[p], rot.rotate(inv, _sub(pose[x], pose[p]))))
+            new_frames[x] = rot.mul(turn, frames[x]) if local is None else rot.mul(new_frames[p], local)
+            if not children[x]:
+                if x in goals:  # an effector takes its orientation target's twist afresh
+                    new_frames[x] = self.effector_frame(x, new_frames[p])
+            else:
+                moved[x] = turn if local is None else rot.mul(new_frames[x], rot.conj(frames[x]))
+            new_pose[x] = _add(new_pose[p], rot.rotate(turn, _sub(pose[x], pose[p])))
         return new_pose, new_frames
 
     def damped_plan(self) -> tuple[list[int], np.ndarray, np.ndarray]:
@@ -181,21 +187,34 @@ class DampedSteps:
         step = jac.T @ np.linalg.solve(jac @ jac.T + damping**2 * np.eye(len(err)), np.array(err))
         spin = (owner @ (step[:, None] * u)).tolist()  # (turnable, 3): each joint's turn vector
         turned: dict[int, rot.Quat] = {}
-        for j, w in zip(self.turnable, spin):
-            angle = math.sqrt(w[0] ** 2 + w[1] ** 2 + w[2] ** 2)
+        parents, limits = r.parents, r.limits
+        for j, (wx, wy, wz) in zip(self.turnable, spin):
+            angle = math.sqrt(wx * wx + wy * wy + wz * wz)
             if angle < 1e-15:
                 continue
-            turn = rot.axis_angle((w[0] / angle, w[1] / angle, w[2] / angle), min(angle, 0.5))
-            p = r.parents[j]
+            kx, ky, kz = wx / angle, wy / angle, wz / angle
+            angle = min(angle, 0.5)
+            p = parents[j]
             fp = frames[p] if p >= 0 else rot.IDENTITY
             if r.rigid[j]:
+                turn = rot.axis_angle((kx, ky, kz), angle)
                 turned[j] = rot.mul(rot.conj(fp), self.limit_frame(j, fp, rot.mul(turn, frames[j])))
                 continue
-            bone = rot.rotate_inv(fp, rot.y_axis(frames[j]))  # in the parent's frame, as the limits are
-            local = rot.rotate((*rot.rotate_inv(fp, turn[:3]), turn[3]), bone)  # type: ignore[arg-type]
-            limit = r.limits[j].swing
+            # The bone turned by the angle about k (Rodrigues), in the parent's frame as the limits are.
+            bx, by, bz = rot.y_axis(frames[j])
+            c, s = math.cos(angle), math.sin(angle)
+            kb = (kx * bx + ky * by + kz * bz) * (1.0 - c)
+            local = rot.rotate_inv(
+                fp,
+                (
+                    c * bx + s * (ky * bz - kz * by) + kb * kx,
+                    c * by + s * (kz * bx - kx * bz) + kb * ky,
+                    c * bz + s * (kx * by - ky * bx) + kb * kz,
+                ),
+            )
+            limit = limits[j].swing
             if limit is not None:
-                local = limit.project(local, bone if self.hinged[j] else None)
+                local = limit.project(local, rot.rotate_inv(fp, (bx, by, bz)) if self.hinged[j] else None)
             turned[j] = rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j])
         return self.forward(pose, frames, turned)
 

@@ -40,6 +40,9 @@ adds ``DAMPED_STEPS`` damped least-squares steps (``fabrik3d.damped``) on the jo
 Jacobian ``u × (P_e − P_j)`` of each effector for each turning axis above it,
 each joint's new rotation limited, the pose rebuilt by forward kinematics;
 Levenberg-Marquardt style damping); a step is kept only if it lowers the error.
+Where the FABRIK passes made the pose worse than it was and the damped steps then
+bettered it by at least ``SLOW_GAIN`` of the error, the next iteration makes the
+damped steps alone (no poles, no FABRIK passes), until they slow down.
 
 Orientation targets: the effector's frame takes the twist toward its target
 within its ``Twist`` limit; the twist asked beyond it joins the residuals and,
@@ -90,8 +93,10 @@ SWIVEL_MISFIT = 0.2
 FABRIK_GAIN = 0.5
 # Damped least-squares steps per iteration, and their damping (metres), adapted as they go.
 DAMPED_STEPS = 2
-# Orientation targets start to yield after this many stalled iterations in a row.
+# Orientation targets start to yield after this many stalled iterations in a row, and poles
+# stop after this many slow ones in a row (each bettering the error by less than SLOW_GAIN of it).
 YIELD_AFTER = 3
+SLOW_GAIN = 0.1
 START_DAMPING, MIN_DAMPING, MAX_DAMPING = 0.05, 1e-4, 10.0
 MAX_RESTARTS = 10
 # A warm solve stuck short of targets within reach makes one attempt from the rest pose, this long.
@@ -216,7 +221,7 @@ class LimitedSolve(DampedSteps, PoleTurns):
                 if rank(*first[:2]) < rank(err, pose):
                     err, pose, frames = first
         if self.poles:
-            pose, frames = self.final_poles(pose, frames, start, tol)
+            pose, frames = self.final_poles(pose, frames, start, tol, whole=cold)
         self.place_untargeted(pose, frames, start, start_frames)
         return pose, frames, it
 
@@ -261,14 +266,19 @@ class LimitedSolve(DampedSteps, PoleTurns):
         # given one included, so that yielding orientations never makes them worse than that.
         top = (self.rank(err, pose), err, pose, frames) if self.oriented else None
         eps = LIMITED_STALL * tol
-        stalls = ran = 0
+        stalls = ran = slow = 0
+        weak = False
         while err > tol and it < max_it and stalls < patience:
             it += 1
-            if self.poles and not self.poles_yielded:
-                pose = self.apply_poles(pose, frames)
-            q, qf = self.stage1(pose, frames)
-            new_pose, new_frames = self.stage2(q, qf, start, frames, self.active, self.up, self.kids)
-            new_score = self.squared_errors(new_pose, new_frames)
+            if weak:  # FABRIK's passes made it worse last time, damped steps much better: only those
+                new_pose, new_frames, new_score = pose, frames, score
+            else:
+                if self.poles and not self.poles_yielded:
+                    pose = self.apply_poles(pose, frames)
+                q, qf = self.stage1(pose, frames)
+                new_pose, new_frames = self.stage2(q, qf, start, frames, self.active, self.up, self.kids)
+                new_score = self.squared_errors(new_pose, new_frames)
+            destructive, weak = weak or new_score > score, False
             if self.turns and stalls == 0 and new_score > FABRIK_GAIN**2 * score:
                 # FABRIK alone is slow here (limits fight the reaching passes): add damped
                 # least-squares steps (not while stalled: then they did not help either).
@@ -276,6 +286,7 @@ class LimitedSolve(DampedSteps, PoleTurns):
                     step_pose, step_frames = self.damped_step(new_pose, new_frames, self.damping)
                     step_score = self.squared_errors(step_pose, step_frames)
                     if step_score < new_score:
+                        weak = destructive and step_score < (1.0 - SLOW_GAIN) ** 2 * score
                         new_pose, new_frames, new_score = step_pose, step_frames, step_score
                         self.damping = max(self.damping * 0.5, MIN_DAMPING)
                         if new_score <= tol * tol:  # every target reached: no need for another
@@ -286,9 +297,11 @@ class LimitedSolve(DampedSteps, PoleTurns):
             err, score = self.largest_error(pose, frames), self.squared_errors(pose, frames)
             low = math.sqrt(best[0])
             stalls = stalls + 1 if low - math.sqrt(score) < max(eps, gain * low) else 0
-            if stalls >= YIELD_AFTER:
-                # A pole on a side the limits forbid can hold a reachable target off: targets win,
-                # the poles stop turning joints (the final pole turn still runs, if it costs no reach).
+            slow = slow + 1 if low - math.sqrt(score) < SLOW_GAIN * low else 0
+            if slow >= YIELD_AFTER:
+                # A pole on a side the limits forbid can hold a reachable target off, or slow the
+                # solve to a crawl: targets win, the poles stop turning joints (the final pole
+                # turn still runs, if it costs no reach).
                 self.poles_yielded = True
             if stalls >= YIELD_AFTER and self.yield_share > ORIENTATION_IN_FORCE:
                 # Orientation targets yield to their positions while stuck; once out of force,

@@ -162,26 +162,30 @@ class PoleTurns:
             self.pole_turned.add(i)
 
     def final_poles(
-        self, pose: list[rot.Vec], frames: list[rot.Quat], start: list[rot.Vec], tol: float
+        self, pose: list[rot.Vec], frames: list[rot.Quat], start: list[rot.Vec], tol: float, whole: bool = True
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """The poles' last turn after the last iteration (it moves no effector), projected onto
-        the limits. Variants, in this order: joint by joint; each chain first swung as a whole
-        about the line from its start to its effector, then joint by joint; the whole swing
-        alone, all the way and then ``FINAL_SHARES`` of the way toward the pole (a part of the
-        turn may be within the limits where all of it is not). The variant that puts the most
+        the limits. Variants, in this order: joint by joint; and with ``whole`` (cold solves: a
+        warm one keeps the side its pose comes from, so an interactive pose does not swing
+        round), each chain first swung as a whole about the line from its start to its
+        effector, then joint by joint; the whole swing alone, all the way and then
+        ``FINAL_SHARES`` of the way toward the pole (a part of the turn may be within the
+        limits where all of it is not). The variant that puts the most
         inner joints on their pole's side wins, kept only if no target falls out of reach by it
         (limits and targets win); the search ends at the first variant with all of them there."""
         best = (pose, frames)
         best_side = self.pole_side_count(pose)
         inner = sum(len(self.pole_chain(e)) - 2 for e in self.poles)
         before = self.largest_error(pose, frames)
-        variants = [(0.0, True), (1.0, True), *((share, False) for share in (1.0, *FINAL_SHARES))]
+        variants = [(0.0, True)]
+        if whole:
+            variants += [(1.0, True), *((share, False) for share in (1.0, *FINAL_SHARES))]
         for whole, joints in variants:
             if best_side >= inner:
                 break
             turned = self.apply_poles(pose, final=True, whole=whole, joints=joints)
-            if not self.pole_turned:
-                continue
+            if not self.pole_turned or self.pole_side_count(turned) <= best_side:
+                continue  # (projecting it onto the limits could only lose joints from the pole's side)
             new_pose, new_frames = self.stage2(turned, frames, start, frames, self.active, self.up, self.kids)
             side = self.pole_side_count(new_pose)
             if side > best_side and self.largest_error(new_pose, new_frames) <= max(tol, before):
