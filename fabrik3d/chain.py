@@ -32,7 +32,6 @@ aligned with the chain (X before Y before Z on ties), and solving continues (at 
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -95,10 +94,7 @@ def solve_chain(
         raise ValueError(f"positions: a chain has at least two joints, got {n}")
     t = checks.vec(target, "target")
     tolerance, max_iterations = checks.settings(tolerance, max_iterations)
-    # |p_{i+1} - p_i| as math.dist computes it (hypot of the differences).
-    ds = list(
-        map(math.hypot, map(operator.sub, xs[1:], xs), map(operator.sub, ys[1:], ys), map(operator.sub, zs[1:], zs))
-    )
+    ds = list(map(math.dist, zip(xs, ys, zs), zip(xs[1:], ys[1:], zs[1:])))  # bone i: joint i to i + 1
     if min(ds) < 1e-9:
         i = ds.index(min(ds))
         raise ValueError(f"positions: joints {i} and {i + 1} coincide (bones must be at least 1e-9 long)")
