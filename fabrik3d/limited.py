@@ -149,8 +149,10 @@ class LimitedSolve(DampedSteps, PoleTurns):
             for j in [*self.down, r.order[0]]
             if self.kids[j] and (len(self.kids[j]) == 1 or r.rigid[j]) and not (r.rigid[j] and r.parents[j] < 0)
         ]
-        # A leaf's bone direction in its own frame (it copies its parent's rest frame).
-        self.leaf_dir = {e: rot.unit(r.offset[e]) or _Y for e in goals}
+        # Each joint's bone from its parent, in the parent's frame (a leaf's also in its own: it
+        # copies its parent's rest frame).
+        self.offset_dir = [rot.unit(o) or _Y for o in r.offset]
+        self.leaf_dir = {e: self.offset_dir[e] for e in goals}
         self.effectors_beneath = {j: [e for e in r.subtree(j) if e in goals] for j in self.turnable}
         # Damped least-squares steps after slow FABRIK iterations help limited joints (hinges above all).
         self.turns = any(lim.swing is not None or lim.rigid for lim in r.limits)
@@ -397,8 +399,7 @@ class LimitedSolve(DampedSteps, PoleTurns):
     ) -> tuple[rot.Vec, rot.Quat]:
         """Stage-1 position and frame of joint ``j`` from its one active child ``c``."""
         r = self.r
-        e_c = rot.unit(r.offset[c])
-        assert e_c is not None
+        e_c = self.offset_dir[c]
         old_bone = rot.rotate(frames[j], e_c)
         bone = rot.unit(_sub(q[c], pose[j])) or old_bone
         g = self.goals.get(c)
@@ -410,7 +411,7 @@ class LimitedSolve(DampedSteps, PoleTurns):
         limit = r.limits[c].swing
         if limit is None and r.limits[j].swing is None:  # no limit needs this frame
             return _add(q[c], bone, -r.lengths[c]), frames[j]
-        frame = rot.mul(rot.swing(old_bone, bone, rot.rotate(frames[j], _X)), frames[j])
+        frame = rot.mul(rot.swing(old_bone, bone, rot.x_axis(frames[j])), frames[j])
         if limit is not None:
             # Inverted limit: turn this joint's frame so the child's bone lies within its limit.
             local = rot.rotate_inv(frame, rot.y_axis(qf[c]))
@@ -486,15 +487,16 @@ class LimitedSolve(DampedSteps, PoleTurns):
         With ``rng``, every bone aims in a random direction instead (a restart).
         """
         r = self.r
+        parents, children, first_child, lengths, hinged = r.parents, r.children, r.first_child, r.lengths, self.hinged
         pose = list(q)
         frames = list(old)
         root = r.order[0]
         pose[root] = start[root]
         for j in up:
-            p = r.parents[j]
+            p = parents[j]
             fp = frames[p] if p >= 0 else rot.IDENTITY
             pj = pose[j]
-            if not r.children[j]:
+            if not children[j]:
                 frames[j] = self.effector_frame(j, fp)
                 continue
             if r.rigid[j]:
@@ -508,29 +510,29 @@ class LimitedSolve(DampedSteps, PoleTurns):
                     if rng is not None:
                         fit = rot.normalize_quat(tuple(rng.gauss(0.0, 1.0) for _ in range(4)))  # type: ignore[arg-type]
                     frames[j] = self.limit_frame(j, fp, fit)
-                for c in r.children[j]:
+                for c in children[j]:
                     pose[c] = _add(pj, rot.rotate(frames[j], r.offset[c]))
                 continue
-            c = r.first_child[j]
-            if active[c]:
-                aim = rot.unit(_sub(q[c], pj)) or rot.y_axis(old[j])
+            first = first_child[j]
+            if active[first]:
+                aim = rot.unit(_sub(q[first], pj)) or rot.y_axis(old[j])
                 if rng is not None:
                     aim = rot.unit(tuple(rng.gauss(0.0, 1.0) for _ in range(3))) or aim  # type: ignore[arg-type]
                 previous = None
-                if self.hinged[j]:  # a hinge keeps its angle when the bone runs along its axis
+                if hinged[j]:  # a hinge keeps its angle when the bone runs along its axis
                     previous = rot.rotate_inv(old[p], rot.y_axis(old[j])) if p >= 0 else rot.y_axis(old[j])
                 frames[j] = self.aim_frame(j, fp, aim, previous)
-                if rng is None and self.hinged[c] and active[r.first_child[c]]:
-                    frames[j] = self.swivel_for_hinge(j, c, fp, pj, frames[j], q, previous)
+                if rng is None and hinged[first] and active[first_child[first]]:
+                    frames[j] = self.swivel_for_hinge(j, first, fp, pj, frames[j], q, previous)
             elif p >= 0:
                 frames[j] = rot.mul(fp, rot.mul(rot.conj(old[p]), old[j]))
             for c, _ in kids[j]:
-                if c == r.first_child[j]:
-                    pose[c] = _add(pj, rot.y_axis(frames[j]), r.lengths[c])
+                if c == first:
+                    pose[c] = _add(pj, rot.y_axis(frames[j]), lengths[c])
                 else:
                     d = rot.unit(_sub(q[c], pj)) or rot.unit(_sub(start[c], start[j]))
                     assert d is not None
-                    pose[c] = _add(pj, d, r.lengths[c])
+                    pose[c] = _add(pj, d, lengths[c])
         return pose, frames
 
     def aim_frame(self, j: int, fp: rot.Quat, aim: rot.Vec, previous: rot.Vec | None) -> rot.Quat:

@@ -91,6 +91,12 @@ def rotate_inv(q: Quat, v: Vec) -> Vec:
     )
 
 
+def x_axis(q: Quat) -> Vec:
+    """The frame's +X axis in world coordinates (``rotate(q, (1, 0, 0))``)."""
+    qx, qy, qz, qw = q
+    return (1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qy + qz * qw), 2.0 * (qx * qz - qy * qw))
+
+
 def y_axis(q: Quat) -> Vec:
     """The frame's +Y axis in world coordinates (``rotate(q, (0, 1, 0))``): a bone's direction."""
     qx, qy, qz, qw = q
@@ -194,10 +200,12 @@ def fit_rotation(src: list[Vec], dst: list[Vec], weights: list[float], fallback:
     When the vectors do not pin the rotation down (all on one line, so any turn
     about it fits as well), ``fallback`` is returned instead.
     """
-    s = np.zeros((3, 3))
-    for a, b, w in zip(src, dst, weights):
-        s += w * np.outer(a, b)
-    (sxx, sxy, sxz), (syx, syy, syz), (szx, szy, szz) = s
+    sxx = sxy = sxz = syx = syy = syz = szx = szy = szz = 0.0
+    for (ax, ay, az), (bx, by, bz), w in zip(src, dst, weights):
+        wx, wy, wz = w * ax, w * ay, w * az
+        sxx, sxy, sxz = sxx + wx * bx, sxy + wx * by, sxz + wx * bz
+        syx, syy, syz = syx + wy * bx, syy + wy * by, syz + wy * bz
+        szx, szy, szz = szx + wz * bx, szy + wz * by, szz + wz * bz
     n = np.array(
         [
             [sxx + syy + szz, syz - szy, szx - sxz, sxy - syx],
