@@ -55,10 +55,11 @@ class PoleTurns:
         Limits win over poles: with ``frames`` (the pose's), a turn that would put a
         bone it moves outside its swing limit is not made; a joint turned in one
         iteration and found on the far side again in the next (its limits sent it
-        back) is left alone for the rest of the solve. The ``final`` turn after the last iteration is not held back
-        (its result is checked against the limits and the targets instead); with
-        ``whole`` > 0, each chain first swings as a whole that share of the way toward
-        its pole; ``joints=False`` leaves out the joint-by-joint turns.
+        back) is left alone for the rest of the solve. The ``final`` turn after the
+        last iteration is not held back (its result is checked against the limits
+        and the targets instead); with ``whole`` > 0, each chain first swings as a
+        whole that share of the way toward its pole; ``joints=False`` leaves out the
+        joint-by-joint turns.
         """
         pose = list(pose)
         fresh = None if frames is None else list(frames)
@@ -170,9 +171,9 @@ class PoleTurns:
         round), each chain first swung as a whole about the line from its start to its
         effector, then joint by joint; the whole swing alone, all the way and then
         ``FINAL_SHARES`` of the way toward the pole (a part of the turn may be within the
-        limits where all of it is not). The variant that puts the most
-        inner joints on their pole's side wins, kept only if no target falls out of reach by it
-        (limits and targets win); the search ends at the first variant with all of them there."""
+        limits where all of it is not). The variant that puts the most inner joints on their
+        pole's side wins, kept only if no target falls out of reach by it (limits and targets
+        win); the search ends at the first variant with all of them there."""
         best = (pose, frames)
         best_side = self.pole_side_count(pose)
         inner = sum(len(self.pole_chain(e)) - 2 for e in self.poles)
