@@ -47,6 +47,7 @@ class DampedSteps:
     tol: float
 
     def effector_frame(self, j: int, fp: rot.Quat) -> rot.Quat:
+        """A leaf's frame given its parent's ``fp`` (defined by ``LimitedSolve``)."""
         raise NotImplementedError
 
     def twist_excess(self, e: int, g: Goal, fp: rot.Quat) -> tuple[float | None, rot.Vec]:
