@@ -8,8 +8,8 @@ frame ``F_j`` (``fabrik3d.frames``) through both passes.
 * **Poles** (before each stage 1, and once more after the last iteration;
   ``fabrik3d.poles``): each joint strictly between a poled effector and the
   nearest sub-base or root turns about the line through its neighbours toward
-  the pole, unless that puts a bone outside its limit; after ``YIELD_AFTER``
-  stalled iterations the poles stop for the rest of the solve (targets win).
+  the pole (stage 2 projects it onto the limits); after ``YIELD_AFTER`` slow
+  iterations the poles stop for the rest of the solve (targets win).
 * **Stage 1** (effectors inward): a targeted effector goes onto its target (with
   an orientation, its parent's bone direction blends toward the orientation by
   the target's weight). A joint with one active child ``c`` takes the point at
@@ -189,19 +189,25 @@ class LimitedSolve(DampedSteps, PoleTurns):
         if not (cold and self.within_reach(start)):  # the stall rule as it stands
             err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, STALL_RUN, 0.0)
             if not cold and err > tol and it < max_it and self.within_reach(start):
-                # Stuck short of targets within reach: the last pose may have led into a local
-                # minimum. One attempt from the rest pose, kept only if it reaches every target.
+                # Stuck short of targets within reach. Poles may hold them off (targets win: again
+                # from the start without them), or the last pose may have led into a local minimum
+                # (again from the rest pose); each attempt short, kept only if it reaches every target.
+                self.poles_yielded = True
+                seeds = [(start, start_frames)] if self.poles else []
                 shift = _sub(start[r.order[0]], r.rest_start[r.order[0]])
                 rest = [_add(p, shift) for p in r.rest_start]
                 rest_frames = r.pose_frames(rest)
                 if self.root_frame is not None:
                     rest_frames[r.order[0]] = self.root_frame
-                rest, rest_frames = self.stage2(rest, rest_frames, rest, rest_frames, everything, r.order, all_kids)
-                limit = min(max_it, it + FALLBACK_ITERATIONS)
-                got = self.attempt(rest, rest_frames, start, tol, it, limit, RESTART_RUN, RESTART_GAIN)
-                it = got[3]
-                if got[0] <= tol:
-                    err, pose, frames = got[:3]
+                seeds.append(self.stage2(rest, rest_frames, rest, rest_frames, everything, r.order, all_kids))
+                for seed_pose, seed_frames in seeds:
+                    if err <= tol or it >= max_it:
+                        break
+                    limit = min(max_it, it + FALLBACK_ITERATIONS)
+                    got = self.attempt(seed_pose, seed_frames, start, tol, it, limit, RESTART_RUN, RESTART_GAIN)
+                    it = got[3]
+                    if got[0] <= tol:
+                        err, pose, frames = got[:3]
         else:  # quick to give up on a local minimum, then restarts, then back to the stall rule
             err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, RESTART_RUN, RESTART_GAIN)
             draw = random.Random(RESTART_SEED)
@@ -276,7 +282,7 @@ class LimitedSolve(DampedSteps, PoleTurns):
                 new_pose, new_frames, new_score = pose, frames, score
             else:
                 if self.poles and not self.poles_yielded:
-                    pose = self.apply_poles(pose, frames)
+                    pose = self.apply_poles(pose)
                 q, qf = self.stage1(pose, frames)
                 new_pose, new_frames = self.stage2(q, qf, start, frames, self.active, self.up, self.kids)
                 new_score = self.squared_errors(new_pose, new_frames)

@@ -4,8 +4,9 @@ A pole acts on the joints strictly between its effector and the nearest
 sub-base or root: before each stage 1 each of them, on the far side of the
 line through its neighbours, turns about that line into the half-plane that
 holds the pole. A pole within 1e-9 of the root–target line is ignored; limits
-win over poles (a turn that puts a bone outside its swing limit is not made), and
-so do targets (``fabrik3d.limited`` stops the poles once the solve stalls).
+win over poles (stage 2 projects every turn onto them), and so do targets
+(``fabrik3d.limited`` stops the poles once the solve slows down, and a warm solve
+left short of its targets tries again from its start without them).
 """
 
 from __future__ import annotations
@@ -41,28 +42,21 @@ class PoleTurns:
     kids: list[list[tuple[int, float]]]
 
     def apply_poles(
-        self,
-        pose: list[rot.Vec],
-        frames: list[rot.Quat] | None = None,
-        final: bool = False,
-        whole: float = 0.0,
-        joints: bool = True,
+        self, pose: list[rot.Vec], final: bool = False, whole: float = 0.0, joints: bool = True
     ) -> list[rot.Vec]:
         """Turn the inner joints of each poled chain about their neighbours' line toward the pole.
 
         Each joint on the far side of its neighbours' line, from the chain's start
         outward, turns into the half-plane through that line that holds the pole.
-        Limits win over poles: with ``frames`` (the pose's), a turn that would put a
-        bone it moves outside its swing limit is not made; a joint turned in one
-        iteration and found on the far side again in the next (its limits sent it
-        back) is left alone for the rest of the solve. The ``final`` turn after the
+        Limits win over poles: a joint turned in one iteration and found on the far
+        side again in the next (its limits sent it back) is left alone for the rest
+        of the solve. The ``final`` turn after the
         last iteration is not held back (its result is checked against the limits
         and the targets instead); with ``whole`` > 0, each chain first swings as a
         whole that share of the way toward its pole; ``joints=False`` leaves out the
         joint-by-joint turns.
         """
         pose = list(pose)
-        fresh = None if frames is None else list(frames)
         turned_before, self.pole_turned = (set(), set()) if final else (self.pole_turned, set())
         swung_before, self.swung = (set(), set()) if final else (self.swung, set())
         if final:
@@ -94,40 +88,9 @@ class PoleTurns:
                     self.pole_blocked.add(i)
                 if i in self.pole_blocked:
                     continue
-                moved = _add(_add(pose[a], axis, kv), wp, radius)
-                if fresh is not None and not self.turn_allowed(chain, k, pose, fresh, moved):
-                    continue
-                pose[i] = moved
+                pose[i] = _add(_add(pose[a], axis, kv), wp, radius)
                 self.pole_turned.add(i)
         return pose
-
-    def turn_allowed(
-        self, chain: list[int], k: int, pose: list[rot.Vec], frames: list[rot.Quat], moved: rot.Vec
-    ) -> bool:
-        """Whether moving ``chain[k]`` to ``moved`` keeps the bones it turns (its parent's, its
-        own, and its child's within its turned frame) inside their swing limits, the frames
-        following by the swing rule; if so, ``frames`` takes the turned frames."""
-        r = self.r
-        a, i = chain[k - 1], chain[k]
-        new = dict.fromkeys((a, i))
-        for j, tip in ((a, moved), (i, pose[chain[k + 1]]), (chain[k + 1], None)):
-            if r.rigid[j] or not r.children[j] or (j == a and r.first_child[a] != i):
-                continue  # a rigid body's (stage 2 fits it), a leaf's, or a sub-base's other bone
-            p = r.parents[j]
-            fp = new.get(p) or (frames[p] if p >= 0 else rot.IDENTITY)
-            start = moved if j == i else pose[j]
-            end = tip if tip is not None else pose[r.first_child[j]]
-            d = rot.unit(_sub(end, start))
-            if d is None:
-                continue
-            local = rot.rotate_inv(fp, d)
-            limit = r.limits[j].swing
-            if limit is not None and math.dist(limit.project(local, None), local) > 1e-9:
-                return False
-            if j in new:
-                new[j] = rot.mul(fp, rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
-        frames[a], frames[i] = new[a] or frames[a], new[i] or frames[i]
-        return True
 
     def swing_chain_to_pole(
         self, pose: list[rot.Vec], chain: list[int], pole: rot.Vec, before: set[int], share: float = 1.0
