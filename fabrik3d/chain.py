@@ -123,7 +123,7 @@ def run_chain(
     bx, by, bz = xs[0], ys[0], zs[0]
     tx, ty, tz = target
     sqrt = math.sqrt
-    dist = sqrt((tx - bx) ** 2 + (ty - by) ** 2 + (tz - bz) ** 2)
+    dist = sqrt((tx - bx) * (tx - bx) + (ty - by) * (ty - by) + (tz - bz) * (tz - bz))
     if dist > sum(ds):
         # Unreachable: straighten toward the target in one step (lines 1.4-1.9).
         ux, uy, uz = (tx - bx) / dist, (ty - by) / dist, (tz - bz) / dist
@@ -134,8 +134,9 @@ def run_chain(
             py += uy * d
             pz += uz * d
             xs[i + 1], ys[i + 1], zs[i + 1] = px, py, pz
-        return 1, sqrt((px - tx) ** 2 + (py - ty) ** 2 + (pz - tz) ** 2)
-    err = sqrt((xs[last] - tx) ** 2 + (ys[last] - ty) ** 2 + (zs[last] - tz) ** 2)
+        return 1, sqrt((px - tx) * (px - tx) + (py - ty) * (py - ty) + (pz - tz) * (pz - tz))
+    ex, ey, ez = xs[last] - tx, ys[last] - ty, zs[last] - tz
+    err = sqrt(ex * ex + ey * ey + ez * ez)
     eps = STALL * tol
     tiny = _TINY2
     it = 0
@@ -193,7 +194,7 @@ def run_chain(
             xs[i] = px
             ys[i] = py
             zs[i] = pz
-        new = sqrt((px - tx) ** 2 + (py - ty) ** 2 + (pz - tz) ** 2)
+        new = sqrt((px - tx) * (px - tx) + (py - ty) * (py - ty) + (pz - tz) * (pz - tz))
         if err - new < eps and new > tol:
             if bent < MAX_BENDS and _bend_if_straight(xs, ys, zs, ds, target):
                 bent += 1
@@ -235,7 +236,12 @@ def _bend_if_straight(
     """Bend a chain lying (nearly) on one line with its target into an arc; False if not straight."""
     n = len(xs)
     bx, by, bz = xs[0], ys[0], zs[0]
-    far = max(range(1, n), key=lambda i: (xs[i] - bx) ** 2 + (ys[i] - by) ** 2 + (zs[i] - bz) ** 2)
+
+    def reach2(i: int) -> float:
+        x, y, z = xs[i] - bx, ys[i] - by, zs[i] - bz
+        return x * x + y * y + z * z
+
+    far = max(range(1, n), key=reach2)
     u = unit((xs[far] - bx, ys[far] - by, zs[far] - bz))
     if u is None or n < 3:
         return False
@@ -244,7 +250,8 @@ def _bend_if_straight(
     for px, py, pz in points:
         rx, ry, rz = px - bx, py - by, pz - bz
         k = rx * u[0] + ry * u[1] + rz * u[2]
-        if (rx - k * u[0]) ** 2 + (ry - k * u[1]) ** 2 + (rz - k * u[2]) ** 2 > (STRAIGHT * scale) ** 2:
+        ox, oy, oz = rx - k * u[0], ry - k * u[1], rz - k * u[2]
+        if ox * ox + oy * oy + oz * oz > (STRAIGHT * scale) * (STRAIGHT * scale):
             return False
     axis = min(range(3), key=lambda i: abs(u[i]))
     e = [0.0, 0.0, 0.0]

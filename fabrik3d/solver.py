@@ -347,7 +347,7 @@ def _solve_tree(
     while True:
         new = 0.0  # the largest error
         for e, tx, ty, tz in aims:
-            v = sqrt((xs[e] - tx) ** 2 + (ys[e] - ty) ** 2 + (zs[e] - tz) ** 2)
+            v = sqrt((xs[e] - tx) * (xs[e] - tx) + (ys[e] - ty) * (ys[e] - ty) + (zs[e] - tz) * (zs[e] - tz))
             if v > new:
                 new = v
         if it and abs(err - new) < eps:  # settled (an unreachable target keeps the others' compromise)
