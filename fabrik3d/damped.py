@@ -23,6 +23,7 @@ from fabrik3d.rotations import sub as _sub
 
 if TYPE_CHECKING:
     from fabrik3d.frames import Rig
+    from fabrik3d.limited import LimitedPlan
     from fabrik3d.targets import Goal
 
 _Y = (0.0, 1.0, 0.0)
@@ -37,6 +38,7 @@ class DampedSteps:
     """Mixin of ``LimitedSolve``: forward kinematics and damped least-squares steps."""
 
     r: Rig
+    plan: LimitedPlan
     goals: dict[int, Goal]
     up: list[int]
     turnable: list[int]
@@ -91,17 +93,16 @@ class DampedSteps:
         return new_pose, new_frames
 
     def damped_plan(self) -> tuple[list[int], np.ndarray, np.ndarray]:
-        """The columns of this solve's damped steps: each column's joint, a ``(goals, columns)``
-        mask of the effectors each column moves, and a ``(turnable, columns)`` 0/1 matrix that
-        sums the columns' turns per turning joint."""
-        plan = self.__dict__.get("_damped_plan")
-        if plan is None:
+        """The columns of the damped steps (fixed for the rig and targets, kept in ``plan``): each
+        column's joint, a ``(goals, columns)`` mask of the effectors each column moves, and a
+        ``(turnable, columns)`` 0/1 matrix that sums the columns' turns per turning joint."""
+        if self.plan.damped is None:
             r = self.r
             cols = [j for j in self.turnable for _ in range(3 if r.rigid[j] else 1 if self.hinged[j] else 2)]
             mask = np.array([[e in self.effectors_beneath[j] for j in cols] for e in self.goals], dtype=float)
             owner = np.array([[float(j == t) for j in cols] for t in self.turnable])
-            plan = self.__dict__["_damped_plan"] = (cols, mask, owner)
-        return plan
+            self.plan.damped = (cols, mask, owner)
+        return self.plan.damped
 
     def turning_axes(self, frames: list[rot.Quat]) -> list[rot.Vec]:
         """The damped step's turning axes (world), column by column: three world axes for a

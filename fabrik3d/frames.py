@@ -23,7 +23,7 @@ first child.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +84,10 @@ def _explicit_frames(skeleton: Skeleton, given: Mapping[str, Any]) -> dict[int, 
     return out  # type: ignore[return-value]
 
 
+# Plans kept per rig (``Rig.cached``).
+MAX_PLANS = 64
+
+
 class Rig:
     """Per-joint constants of the swing rule, as Python floats, for the solver's loops.
 
@@ -139,6 +143,18 @@ class Rig:
         xs, ys, zs = (list(v) for v in zip(*self.rest_rows))
         self.rest_start: tuple[rot.Vec, ...] = tuple(self.bone_pose(xs, ys, zs))
         self.plans: dict[Any, Any] = {}
+
+    def cached(self, key: Any, make: Callable[[], Any]) -> Any:
+        """The plan stored under ``key`` in ``plans``, made by ``make()`` the first time. Plans
+        depend only on this (immutable) skeleton and their key (targeted effectors, weights);
+        at most ``MAX_PLANS`` are kept (a skeleton with many effectors has many subsets: the
+        cache then starts afresh)."""
+        plan = self.plans.get(key)
+        if plan is None:
+            if len(self.plans) >= MAX_PLANS:
+                self.plans.clear()
+            plan = self.plans[key] = make()
+        return plan
 
     def swing_frame(self, j: int, parent_frame: rot.Quat, direction: rot.Vec) -> rot.Quat:
         """World frame of joint ``j`` whose bone points along the unit ``direction``.

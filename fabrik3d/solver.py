@@ -197,26 +197,14 @@ class _Plan:
         self.start_frames = any(how == _KEEP or (carried and p >= 0) for _, p, _, how, carried in self.finish)
 
 
-# Plans per skeleton are kept in its Rig (``r.plans``), keyed on the targeted effectors and their
-# weights; at most this many (a skeleton with many effectors has many subsets; the cache then
-# starts afresh).
-_PLANS = 64
-
-
 def _plan(skeleton: Skeleton, r: Rig, effectors: tuple[int, ...], weights: dict[int, float] | None) -> _Plan:
-    """The cached ``_Plan`` of ``effectors`` (indices in skeleton order) on ``skeleton``."""
+    """The ``_Plan`` of ``effectors`` (indices in skeleton order) on ``skeleton``, cached in its rig."""
     key: Any = effectors
     if weights is not None and len(effectors) > 1:  # only the targeted effectors' weights count
         key = (effectors, tuple(weights.get(e, 1.0) for e in effectors))
     else:
         weights = None
-    plans = r.plans
-    plan = plans.get(key)
-    if plan is None:
-        if len(plans) >= _PLANS:
-            plans.clear()
-        plan = plans[key] = _Plan(skeleton, r, effectors, weights)
-    return plan
+    return r.cached(key, lambda: _Plan(skeleton, r, effectors, weights))
 
 
 def _start_pose(skeleton: Skeleton, r: Rig, positions: Any, root: tg.Goal | None) -> list[rot.Vec]:
