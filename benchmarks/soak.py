@@ -2,11 +2,11 @@
 
 Random trees (chains and branching, with and without joint limits), random start poses
 (including degenerate ones: all joints on one point, straight lines), reachable and
-unreachable targets. Unconstrained problems run through ``fabrik3d.solve_batch`` (many at
+unreachable targets; constrained solves now and then with a pole and an orientation target. Unconstrained problems run through ``fabrik3d.solve_batch`` (many at
 once); constrained ones through ``fabrik3d.solve``, one by one (they cost milliseconds each,
 so they are a share of the total, ``--limited-share``).
 
-    python benchmarks/soak.py                # 10^6 solves (about an hour on this machine)
+    python benchmarks/soak.py                # 10^6 solves (about 3 to 4 minutes on this machine)
     python benchmarks/soak.py --count 20000  # a quick look
 
 Exit status 1 if any pose holds a NaN or inf, or a bone length drifts by more than 1e-9
@@ -20,6 +20,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -92,6 +93,24 @@ def targets_for(rng: np.random.Generator, s: Skeleton) -> dict[str, np.ndarray]:
     return out or {s.end_effectors[0]: s.rest_positions[s.root]}
 
 
+def extras_for(
+    rng: np.random.Generator, s: Skeleton, targets: dict[str, np.ndarray]
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Now and then a pole for a targeted effector (anywhere near the skeleton) and an orientation
+    (a random unit quaternion, random weight) on one target."""
+    goals: dict[str, Any] = dict(targets)
+    poles = {}
+    names = sorted(targets)
+    reach = float(sum(s.bone_lengths))
+    if rng.random() < 0.3:
+        poles[names[int(rng.integers(len(names)))]] = s.rest_positions[s.root] + rng.normal(size=3) * reach
+    if rng.random() < 0.3:
+        name = names[int(rng.integers(len(names)))]
+        q = rng.normal(size=4)
+        goals[name] = fabrik3d.Target(targets[name], q / np.linalg.norm(q), weight=float(rng.uniform(0.1, 1.0)))
+    return goals, poles
+
+
 def check(s: Skeleton, positions: np.ndarray, rotations: np.ndarray) -> tuple[bool, float, float]:
     """(finite, largest relative bone-length drift, largest limit excess in degrees)."""
     if not (np.all(np.isfinite(positions)) and np.all(np.isfinite(rotations))):
@@ -132,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         done += batch
         for _ in range(min(round(batch * args.limited_share), args.count - done)):
             s = random_tree(rng, limited=True)
-            one = fabrik3d.solve(s, targets_for(rng, s), positions=start_pose(rng, s), max_iterations=50)
+            goals, poles = extras_for(rng, s, targets_for(rng, s))
+            one = fabrik3d.solve(s, goals, positions=start_pose(rng, s), poles=poles, max_iterations=50)
             ok, d, e = check(s, one.positions, one.rotations)
             nans += not ok
             drift, excess = max(drift, d), max(excess, e)
