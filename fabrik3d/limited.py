@@ -189,75 +189,102 @@ class LimitedSolve(DampedSteps, PoleTurns):
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
         """Project ``start``, iterate, place untargeted branches; returns (pose, frames, iterations).
 
-        In a ``cold`` solve (from the rest pose), when the iterations stall short
-        of reachable targets (every target within its chain's length of the
-        root), up to ``MAX_RESTARTS`` restarts from random poses within the limits
-        follow (a fixed seed, so the same input gives the same output); a
-        restart's pose is kept if it is better: it reaches the positions where the
-        kept one does not, or it is nearer to them while neither does, or both
-        reach them and it is nearer to every target, orientations included (an
-        attempt whose orientations yielded still counts them). Warm-started solves
-        never restart from random poses, so an interactive pose does not jump
-        about; but one that the last pose led into a local minimum short of targets
-        within reach makes one attempt (``FALLBACK_ITERATIONS`` at most) from the
-        rest pose, kept only if it reaches every target (a switch of configuration:
-        reaching wins over continuity there).
+        A ``cold`` solve (from the rest pose) with every target within its chain's
+        length of the root gives up quickly on a local minimum and restarts
+        (``restarts``); a warm one iterates by the stall rule and, stuck short of
+        such targets, tries twice more (``warm_retries``).
         """
         r = self.r
         self.tol = tol
         initial = r.pose_frames(start)
         if self.root_frame is not None:
             initial[r.order[0]] = self.root_frame
-        everything = [True] * len(start)
-        all_kids = [[(c, 1.0) for c in r.children[j]] for j in range(len(start))]
-        pose, frames = self.stage2(start, initial, start, initial, everything, r.order, all_kids)
+        pose, frames = self.project(start, initial)
         start, start_frames = pose, frames
-        if not (cold and self.within_reach(start)):  # the stall rule as it stands
+        if cold and self.within_reach(start):
+            err, pose, frames, it = self.restarts(pose, frames, start, start_frames, max_it)
+        else:
             err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, STALL_RUN, 0.0)
             if not cold and err > tol and it < max_it and self.within_reach(start):
-                # Stuck short of targets within reach. Poles may hold them off (targets win: again
-                # from the start without them), or the last pose may have led into a local minimum
-                # (again from the rest pose); each attempt short, kept only if it reaches every target.
-                self.poles_yielded = True
-                seeds = [(start, start_frames)] if self.poles else []
-                shift = _sub(start[r.order[0]], r.rest_start[r.order[0]])
-                rest = [_add(p, shift) for p in r.rest_start]
-                rest_frames = r.pose_frames(rest)
-                if self.root_frame is not None:
-                    rest_frames[r.order[0]] = self.root_frame
-                seeds.append(self.stage2(rest, rest_frames, rest, rest_frames, everything, r.order, all_kids))
-                for seed_pose, seed_frames in seeds:
-                    if err <= tol or it >= max_it:
-                        break
-                    limit = min(max_it, it + FALLBACK_ITERATIONS)
-                    got = self.attempt(seed_pose, seed_frames, start, tol, it, limit, RESTART_RUN, RESTART_GAIN)
-                    it = got[3]
-                    if got[0] <= tol:
-                        err, pose, frames = got[:3]
-        else:  # quick to give up on a local minimum, then restarts, then back to the stall rule
-            err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, RESTART_RUN, RESTART_GAIN)
-            draw = random.Random(RESTART_SEED)
-            rank = self.rank
-
-            for _ in range(MAX_RESTARTS):
-                if err <= tol or it >= max_it:
-                    break
-                seed_pose, seed_frames = self.stage2(
-                    start, start_frames, start, start_frames, self.active, self.up, self.kids, draw
-                )
-                got = self.attempt(seed_pose, seed_frames, start, tol, it, max_it, RESTART_RUN, RESTART_GAIN)
-                it = got[3]
-                if rank(got[0], got[1]) < rank(err, pose):
-                    err, pose, frames = got[:3]
-            if err > tol and it < max_it:  # no restart reached: carry on from the best attempt
-                first = (err, pose, frames)
-                err, pose, frames, it = self.attempt(pose, frames, start, tol, it, max_it, STALL_RUN, 0.0)
-                if rank(*first[:2]) < rank(err, pose):
-                    err, pose, frames = first
+                err, pose, frames, it = self.warm_retries(err, pose, frames, it, start, start_frames, max_it)
         if self.poles:
             pose, frames = self.final_poles(pose, frames, start, tol, whole=cold)
         self.place_untargeted(pose, frames, start, start_frames)
         return pose, frames, it
+
+    def project(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        """A pose projected onto the limits: one stage-2 pass of every joint toward itself."""
+        r = self.r
+        every = [True] * len(pose)
+        all_kids = [[(c, 1.0) for c in r.children[j]] for j in range(len(pose))]
+        return self.stage2(pose, frames, pose, frames, every, r.order, all_kids)
+
+    def restarts(
+        self,
+        pose: list[rot.Vec],
+        frames: list[rot.Quat],
+        start: list[rot.Vec],
+        start_frames: list[rot.Quat],
+        max_it: int,
+    ) -> tuple[float, list[rot.Vec], list[rot.Quat], int]:
+        """A cold solve: an attempt quick to give up on a local minimum, then up to
+        ``MAX_RESTARTS`` restarts from random poses within the limits (a fixed seed, so the
+        same input gives the same output), then the stall rule from the best of them. A
+        restart's pose is kept if it ranks better (``rank``: it reaches the positions where
+        the kept one does not, or it is nearer to them while neither does, or both reach them
+        and it is nearer to every target, orientations in full force)."""
+        tol = self.tol
+        err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, RESTART_RUN, RESTART_GAIN)
+        draw = random.Random(RESTART_SEED)
+        for _ in range(MAX_RESTARTS):
+            if err <= tol or it >= max_it:
+                break
+            seed = self.stage2(start, start_frames, start, start_frames, self.active, self.up, self.kids, draw)
+            got = self.attempt(*seed, start, tol, it, max_it, RESTART_RUN, RESTART_GAIN)
+            it = got[3]
+            if self.rank(got[0], got[1]) < self.rank(err, pose):
+                err, pose, frames = got[:3]
+        if err > tol and it < max_it:  # no restart reached: carry on from the best attempt
+            got = self.attempt(pose, frames, start, tol, it, max_it, STALL_RUN, 0.0)
+            it = got[3]
+            if not self.rank(err, pose) < self.rank(got[0], got[1]):  # (unless that ranks better)
+                err, pose, frames = got[:3]
+        return err, pose, frames, it
+
+    def warm_retries(
+        self,
+        err: float,
+        pose: list[rot.Vec],
+        frames: list[rot.Quat],
+        it: int,
+        start: list[rot.Vec],
+        start_frames: list[rot.Quat],
+        max_it: int,
+    ) -> tuple[float, list[rot.Vec], list[rot.Quat], int]:
+        """A warm solve stuck short of targets within reach. Poles may hold them off (targets
+        win: again from the start without them), or the last pose may have led into a local
+        minimum (again from the rest pose, moved with the root). Each attempt runs at most
+        ``FALLBACK_ITERATIONS`` and is kept only if it reaches every target: a warm solve never
+        jumps to random poses, but reaching wins over continuity here."""
+        r = self.r
+        tol = self.tol
+        self.poles_yielded = True
+        seeds = [(start, start_frames)] if self.poles else []
+        shift = _sub(start[r.order[0]], r.rest_start[r.order[0]])
+        rest = [_add(p, shift) for p in r.rest_start]
+        rest_frames = r.pose_frames(rest)
+        if self.root_frame is not None:
+            rest_frames[r.order[0]] = self.root_frame
+        seeds.append(self.project(rest, rest_frames))
+        for seed_pose, seed_frames in seeds:
+            if err <= tol or it >= max_it:
+                break
+            limit = min(max_it, it + FALLBACK_ITERATIONS)
+            got = self.attempt(seed_pose, seed_frames, start, tol, it, limit, RESTART_RUN, RESTART_GAIN)
+            it = got[3]
+            if got[0] <= tol:
+                err, pose, frames = got[:3]
+        return err, pose, frames, it
 
     def within_reach(self, start: list[rot.Vec]) -> bool:
         """Whether every target is within the length of its chain from the root."""
