@@ -41,7 +41,8 @@ An iteration whose FABRIK passes leave more than ``FABRIK_GAIN`` of the error
 adds ``DAMPED_STEPS`` damped least-squares steps (``fabrik3d.damped``) on the joints' turns (the
 Jacobian ``u × (P_e − P_j)`` of each effector for each turning axis above it,
 each joint's new rotation limited, the pose rebuilt by forward kinematics;
-Levenberg-Marquardt style damping); a step is kept only if it lowers the error.
+Levenberg-Marquardt style damping); a step is kept only if it lowers the error
+(one that does not ends the iteration's steps, and the next is damped harder).
 Where the FABRIK passes made the pose worse than it was and the damped steps then
 bettered it by at least ``SLOW_GAIN`` of the error, the next iteration makes the
 damped steps alone (no poles, no FABRIK passes), until they slow down.
@@ -90,7 +91,8 @@ RESTART_RUN = 5
 RESTART_GAIN = 0.01
 # An iteration whose FABRIK passes leave more than this share of the error adds damped steps.
 FABRIK_GAIN = 0.5
-# Damped least-squares steps per iteration, and their damping (metres), adapted as they go.
+# Damped least-squares steps per iteration (a step that does not lower the error ends them), and
+# their damping (metres), adapted as they go.
 DAMPED_STEPS = 2
 # Orientation targets start to yield after this many stalled iterations in a row, and poles
 # stop after this many slow ones in a row (each bettering the error by less than SLOW_GAIN of it).
@@ -350,8 +352,9 @@ class LimitedSolve(ReachingPasses, DampedSteps, PoleTurns):
                         self.damping = max(self.damping * 0.5, MIN_DAMPING)
                         if new_score <= tol * tol:  # every target reached: no need for another
                             break
-                    else:
+                    else:  # (damped harder next time; this iteration has had its step)
                         self.damping = min(self.damping * 4.0, MAX_DAMPING)
+                        break
             pose, frames = new_pose, new_frames
             err, score = self.largest_error(pose, frames), self.squared_errors(pose, frames)
             low = math.sqrt(best[0])
