@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 # Files larger than this are refused before they are read.
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -51,14 +54,19 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> byt
         raise ValueError(f"{p}: cannot read ({exc.strerror or exc})") from None
 
 
-def parse_json(text: str | bytes, source: str) -> Any:
-    """The data of JSON ``text``; ``ValueError`` prefixed with ``source`` if it is not valid JSON."""
+def parse_json(text: str | bytes, source: str, build: Callable[[Any], T]) -> T:
+    """``build`` applied to the data of JSON ``text``; a ``ValueError`` (the text is not valid
+    JSON, or ``build`` rejects its data) is prefixed with ``source``."""
     try:
-        return json.loads(text)
+        data = json.loads(text)
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer of over 4300 digits
         raise ValueError(f"{source}: not valid JSON ({exc})") from None
     except RecursionError:
         raise ValueError(f"{source}: JSON nested too deeply") from None
+    try:
+        return build(data)
+    except ValueError as exc:
+        raise ValueError(f"{source}: {exc}") from None
 
 
 def _remove(path: str) -> None:

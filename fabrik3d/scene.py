@@ -135,11 +135,7 @@ def _mapping(value: Any, where: str) -> dict[str, Any]:
 
 def parse_scene(text: str | bytes, source: str = "scene") -> Scene:
     """A scene from JSON text; errors are prefixed with ``source``."""
-    data = files.parse_json(text, source)
-    try:
-        return Scene.from_dict(data)
-    except ValueError as exc:
-        raise ValueError(f"{source}: {exc}") from None
+    return files.parse_json(text, source, Scene.from_dict)
 
 
 def load_scene(path: str | os.PathLike[str]) -> Scene:

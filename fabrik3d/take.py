@@ -193,11 +193,7 @@ def take_to_json(take: Take) -> str:
 
 def parse_take(text: str | bytes, source: str = "take") -> Take:
     """A take from JSON text; errors are prefixed with ``source``."""
-    data = files.parse_json(text, source)
-    try:
-        return Take.from_dict(data)
-    except ValueError as exc:
-        raise ValueError(f"{source}: {exc}") from None
+    return files.parse_json(text, source, Take.from_dict)
 
 
 def load_take(path: str | os.PathLike[str]) -> Take:
