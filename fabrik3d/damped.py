@@ -12,6 +12,7 @@ and the pose rebuilt by forward kinematics.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -47,10 +48,7 @@ class DampedSteps:
     effectors_beneath: dict[int, list[int]]
     yield_share: float
     tol: float
-
-    def effector_frame(self, j: int, fp: rot.Quat) -> rot.Quat:
-        """A leaf's frame given its parent's ``fp`` (defined by ``LimitedSolve``)."""
-        raise NotImplementedError
+    effector_frame: Callable[[int, rot.Quat], rot.Quat]  # a leaf's frame from its parent's (``passes``)
 
     def twist_excess(self, e: int, g: Goal, fp: rot.Quat) -> tuple[float | None, rot.Vec]:
         """How far (radians) the twist that ``g``'s orientation asks of effector ``e`` lies beyond

@@ -272,7 +272,7 @@ class LimitedSolve(ReachingPasses, DampedSteps, PoleTurns):
         seeds = [(start, start_frames)] if self.poles else []
         shift = _sub(start[r.order[0]], r.rest_start[r.order[0]])
         rest = [_add(p, shift) for p in r.rest_start]
-        rest_frames = r.pose_frames(rest)
+        rest_frames = list(r.rest_frames)  # (a translated rest pose has the rest frames)
         if self.root_frame is not None:
             rest_frames[r.order[0]] = self.root_frame
         seeds.append(self.project(rest, rest_frames))

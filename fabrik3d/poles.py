@@ -42,7 +42,7 @@ class PoleTurns:
     kids: list[list[tuple[int, float]]]
 
     def apply_poles(
-        self, pose: list[rot.Vec], final: bool = False, whole: float = 0.0, joints: bool = True
+        self, pose: list[rot.Vec], final: bool = False, swing: float = 0.0, joints: bool = True
     ) -> list[rot.Vec]:
         """Turn the inner joints of each poled chain about their neighbours' line toward the pole.
 
@@ -52,7 +52,7 @@ class PoleTurns:
         side again in the next (its limits sent it back) is left alone for the rest
         of the solve. The ``final`` turn after the
         last iteration is not held back (its result is checked against the limits
-        and the targets instead); with ``whole`` > 0, each chain first swings as a
+        and the targets instead); with ``swing`` > 0, each chain first swings as a
         whole that share of the way toward its pole; ``joints=False`` leaves out the
         joint-by-joint turns.
         """
@@ -68,8 +68,8 @@ class PoleTurns:
             line = rot.unit(_sub(end, pose[chain[0]]))
             if line is None or _distance_to_line(pole, pose[chain[0]], line) <= 1e-9:
                 continue
-            if whole:
-                self.swing_chain_to_pole(pose, chain, pole, swung_before, whole)
+            if swing:
+                self.swing_chain_to_pole(pose, chain, pole, swung_before, swing)
             for k in range(1, len(chain) - 1 if joints else 1):
                 a, i, b = chain[k - 1], chain[k], chain[k + 1]
                 axis = rot.unit(_sub(pose[b], pose[a]))
@@ -144,10 +144,10 @@ class PoleTurns:
         variants = [(0.0, True)]
         if whole:
             variants += [(1.0, True), *((share, False) for share in (1.0, *FINAL_SHARES))]
-        for whole, joints in variants:
+        for share, joints in variants:
             if best_side >= inner:
                 break
-            turned = self.apply_poles(pose, final=True, whole=whole, joints=joints)
+            turned = self.apply_poles(pose, final=True, swing=share, joints=joints)
             if not self.pole_turned or self.pole_side_count(turned) <= best_side:
                 continue  # (projecting it onto the limits could only lose joints from the pole's side)
             new_pose, new_frames = self.stage2(turned, frames, start, frames, self.active, self.up, self.kids)
