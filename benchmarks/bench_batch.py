@@ -33,7 +33,6 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import common
@@ -44,7 +43,7 @@ import fabrik3d.presets
 
 TOL = 1e-3
 MAX_IT = 100
-CHAIN = "fabrik3d.solve_chain"
+CHAIN = common.SOLVE_CHAIN
 SOLVE = "fabrik3d.solve"
 BATCH = "fabrik3d.solve_batch"
 HEADERS = ["workload", "solver", "B", "problems", "reached", "it mean", "us/problem", "vs solve_chain", "vs solve"]
@@ -121,12 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     batches = {sizes[0]: reach, sizes[1]: common.ball_points(np.random.default_rng(0), sizes[1], 9.0)}
     skeleton = chain_skeleton(rest)
     cases = [
-        common.Case(
-            CHAIN,
-            rest,
-            lambda pos, t: fabrik3d.solve_chain(pos, t, tolerance=TOL, max_iterations=MAX_IT),
-            lambda r: (r.positions, r.iterations, r.error),
-        ),
+        common.solve_chain_case(rest, TOL, MAX_IT),
         common.Case(
             SOLVE,
             rest,
@@ -252,7 +246,6 @@ def valid_pose_targets(s: fabrik3d.Skeleton, size: int) -> dict[str, np.ndarray]
     """``(size, 3)`` targets of every effector by forward kinematics of poses drawn uniformly
     within the joint limits (``tests/limits_helpers.random_pose``, ``default_rng(0)``): all
     reachable, as when making a dataset of constrained poses."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from limits_helpers import random_pose
 
     rng = np.random.default_rng(0)

@@ -28,7 +28,7 @@ import fabrik3d
 TOL = 1e-3
 MAX_IT = 100
 PLAIN = "plain Python FABRIK"
-CHAIN = "fabrik3d.solve_chain"
+CHAIN = common.SOLVE_CHAIN
 TREE = "fabrik3d.solve (Skeleton)"
 # Unconstrained rows: an unreachable target straightens the chain in exactly one iteration.
 ONE_STEP = (CHAIN, TREE)
@@ -41,12 +41,7 @@ def make_cases(rest: np.ndarray) -> tuple[list[common.Case], list[str]]:
     effector = names[-1]
     lengths = np.linalg.norm(np.diff(rest, axis=0), axis=1).tolist()
     cases = [
-        common.Case(
-            CHAIN,
-            rest,
-            lambda pos, t: fabrik3d.solve_chain(pos, t, tolerance=TOL, max_iterations=MAX_IT),
-            lambda r: (r.positions, r.iterations, r.error),
-        ),
+        common.solve_chain_case(rest, TOL, MAX_IT),
         _skeleton_case(TREE, fabrik3d.Skeleton(names, list(range(-1, n - 1)), rest), effector),
     ]
     notes = []

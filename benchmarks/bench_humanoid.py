@@ -21,7 +21,6 @@ from __future__ import annotations
 import inspect
 import math
 import sys
-from pathlib import Path
 from typing import Any
 
 import common
@@ -66,7 +65,6 @@ def reachable_frames(skeleton: fabrik3d.Skeleton, frames: int) -> list[dict[str,
     """Per frame, effector name -> ``(3,)`` target: forward kinematics of a smooth joint path
     within the preset's limits (``tests/limits_helpers.smooth_pose``, 60% of each limit), so
     every frame is reachable: what dragging a character within its reach looks like."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from limits_helpers import smooth_pose
 
     index = {name: skeleton.index(name) for name in PATHS}

@@ -38,8 +38,6 @@ from typing import Any
 
 import common
 import numpy as np
-
-sys.path.insert(0, str(common.ROOT / "tests"))
 import web_helpers as wh
 
 

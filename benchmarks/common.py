@@ -44,6 +44,9 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+# The test suite's independent helpers (limits_helpers: poses within limits, limit measurement;
+# web_helpers: the server and browser) serve the scripts too.
+sys.path.insert(0, str(ROOT / "tests"))
 # fabrik3d.chain.STALL, restated so the references do not import the library's internals.
 STALL = 1e-3
 
@@ -188,6 +191,21 @@ class Case:
     read: Callable[[Any], tuple[Any, int, float]]
     as_array: Callable[[Any], np.ndarray] = np.asarray
     target_form: Callable[[np.ndarray], Any] = lambda t: t
+
+
+SOLVE_CHAIN = "fabrik3d.solve_chain"
+
+
+def solve_chain_case(rest: np.ndarray, tolerance: float, max_iterations: int) -> Case:
+    """The ``fabrik3d.solve_chain`` row of a chain table (label ``SOLVE_CHAIN``)."""
+    import fabrik3d
+
+    return Case(
+        SOLVE_CHAIN,
+        rest,
+        lambda pos, t: fabrik3d.solve_chain(pos, t, tolerance=tolerance, max_iterations=max_iterations),
+        lambda r: (r.positions, r.iterations, r.error),
+    )
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,10 @@ import argparse
 import math
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
+import common  # noqa: F401  (puts tests/ on sys.path)
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-
 from limits_helpers import violations
 
 import fabrik3d
