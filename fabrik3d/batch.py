@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from fabrik3d import batch_chain, batch_frames, batch_tree, checks
+from fabrik3d import batch_chain, batch_frames, batch_limited, batch_tree, checks
 from fabrik3d import targets as tg
 from fabrik3d.frames import rig
 from fabrik3d.skeleton import Skeleton
-from fabrik3d.solver import solve
+from fabrik3d.solver import solve, start_pose
 
 
 @dataclass(frozen=True)
@@ -116,9 +116,11 @@ def solve_batch(
             np.zeros(0, dtype=bool),
             {names[e]: np.empty(0) for e in turns},
         )
-    constrained = bool(skeleton.constraints or pole_points or turns)
-    if constrained or (root_goal is not None and root_goal.orientation is not None):
+    turned_root = root_goal is not None and root_goal.orientation is not None
+    if pole_points or turns or turned_root or (skeleton.constraints and not points):
         return _one_by_one(skeleton, bsize, points, turns, start, root_goal, root, pole_points, weights, tol, max_it)
+    if skeleton.constraints:
+        return _limited(skeleton, bsize, points, start, root, w, weights, tol, max_it)
     return _vectorised(skeleton, bsize, points, start, root, w, tol, max_it)
 
 
@@ -174,6 +176,54 @@ def _vectorised(
     converged = np.ones(bsize, dtype=bool)
     for v in errors.values():
         converged &= v <= tol
+    return BatchResult(out, rotations, iterations, errors, converged)
+
+
+def _limited(
+    skeleton: Skeleton,
+    bsize: int,
+    points: dict[int, np.ndarray],
+    start: np.ndarray | None,
+    root: np.ndarray | None,
+    w: dict[int, float] | None,
+    weights: Mapping[str, float] | None,
+    tol: float,
+    max_it: int,
+) -> BatchResult:
+    """Joint limits, positions only: ``fabrik3d.batch_limited`` for all, ``solve`` for the problems
+    it leaves (restarts and warm retries)."""
+    r = rig(skeleton)
+    n = len(skeleton)
+
+    def row(a: np.ndarray | None, b: int) -> Any:
+        return None if a is None else a[b if a.shape[0] > 1 else 0]
+
+    shared = (start is None or start.shape[0] == 1) and (root is None or root.shape[0] == 1)
+    starts = [
+        start_pose(skeleton, r, row(start, b), None if root is None else tg.Goal(tuple(row(root, b)), None, 1.0))
+        for b in range(1 if shared else bsize)
+    ]
+    goals = {e: tg.Goal(tuple(p[0].tolist()), None, 1.0) for e, p in points.items()}
+    targets = {e: np.broadcast_to(p, (bsize, 3)) for e, p in points.items()}
+    out, rotations, iterations, scalar = batch_limited.solve(
+        r, goals, w, targets, starts, tol, max_it, cold=start is None
+    )
+    if scalar.any():
+        idx = np.flatnonzero(scalar)
+
+        def some(a: Any) -> Any:
+            return a if a is None or a.shape[0] == 1 else a[idx]
+
+        subset = {e: some(p) for e, p in points.items()}
+        rest = _one_by_one(skeleton, len(idx), subset, {}, some(start), None, some(root), {}, weights, tol, max_it)
+        out[idx], rotations[idx], iterations[idx] = rest.positions, rest.rotations, rest.iterations
+    errors = {}
+    converged = np.ones(bsize, dtype=bool)
+    for e, t in targets.items():
+        d = out[:, e] - t
+        errors[skeleton.names[e]] = v = np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2])
+        converged &= v <= tol
+    assert out.shape == (bsize, n, 3)
     return BatchResult(out, rotations, iterations, errors, converged)
 
 

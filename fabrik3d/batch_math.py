@@ -313,7 +313,7 @@ def _nearest_wide(
     r0 = (a / b) ** 2
     n0 = r0 * z0
     s0, s1 = z1 - 1.0, np.where(g > 0, np.hypot(n0, z1) - 1.0, 0.0)
-    s = _bisect(live & off_axis & (y0 > 0.0) & (g != 0.0), n0, z1, r0, s0, s1)
+    s = _newton(live & off_axis & (y0 > 0.0) & (g != 0.0), n0, z1, r0, s0, s1)
     fit = _pick(g == 0.0, (y0, y1), (r0 * y0 / (s + r0), y1 / (s + 1.0)))
     fit = _pick(y0 > 0.0, fit, (0.0, b))
     numer, denom = a * y0, a * a - b * b
@@ -323,24 +323,28 @@ def _nearest_wide(
     return _pick(off_axis, fit, on_axis)  # type: ignore[return-value]
 
 
-def _bisect(
+def _newton(
     run: np.ndarray, n0: np.ndarray, z1: np.ndarray, r0: np.ndarray, s0: np.ndarray, s1: np.ndarray
 ) -> np.ndarray:
-    """Eberly's bisection on the Lagrange parameter where ``run``: each round only the problems still going."""
+    """The root of Eberly's ``g(s) = (n0/(s+r0))² + (z1/(s+1))² − 1`` in ``[s0, s1]`` where ``run``.
+
+    Not the scalar bisection but Newton's method from ``s0`` (where ``g >= 0``): ``g`` is convex
+    and decreasing there, so the steps rise monotonically to the root without passing it; they
+    stop when one no longer rises. About 20 rounds instead of 57; the root agrees with the
+    bisection's to about 1e-15 (tests/test_batch_math.py).
+    """
     s = np.zeros_like(n0)
     idx = np.flatnonzero(run)
-    n0, z1, r0, s0, s1 = n0[idx], z1[idx], r0[idx], s0[idx], s1[idx]
-    mid = s0
+    n0, z1, r0, cur, s1 = n0[idx], z1[idx], r0[idx], s0[idx], s1[idx]
+    s[idx] = cur
     for _ in range(_ITERATIONS):
         if idx.size == 0:
             break
-        mid = 0.5 * (s0 + s1)
-        g = (n0 / (mid + r0)) ** 2 + (z1 / (mid + 1.0)) ** 2 - 1.0
-        above, below = g > 0.0, g < 0.0
-        go = (mid != s0) & (mid != s1) & (above | below)  # (stops at `s in (s0, s1)` and g == 0)
-        s0, s1 = np.where(above, mid, s0), np.where(below, mid, s1)
-        if not go.all():  # the stopped ones keep this round's s
-            s[idx] = mid
-            idx, n0, z1, r0, s0, s1, mid = idx[go], n0[go], z1[go], r0[go], s0[go], s1[go], mid[go]
-    s[idx] = mid  # (those still going after the last round)
+        p, q = cur + r0, cur + 1.0
+        u, v = n0 / p, z1 / q
+        g = u * u + v * v - 1.0
+        nxt = np.minimum(cur + 0.5 * g / (u * u / p + v * v / q), s1)
+        go = (nxt > cur) & (g > 0.0)
+        s[idx[go]] = nxt[go]
+        idx, n0, z1, r0, cur, s1 = idx[go], n0[go], z1[go], r0[go], nxt[go], s1[go]
     return s

@@ -35,6 +35,20 @@ _WORLD_AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 ORIENTATION_IN_FORCE = 0.1
 
 
+def joint_turns(jac: np.ndarray, err: np.ndarray, damping: np.ndarray, owner: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Each turning joint's turn vector (radians about its axis) of the damped least-squares step
+    ``Jᵀ (J Jᵀ + λ² I)⁻¹ e`` for ``m`` problems at once: ``jac`` ``(m, rows, columns)``, ``err``
+    ``(m, rows)``, ``damping`` λ ``(m,)``, ``owner`` ``(turnable, columns)`` 0/1, ``u`` the columns'
+    axes ``(m, columns, 3)``; returns ``(m, turnable, 3)``. The scalar solve calls it with
+    ``m = 1``, the batch solve (``fabrik3d.batch_limited``) with all its problems: the same numpy
+    calls on each problem's matrices, so the same floats (near-singular ``J Jᵀ`` with a small λ
+    would magnify any difference)."""
+    jt = jac.transpose(0, 2, 1)
+    normal = jac @ jt + (damping * damping)[:, None, None] * np.eye(jac.shape[1])
+    step = (jt @ np.linalg.solve(normal, err[..., None]))[..., 0]
+    return owner @ (step[..., None] * u)
+
+
 class DampedSteps:
     """Mixin of ``LimitedSolve``: forward kinematics and damped least-squares steps."""
 
@@ -184,8 +198,7 @@ class DampedSteps:
                     rows.append((-scale * (spin_rows @ axis) * mask[k])[None])
                     err.append(-scale * excess)
         jac = np.concatenate(rows)
-        step = jac.T @ np.linalg.solve(jac @ jac.T + damping**2 * np.eye(len(err)), np.array(err))
-        spin = (owner @ (step[:, None] * u)).tolist()  # (turnable, 3): each joint's turn vector
+        spin = joint_turns(jac[None], np.array(err)[None], np.array([damping]), owner, u[None])[0].tolist()
         turned: dict[int, rot.Quat] = {}
         parents, limits = r.parents, r.limits
         for j, (wx, wy, wz) in zip(self.turnable, spin):

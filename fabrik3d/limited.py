@@ -294,7 +294,7 @@ class LimitedSolve(ReachingPasses, DampedSteps, PoleTurns):
             length, j = 0.0, e
             while r.parents[j] >= 0:
                 length, j = length + r.lengths[j], r.parents[j]
-            if math.dist(root, g.position) > length:
+            if rot.dist(root, g.position) > length:
                 return False
         return True
 
@@ -403,7 +403,7 @@ class LimitedSolve(ReachingPasses, DampedSteps, PoleTurns):
         are in force. (Twist within the limit is the effector's own; beyond it, the joints above
         must turn the parent's frame.)"""
         r = self.r
-        out = [math.dist(pose[e], g.position) for e, g in self.goals.items()]
+        out = [rot.dist(pose[e], g.position) for e, g in self.goals.items()]
         if self.yield_share > ORIENTATION_IN_FORCE:
             for e, g in self.goals.items():
                 if g.orientation is not None:
@@ -419,7 +419,7 @@ class LimitedSolve(ReachingPasses, DampedSteps, PoleTurns):
 
     def position_error(self, pose: list[rot.Vec]) -> float:
         """The largest distance of a targeted effector from its target."""
-        return max((math.dist(pose[e], g.position) for e, g in self.goals.items()), default=0.0)
+        return max((rot.dist(pose[e], g.position) for e, g in self.goals.items()), default=0.0)
 
     def largest_error(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> float:
         return max(self.residuals(pose, frames), default=0.0)

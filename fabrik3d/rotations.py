@@ -40,6 +40,13 @@ def sub(a: Vec, b: Vec) -> Vec:
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
+def dist(a: Vec, b: Vec) -> float:
+    """``|a − b|``, written out (``math.dist`` rounds differently) so that the batch solve's numpy
+    form of it gives the same floats (``fabrik3d.batch_limited``)."""
+    dx, dy, dz = a[0] - b[0], a[1] - b[1], a[2] - b[2]
+    return math.sqrt(dx * dx + dy * dy + dz * dz)
+
+
 def cross(a: Vec, b: Vec) -> Vec:
     """``a × b``."""
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])

@@ -379,7 +379,13 @@ def test_nearest_on_ellipse_matches() -> None:
     y1[900:1000] = b[900:1000] * 10.0 ** rng.uniform(-13, -10, 100)  # around y1's 1e-12 b threshold
     px, py = bm.nearest_on_ellipse(y0, y1, a, b)
     want = [fc.nearest_on_ellipse(*v) for v in zip(y0.tolist(), y1.tolist(), a.tolist(), b.tolist())]
-    assert_close((px, py), want, TOL)
+    # Newton's root (batch) and the bisection's (scalar) agree to an ulp or so of s (1e-12 here); where y1 is
+    # within ~1e-10 b of the axis the root sits within ~1e-11 of -1, where an ulp of s (2e-16) is a
+    # relative 2e-5 of s + 1: both answers are that uncertain there (rows 900 to 1000).
+    near_axis = np.zeros(m, dtype=bool)
+    near_axis[900:1000] = True
+    assert_close(tuple(c[~near_axis] for c in (px, py)), [w for w, n in zip(want, near_axis) if not n], 1e-12)
+    assert_close(tuple(c[near_axis] for c in (px, py)), [w for w, n in zip(want, near_axis) if n], 1e-5)
     wide, narrow = np.maximum(a, b), np.minimum(a, b)  # after the swap: (y0, y1) against (wide, narrow)
     on = narrow > 1e-12
     z0, z1 = np.where(a < b, y1, y0)[on] / wide[on], np.where(a < b, y0, y1)[on] / narrow[on]

@@ -1,0 +1,403 @@
+"""The constrained solve (``fabrik3d.limited``), vectorised over a batch of problems.
+
+Values are batch tuples as in ``fabrik3d.batch_passes``: per joint, three (or four)
+``(m,)`` arrays, one element per live problem. Every problem runs the scalar
+solve's first attempt (``LimitedSolve.attempt``: FABRIK passes with limits, damped
+least-squares steps where they are slow, the stall and yield rules), written on
+batch values with the same expressions in the same order; problems leave the
+arrays as they stop (compacted each iteration). What the first attempt leaves
+short of targets within reach (the scalar solve's restarts and warm retries,
+about 3% of cold humanoid problems) goes to ``fabrik3d.solve`` itself, as do
+solves with poles or orientation targets (``fabrik3d.batch``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fabrik3d import batch_math as bm
+from fabrik3d import rotations as rot
+from fabrik3d import targets as tg
+from fabrik3d.batch_passes import BatchPasses, BQuat, BVec, full, put, take, where
+from fabrik3d.damped import _WORLD_AXES, ORIENTATION_IN_FORCE, joint_turns
+from fabrik3d.frames import Rig
+from fabrik3d.limited import (
+    DAMPED_STEPS,
+    FABRIK_GAIN,
+    LIMITED_STALL,
+    MAX_DAMPING,
+    MIN_DAMPING,
+    RESTART_GAIN,
+    RESTART_RUN,
+    SLOW_GAIN,
+    STALL_RUN,
+    START_DAMPING,
+    YIELD_AFTER,
+    LimitedSolve,
+)
+
+
+class BatchLimited(BatchPasses):
+    """The damped steps and the attempt loop of ``LimitedSolve`` on batch values."""
+
+    def __init__(self, r: Rig, solver: LimitedSolve, goal: dict[int, BVec], tol: float) -> None:
+        super().__init__(r, solver.plan, goal)
+        self.cols, self.mask, self.owner = solver.damped_plan()
+        self.tol = tol
+
+    # -- errors ---------------------------------------------------------------------------------
+    def errors(self, pose: list[BVec]) -> tuple[np.ndarray, np.ndarray]:
+        """Per problem, the largest distance of a targeted effector from its target and the sum
+        of their squares (``LimitedSolve.largest_error`` and ``squared_errors``)."""
+        largest: Any = None
+        score: Any = 0
+        for e, t in self.goal.items():
+            p = pose[e]
+            dx, dy, dz = p[0] - t[0], p[1] - t[1], p[2] - t[2]
+            d = np.sqrt(dx * dx + dy * dy + dz * dz)
+            largest = d if largest is None else np.maximum(largest, d)
+            score = score + d * d
+        return largest, score
+
+    # -- damped least-squares steps ------------------------------------------------------------
+    def forward(
+        self, pose: list[BVec], frames: list[BQuat], turned: dict[int, tuple[BQuat, np.ndarray]]
+    ) -> tuple[list[BVec], list[BQuat]]:
+        """``DampedSteps.forward``; ``turned`` maps a joint to its new local rotation and the
+        problems where it applies."""
+        r = self.r
+        parents, children = r.parents, r.children
+        new_pose, new_frames = list(pose), list(frames)
+        moved: dict[int, BQuat] = {}
+        for x in self.plan.up:
+            p = parents[x]
+            got = turned.get(x)
+            if p < 0:
+                new_frames[x] = frames[x] if got is None else where(got[1], got[0], frames[x])
+                moved[x] = rot.mul(new_frames[x], rot.conj(frames[x]))
+                continue
+            turn = moved[p]
+            kept = rot.mul(turn, frames[x])
+            new_frames[x] = kept if got is None else where(got[1], rot.mul(new_frames[p], got[0]), kept)
+            if not children[x]:
+                if x in self.goal:
+                    new_frames[x] = rot.mul(new_frames[p], r.rest_local[x])
+            else:
+                moved[x] = turn if got is None else where(got[1], rot.mul(new_frames[x], rot.conj(frames[x])), turn)
+            new_pose[x] = rot.add(new_pose[p], rot.rotate(turn, rot.sub(pose[x], pose[p])))
+        return new_pose, new_frames
+
+    def turning_axes(self, frames: list[BQuat]) -> list[BVec]:
+        """``DampedSteps.turning_axes``, column by column."""
+        r = self.r
+        axes: list[BVec] = []
+        for j in self.plan.turnable:
+            if r.rigid[j]:
+                axes += _WORLD_AXES
+            elif self.plan.hinged[j]:
+                p = r.parents[j]
+                axes.append(rot.rotate(frames[p] if p >= 0 else rot.IDENTITY, r.limits[j].swing.a))  # type: ignore[union-attr]
+            else:
+                bx, by, bz = rot.y_axis(frames[j])
+                ax, ay, az = np.abs(bx), np.abs(by), np.abs(bz)
+                first = (ax <= ay) & (ax <= az)
+                second = ~first & (ay <= az)
+                zero = np.zeros_like(bx)
+                v = where(first, (zero, bz, -by), where(second, (-bz, zero, bx), (by, -bx, zero)))
+                n = np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+                vx, vy, vz = v[0] / n, v[1] / n, v[2] / n
+                axes += ((vx, vy, vz), (by * vz - bz * vy, bz * vx - bx * vz, bx * vy - by * vx))
+        return axes
+
+    def damped_step(self, pose: list[BVec], frames: list[BQuat], damping: np.ndarray) -> tuple[list[BVec], list[BQuat]]:
+        """``DampedSteps.damped_step`` for positions only (no orientation targets)."""
+        r = self.r
+        cols, mask, owner = self.cols, self.mask, self.owner
+        if not cols:
+            return self.forward(pose, frames, {})
+        m = len(damping)
+        u = np.stack([np.stack(np.broadcast_arrays(*full(a, m)), axis=-1) for a in self.turning_axes(frames)], axis=1)
+        goals = list(self.goal)
+        pe = np.stack([np.stack(pose[e], axis=-1) for e in goals], axis=1)  # (m, goals, 3)
+        pc = np.stack([np.stack(pose[j], axis=-1) for j in cols], axis=1)  # (m, columns, 3)
+        moving = pe[:, :, None, :] - pc[:, None, :, :]  # (m, goals, columns, 3)
+        ux, uy, uz = u[:, None, :, 0], u[:, None, :, 1], u[:, None, :, 2]
+        mx, my, mz = moving[..., 0], moving[..., 1], moving[..., 2]
+        crossed = np.stack((uy * mz - uz * my, uz * mx - ux * mz, ux * my - uy * mx), axis=2)  # (m, goals, 3, columns)
+        jac = (crossed * mask[None, :, None, :]).reshape(m, -1, len(cols))
+        err = np.stack([c for e in goals for c in rot.sub(self.goal[e], pose[e])], axis=1)  # (m, rows)
+        spin = joint_turns(jac, err, damping, owner, u)
+        turned: dict[int, tuple[BQuat, np.ndarray]] = {}
+        parents, limits = r.parents, r.limits
+        with np.errstate(all="ignore"):
+            for t, j in enumerate(self.plan.turnable):
+                wx, wy, wz = spin[:, t, 0], spin[:, t, 1], spin[:, t, 2]
+                angle = np.sqrt(wx * wx + wy * wy + wz * wz)
+                turns = angle >= 1e-15
+                if not turns.any():
+                    continue
+                safe = np.where(turns, angle, 1.0)
+                kx, ky, kz = wx / safe, wy / safe, wz / safe
+                angle = np.minimum(angle, 0.5)
+                p = parents[j]
+                fp = frames[p] if p >= 0 else rot.IDENTITY
+                if r.rigid[j]:
+                    turn = bm.axis_angle((kx, ky, kz), angle)
+                    local = rot.mul(rot.conj(fp), self.limit_frame(j, fp, rot.mul(turn, frames[j])))
+                    turned[j] = (local, turns)
+                    continue
+                bx, by, bz = rot.y_axis(frames[j])
+                c, s = np.cos(angle), np.sin(angle)
+                kb = (kx * bx + ky * by + kz * bz) * (1.0 - c)
+                local = rot.rotate_inv(
+                    fp,
+                    (
+                        c * bx + s * (ky * bz - kz * by) + kb * kx,
+                        c * by + s * (kz * bx - kx * bz) + kb * ky,
+                        c * bz + s * (kx * by - ky * bx) + kb * kz,
+                    ),
+                )
+                limit = limits[j].swing
+                if limit is not None:
+                    local = bm.project(limit, local, rot.rotate_inv(fp, (bx, by, bz)) if self.plan.hinged[j] else None)
+                turned[j] = (rot.mul(bm.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]), turns)
+        return self.forward(pose, frames, turned)
+
+    # -- the attempt ----------------------------------------------------------------------------
+    def attempt(
+        self, pose: list[Any], frames: list[Any], start: list[Any], max_it: int, patience: np.ndarray, gain: np.ndarray
+    ) -> tuple[np.ndarray, list[Any], list[Any], np.ndarray]:
+        """``LimitedSolve.attempt`` from ``pose`` for every problem (no poles, no orientation
+        targets), with per-problem ``patience`` and ``gain``. Returns per problem the largest error
+        of the best pose, that pose and its frames (active joints; others ``None``) and the
+        iterations run (starting from 0)."""
+        tol = self.tol
+        plan = self.plan
+        active = [j for j in range(len(pose)) if plan.active[j]]
+        m = len(patience)
+        out_err = np.empty(m)
+        out_it = np.zeros(m, dtype=np.int64)
+        out_pose: list[Any] = [None] * len(pose)
+        out_frames: list[Any] = [None] * len(pose)
+        for j in active:
+            out_pose[j] = tuple(np.empty(m) for _ in range(3))
+            out_frames[j] = tuple(np.empty(m) for _ in range(4))
+        err, score = self.errors(pose)
+        s = _State(pose, frames, start, self.goal, err, score, patience, gain, active)
+        eps = LIMITED_STALL * tol
+        gain2, slow2 = FABRIK_GAIN**2, (1.0 - SLOW_GAIN) ** 2
+        while True:
+            going = (s.err > tol) & (s.it < max_it) & (s.stalls < s.patience)
+            done = ~going
+            if done.any():
+                ids = s.ids[done]
+                out_err[ids], out_it[ids] = s.best_err[done], s.it[done]
+                for j in active:
+                    for a, b in zip(out_pose[j], s.best_pose[j]):
+                        a[ids] = b[done]
+                    for a, b in zip(out_frames[j], s.best_frames[j]):
+                        a[ids] = b[done]
+                if not going.any():
+                    break
+                s.keep(going)
+            self.goal = s.goal
+            s.it += 1
+            weak = s.weak
+            q = self.stage1(s.pose, s.frames)[0]
+            new_pose, new_frames = self.stage2(q, s.frames, s.start, plan.active, plan.up, plan.kids)
+            new_score = self.errors(new_pose)[1]
+            if weak.any():
+                new_pose = [None if p is None else where(weak, a, p) for a, p in zip(s.pose, new_pose)]
+                new_frames = [None if f is None else where(weak, a, f) for a, f in zip(s.frames, new_frames)]
+                new_score = np.where(weak, s.score, new_score)
+            destructive = weak | (new_score > s.score)
+            weak = np.zeros(len(weak), dtype=bool)
+            if plan.turns:
+                stepping = (s.stalls == 0) & (new_score > gain2 * s.score)
+                for _ in range(DAMPED_STEPS):
+                    idx = np.flatnonzero(stepping)
+                    if not len(idx):
+                        break
+                    sub = [None if p is None else take(p, idx) for p in new_pose]
+                    sub_f = [None if f is None else take(f, idx) for f in new_frames]
+                    self.goal = {e: take(t, idx) for e, t in s.goal.items()}
+                    step_pose, step_frames = self.damped_step(sub, sub_f, s.damping[idx])
+                    step_score = self.errors(step_pose)[1]
+                    self.goal = s.goal
+                    better = step_score < new_score[idx]
+                    good = idx[better]
+                    weak[good] = destructive[good] & (step_score[better] < slow2 * s.score[good])
+                    if len(good):
+                        kept, live = np.flatnonzero(better), len(s.ids)
+                        for j in active:
+                            new_pose[j] = put(new_pose[j], good, take(step_pose[j], kept), live)
+                            new_frames[j] = put(new_frames[j], good, take(step_frames[j], kept), live)
+                    new_score[good] = step_score[better]
+                    s.damping[good] = np.maximum(s.damping[good] * 0.5, MIN_DAMPING)
+                    bad = idx[~better]
+                    s.damping[bad] = np.minimum(s.damping[bad] * 4.0, MAX_DAMPING)
+                    stepping[bad] = False
+                    stepping[good] = new_score[good] > tol * tol
+            s.weak = weak
+            s.pose, s.frames = new_pose, new_frames
+            s.err, s.score = self.errors(s.pose)
+            low = np.sqrt(s.best_score)
+            gained = low - np.sqrt(s.score)
+            s.stalls = np.where(gained < np.maximum(eps, s.gain * low), s.stalls + 1, 0)
+            yielding = (s.stalls >= YIELD_AFTER) & (s.yield_share > ORIENTATION_IN_FORCE)
+            if yielding.any():
+                s.yield_share = np.where(yielding, s.yield_share * 0.25, s.yield_share)
+                fresh = yielding & (s.yield_share <= ORIENTATION_IN_FORCE)
+                s.stalls = np.where(fresh, 0, s.stalls)
+                s.remember(fresh)
+            s.remember(~s.ran | (s.score < s.best_score) | (s.err <= tol))
+            s.ran[:] = True
+        return out_err, out_pose, out_frames, out_it
+
+
+class _State:
+    """The live problems of an attempt: their poses, errors, best poses and counters."""
+
+    def __init__(
+        self,
+        pose: list[Any],
+        frames: list[Any],
+        start: list[Any],
+        goal: dict[int, BVec],
+        err: np.ndarray,
+        score: np.ndarray,
+        patience: np.ndarray,
+        gain: np.ndarray,
+        active: list[int],
+    ) -> None:
+        m = len(patience)
+        self.active = active
+        self.pose, self.frames, self.start, self.goal = list(pose), list(frames), list(start), dict(goal)
+        self.err, self.score = err, score
+        self.best_err, self.best_score = err, score
+        self.best_pose, self.best_frames = list(pose), list(frames)
+        self.patience, self.gain = patience, gain
+        self.ids = np.arange(m)
+        self.it = np.zeros(m, dtype=np.int64)
+        self.stalls = np.zeros(m, dtype=np.int64)
+        self.ran = np.zeros(m, dtype=bool)
+        self.weak = np.zeros(m, dtype=bool)
+        self.damping = np.full(m, START_DAMPING)
+        self.yield_share = np.ones(m)
+
+    def remember(self, mask: np.ndarray) -> None:
+        """The current pose becomes the best one where ``mask``."""
+        if not mask.any():
+            return
+        self.best_err = np.where(mask, self.err, self.best_err)
+        self.best_score = np.where(mask, self.score, self.best_score)
+        for j in self.active:
+            self.best_pose[j] = where(mask, self.pose[j], self.best_pose[j])
+            self.best_frames[j] = where(mask, self.frames[j], self.best_frames[j])
+
+    def keep(self, mask: np.ndarray) -> None:
+        """Only the problems of ``mask`` stay live."""
+        idx = np.flatnonzero(mask)
+        for name in (
+            "err",
+            "score",
+            "best_err",
+            "best_score",
+            "patience",
+            "gain",
+            "ids",
+            "it",
+            "stalls",
+            "ran",
+            "weak",
+            "damping",
+            "yield_share",
+        ):
+            setattr(self, name, getattr(self, name)[idx])
+        for seq in (self.pose, self.frames, self.start, self.best_pose, self.best_frames):
+            for j, v in enumerate(seq):
+                if v is not None:
+                    seq[j] = take(v, idx)
+        self.goal = {e: take(t, idx) for e, t in self.goal.items()}
+
+
+def solve(
+    r: Rig,
+    goals: dict[int, tg.Goal],
+    weights: dict[int, float] | None,
+    targets: dict[int, np.ndarray],
+    starts: list[list[rot.Vec]],
+    tol: float,
+    max_it: int,
+    cold: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Constrained solves of ``m`` problems without poles or orientation targets.
+
+    Args:
+        r: the skeleton's rig (``n`` joints).
+        goals: the first problem's goals (they fix the plan: effectors and weights).
+        weights: effector index -> centroid weight, or ``None``.
+        targets: effector index -> ``(m, 3)`` target points.
+        starts: per problem, or one for all, the start pose (``n`` points; the scalar solve's
+            ``start_pose``).
+        tol, max_it, cold: as in ``LimitedSolve.run`` (``cold``: from the rest pose).
+
+    Returns:
+        ``(m, n, 3)`` positions, ``(m, n, 4)`` frames, ``(m,)`` iterations, and an ``(m,)`` mask
+        of the problems left to the scalar solve (their rows are not filled).
+    """
+    n = len(r.parents)
+    m = len(next(iter(targets.values())))
+    solver = LimitedSolve(r, goals, weights, {}, None)
+    solver.tol = tol
+    plan = solver.plan
+    # The start projected onto the limits (the scalar solve's first step), per distinct start.
+    projected = [solver.project(s, r.pose_frames(s)) for s in starts]
+    shared = len(projected) == 1
+    rows = np.array([[p for p in pose] for pose, _ in projected]).transpose(1, 2, 0)  # (n, 3, starts)
+    frows = np.array([[f for f in frames] for _, frames in projected]).transpose(1, 2, 0)  # (n, 4, starts)
+    ones = np.zeros(m, dtype=np.intp) if shared else np.arange(m)
+    start = [tuple(rows[j, k][ones] for k in range(3)) for j in range(n)]
+    start_frames = [tuple(frows[j, k][ones] for k in range(4)) for j in range(n)]
+    goal = {e: (t[:, 0].copy(), t[:, 1].copy(), t[:, 2].copy()) for e, t in targets.items()}
+    # Within reach: every target within its chain's length of the root (``LimitedSolve.within_reach``).
+    root = start[r.order[0]]
+    within = np.ones(m, dtype=bool)
+    for e, t in goal.items():
+        length, j = 0.0, e
+        while r.parents[j] >= 0:
+            length, j = length + r.lengths[j], r.parents[j]
+        dx, dy, dz = root[0] - t[0], root[1] - t[1], root[2] - t[2]
+        within &= ~(np.sqrt(dx * dx + dy * dy + dz * dz) > length)
+    restarting = within if cold else np.zeros(m, dtype=bool)
+    patience = np.where(restarting, RESTART_RUN, STALL_RUN)
+    gain = np.where(restarting, RESTART_GAIN, 0.0)
+    batch = BatchLimited(r, solver, goal, tol)
+    active = [j if plan.active[j] else None for j in range(n)]
+    pose = [None if a is None else start[j] for j, a in enumerate(active)]
+    frames = [None if a is None else start_frames[j] for j, a in enumerate(active)]
+    err, pose, frames, it = batch.attempt(pose, frames, start, max_it, patience, gain)
+    scalar = within & (err > tol) & (it < max_it)  # restarts or warm retries: the scalar solve's
+    place_untargeted(r, plan, pose, frames, start, start_frames)
+    out = np.stack([np.stack(v, axis=-1) for v in pose], axis=1)
+    rotations = np.stack([np.stack(v, axis=-1) for v in frames], axis=1)
+    return out, rotations, it, scalar
+
+
+def place_untargeted(
+    r: Rig, plan: Any, pose: list[Any], frames: list[Any], start: list[Any], start_frames: list[Any]
+) -> None:
+    """``LimitedSolve.place_untargeted``: untargeted branches keep their start local rotations."""
+    for j in range(len(pose)):
+        if pose[j] is None:
+            pose[j], frames[j] = start[j], start_frames[j]
+    for j in plan.up:
+        turn = rot.mul(frames[j], rot.conj(start_frames[j]))
+        for c in r.children[j]:
+            if plan.active[c]:
+                continue
+            for x in r.subtree(c):
+                pose[x] = rot.add(pose[j], rot.rotate(turn, rot.sub(start[x], start[j])))
+                frames[x] = rot.mul(turn, start_frames[x])
