@@ -13,6 +13,7 @@ solves with poles or orientation targets (``fabrik3d.batch``).
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import numpy as np
@@ -28,15 +29,20 @@ from fabrik3d.limited import (
     FABRIK_GAIN,
     LIMITED_STALL,
     MAX_DAMPING,
+    MAX_RESTARTS,
     MIN_DAMPING,
     RESTART_GAIN,
     RESTART_RUN,
+    RESTART_SEED,
     SLOW_GAIN,
     STALL_RUN,
     START_DAMPING,
     YIELD_AFTER,
     LimitedSolve,
 )
+
+# Once this many problems (or fewer) of a larger batch are left, they go to the scalar solve.
+TAIL = 16
 
 
 class BatchLimited(BatchPasses):
@@ -167,25 +173,39 @@ class BatchLimited(BatchPasses):
 
     # -- the attempt ----------------------------------------------------------------------------
     def attempt(
-        self, pose: list[Any], frames: list[Any], start: list[Any], max_it: int, patience: np.ndarray, gain: np.ndarray
-    ) -> tuple[np.ndarray, list[Any], list[Any], np.ndarray]:
+        self,
+        pose: list[Any],
+        frames: list[Any],
+        start: list[Any],
+        it: np.ndarray,
+        max_it: int,
+        patience: np.ndarray,
+        gain: np.ndarray,
+        damping: np.ndarray,
+    ) -> tuple[np.ndarray, list[Any], list[Any], np.ndarray, np.ndarray, np.ndarray]:
         """``LimitedSolve.attempt`` from ``pose`` for every problem (no poles, no orientation
-        targets), with per-problem ``patience`` and ``gain``. Returns per problem the largest error
-        of the best pose, that pose and its frames (active joints; others ``None``) and the
-        iterations run (starting from 0)."""
+        targets), with per-problem iterations so far ``it``, ``patience``, ``gain`` and damping.
+        Returns per problem the largest error of the best pose, that pose and its frames (active
+        joints; others ``None``), the iterations, the damping left, and a mask of the problems
+        handed back unfinished: once ``TAIL`` or fewer of a larger batch are left, each batch
+        iteration costs more than their scalar solves would. ``self.goal`` is as given after."""
         tol = self.tol
         plan = self.plan
         active = [j for j in range(len(pose)) if plan.active[j]]
         m = len(patience)
         out_err = np.empty(m)
+        handed = np.zeros(m, dtype=bool)
         out_it = np.zeros(m, dtype=np.int64)
+        out_damping = np.empty(m)
         out_pose: list[Any] = [None] * len(pose)
         out_frames: list[Any] = [None] * len(pose)
         for j in active:
-            out_pose[j] = tuple(np.empty(m) for _ in range(3))
-            out_frames[j] = tuple(np.empty(m) for _ in range(4))
+            out_pose[j] = tuple(np.zeros(m) for _ in range(3))
+            out_frames[j] = tuple(np.zeros(m) for _ in range(4))
+        given = self.goal
         err, score = self.errors(pose)
         s = _State(pose, frames, start, self.goal, err, score, patience, gain, active)
+        s.it, s.damping = it.copy(), damping.copy()
         eps = LIMITED_STALL * tol
         gain2, slow2 = FABRIK_GAIN**2, (1.0 - SLOW_GAIN) ** 2
         while True:
@@ -193,7 +213,7 @@ class BatchLimited(BatchPasses):
             done = ~going
             if done.any():
                 ids = s.ids[done]
-                out_err[ids], out_it[ids] = s.best_err[done], s.it[done]
+                out_err[ids], out_it[ids], out_damping[ids] = s.best_err[done], s.it[done], s.damping[done]
                 for j in active:
                     for a, b in zip(out_pose[j], s.best_pose[j]):
                         a[ids] = b[done]
@@ -202,6 +222,9 @@ class BatchLimited(BatchPasses):
                 if not going.any():
                     break
                 s.keep(going)
+            if len(s.ids) <= TAIL < m:  # the last few: cheaper in scalar code, from the start
+                handed[s.ids] = True
+                break
             self.goal = s.goal
             s.it += 1
             weak = s.weak
@@ -254,7 +277,8 @@ class BatchLimited(BatchPasses):
                 s.remember(fresh)
             s.remember(~s.ran | (s.score < s.best_score) | (s.err <= tol))
             s.ran[:] = True
-        return out_err, out_pose, out_frames, out_it
+        self.goal = given
+        return out_err, out_pose, out_frames, out_it, out_damping, handed
 
 
 class _State:
@@ -375,15 +399,100 @@ def solve(
     patience = np.where(restarting, RESTART_RUN, STALL_RUN)
     gain = np.where(restarting, RESTART_GAIN, 0.0)
     batch = BatchLimited(r, solver, goal, tol)
-    active = [j if plan.active[j] else None for j in range(n)]
-    pose = [None if a is None else start[j] for j, a in enumerate(active)]
-    frames = [None if a is None else start_frames[j] for j, a in enumerate(active)]
-    err, pose, frames, it = batch.attempt(pose, frames, start, max_it, patience, gain)
-    scalar = within & (err > tol) & (it < max_it)  # restarts or warm retries: the scalar solve's
+    pose = [start[j] if plan.active[j] else None for j in range(n)]
+    frames = [start_frames[j] if plan.active[j] else None for j in range(n)]
+    damping = np.full(m, START_DAMPING)
+    got = batch.attempt(pose, frames, start, np.zeros(m, dtype=np.int64), max_it, patience, gain, damping)
+    err, pose, frames, it, damping, scalar = got
+    retry = within & ~scalar & (err > tol) & (it < max_it)
+    if retry.any():
+        if cold and shared:  # the restarts' seeds are the same for every problem: vectorised
+            restarts(
+                batch, solver, np.flatnonzero(retry), projected[0], (err, pose, frames, it, damping, scalar), max_it
+            )
+        else:  # warm retries, or restarts from starts that differ: the scalar solve's
+            scalar |= retry
     place_untargeted(r, plan, pose, frames, start, start_frames)
     out = np.stack([np.stack(v, axis=-1) for v in pose], axis=1)
     rotations = np.stack([np.stack(v, axis=-1) for v in frames], axis=1)
     return out, rotations, it, scalar
+
+
+def restarts(
+    batch: BatchLimited,
+    solver: LimitedSolve,
+    idx: np.ndarray,
+    start: tuple[list[rot.Vec], list[rot.Quat]],
+    state: tuple[np.ndarray, list[Any], list[Any], np.ndarray, np.ndarray, np.ndarray],
+    max_it: int,
+) -> None:
+    """``LimitedSolve.restarts`` after the first attempt, for the problems ``idx`` of ``state``
+    (updated in place) whose projected start (``start``: points and frames) is the same: up to
+    ``MAX_RESTARTS`` attempts from the scalar solve's random poses (one seed sequence, so the
+    k-th pose is every problem's), each kept where it ranks better (``(err > tol, err)``, positions
+    only), then the stall rule from the best of them, kept unless it ranks worse."""
+    err, pose, frames, it, damping, scalar = state
+    tol, plan, goal = batch.tol, batch.plan, batch.goal
+    m = len(idx)
+    k_err, k_it, k_damping = err[idx], it[idx], damping[idx]
+    k_pose = [None if v is None else take(v, idx) for v in pose]
+    k_frames = [None if v is None else take(v, idx) for v in frames]
+    k_goal = {e: take(t, idx) for e, t in goal.items()}
+    k_start = [full(v, m) for v in start[0]]
+    gone = np.zeros(m, dtype=bool)  # handed to the scalar solve
+    draw = random.Random(RESTART_SEED)
+    for k in range(MAX_RESTARTS + 1):
+        live = np.flatnonzero((k_err > tol) & (k_it < max_it) & ~gone)
+        if not len(live):
+            break
+        count = len(live)
+        if k < MAX_RESTARTS:
+            sp, sf = solver.stage2(start[0], start[1], start[0], start[1], plan.active, plan.up, plan.kids, draw)
+            seed = [full(v, count) if a else None for v, a in zip(sp, plan.active)]
+            seed_frames = [full(v, count) if a else None for v, a in zip(sf, plan.active)]
+            patience, gain = RESTART_RUN, RESTART_GAIN
+        else:  # no restart reached: carry on from the best attempt
+            seed = [None if v is None else take(v, live) for v in k_pose]
+            seed_frames = [None if v is None else take(v, live) for v in k_frames]
+            patience, gain = STALL_RUN, 0.0
+        batch.goal = {e: take(t, live) for e, t in k_goal.items()}
+        got_err, got_pose, got_frames, got_it, got_damping, handed = batch.attempt(
+            seed,
+            seed_frames,
+            [take(v, live) for v in k_start],
+            k_it[live],
+            max_it,
+            np.full(count, patience),
+            np.full(count, gain),
+            k_damping[live],
+        )
+        k_it[live], k_damping[live] = got_it, got_damping
+        gone[live[handed]] = True
+        now = (k_err[live] > tol, k_err[live])
+        new = (got_err > tol, got_err)
+        better = _ranks_below(new, now) if k < MAX_RESTARTS else ~_ranks_below(now, new)
+        better &= ~handed
+        if better.any():
+            kept, into = np.flatnonzero(better), live[better]
+            k_err[into] = got_err[kept]
+            for j, v in enumerate(got_pose):
+                if v is not None:
+                    k_pose[j] = put(k_pose[j], into, take(v, kept), m)
+                    k_frames[j] = put(k_frames[j], into, take(got_frames[j], kept), m)
+    batch.goal = goal
+    err[idx], it[idx], damping[idx] = k_err, k_it, k_damping
+    scalar[idx[gone]] = True
+    total = len(err)
+    for j, v in enumerate(k_pose):
+        if v is not None:
+            pose[j] = put(pose[j], idx, v, total)
+            frames[j] = put(frames[j], idx, k_frames[j], total)
+
+
+def _ranks_below(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Per problem, whether the rank ``a`` (a tuple ``(short, error)``) is below ``b``: Python's
+    tuple order, elementwise."""
+    return (~a[0] & b[0]) | ((a[0] == b[0]) & (a[1] < b[1]))
 
 
 def place_untargeted(

@@ -239,23 +239,23 @@ class BatchPasses:
             return frame
         at = (take(fp, need), take(pj, need), take(axis, need), take(q[g], need), take(q[c], need))
         prev = None if previous is None else take(previous, need)
-        # The first of the coarse turns (k = 1, 2, ...; + before -) that lets the hinge bend.
+        # The first of the coarse turns (k = 1, 2, ...; + before -) that lets the hinge bend: all
+        # twelve tried at once on the problems repeated, one block per turn.
         step = 2.0 * math.pi / SWIVELS
         count = len(need)
-        found = np.zeros(count, dtype=bool)
-        k_of = np.zeros(count)
-        sign_of = np.zeros(count)
-        best = full(take(frame, need), count)
-        for k in range(1, SWIVELS // 2 + 1):
-            for sign in (1.0, -1.0):
-                f, fits = self.swivelled(j, c, g, at, prev, sign * k * step)
-                new = fits & ~found
-                if new.any():
-                    best = where(new, f, best)
-                    k_of[new], sign_of[new] = k, sign
-                    found |= new
-            if found.all():
-                break
+        turns = [(k, sign) for k in range(1, SWIVELS // 2 + 1) for sign in (1.0, -1.0)]
+        rep = np.tile(np.arange(count), len(turns))
+        angles = np.repeat([sign * k * step for k, sign in turns], count)
+        tried, fits = self.swivelled(
+            j, c, g, tuple(take(x, rep) for x in at), None if prev is None else take(prev, rep), angles
+        )
+        fits = fits.reshape(len(turns), count)
+        found = fits.any(axis=0)
+        first = fits.argmax(axis=0)  # the first turn that fits (0 where none does)
+        pick = first * count + np.arange(count)
+        best = where(found, take(tried, pick), take(frame, need))
+        k_of = np.array([k for k, _ in turns], dtype=float)[first]
+        sign_of = np.array([sign for _, sign in turns])[first]
         idx = np.flatnonzero(found)
         if len(idx):  # then halve the last interval toward the smallest turn that does
             at_i = tuple(take(x, idx) for x in at)
