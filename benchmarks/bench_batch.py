@@ -11,8 +11,8 @@ Workloads:
 * ``humanoid``: the humanoid preset, its five effectors' targets about their rest
   positions (normal, 5 cm, ``default_rng(0)``), from rest: without limits (the
   vectorised tree); with its joint limits, B = 10000 targets by forward kinematics of
-  poses uniform within the limits (all reachable), one pass (``solve_batch`` runs
-  ``solve`` per problem for constrained skeletons, so that row is about 1x).
+  poses uniform within the limits (all reachable), one pass (vectorised; its restarts
+  too, and the last 16 problems go to ``solve``).
 * ``ikpy``: ikpy (optimisation-based IK, a benchmark-only dependency) on the same
   chain, built as ten universal joints (revolute about X, then Z) with unit bones
   along +Y, from the zero pose, on the first targets of the chain workload;
@@ -254,13 +254,13 @@ def valid_pose_targets(s: fabrik3d.Skeleton, size: int) -> dict[str, np.ndarray]
 
 
 def humanoid_rows(args: Any) -> list[list[Any]]:
-    """Humanoid rows: the tree without limits (vectorised) and with limits (per problem), each vs solve looped."""
+    """Humanoid rows: the tree without limits and with limits (both vectorised), each vs solve looped."""
     rows = []
     limited = fabrik3d.presets.get("humanoid")
     quick = args.quick
     for label, s, size, loop_count, repeats, make in (
         ("humanoid, no limits", plain_humanoid(), 20 if quick else 10000, 5 if quick else 200, args.repeats, None),
-        # one pass: 10000 constrained solves take a while, and the batch is a loop of them
+        # one pass: 10000 constrained solves take a while
         ("humanoid, limits", limited, 2 if quick else 10000, 2 if quick else 200, 1, valid_pose_targets),
     ):
         goals = (make or humanoid_targets)(s, size)

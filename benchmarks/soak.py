@@ -4,8 +4,9 @@ Random trees (chains and branching, with and without joint limits), random start
 (including degenerate ones: all joints on one point, straight lines), reachable and
 unreachable targets; constrained solves now and then with a pole and an orientation
 target. Unconstrained problems run through ``fabrik3d.solve_batch`` (many at once);
-constrained ones through ``fabrik3d.solve``, one by one (they cost milliseconds each, so
-they are a share of the total, ``--limited-share``).
+constrained ones through ``fabrik3d.solve``, one by one (a different skeleton each, with
+poles and orientation targets now and then; they cost milliseconds each, so they are a
+share of the total, ``--limited-share``).
 
     python benchmarks/soak.py                # 10^6 solves (about 3 to 4 minutes on this machine)
     python benchmarks/soak.py --count 20000  # a quick look

@@ -12,9 +12,14 @@ solve's (positions, frames, iterations and errors, to rounding: about 1e-12).
   runs the chain kernel on its root path (``fabrik3d.batch_chain``), several the
   tree solve (``fabrik3d.batch_tree``); then branches and frames
   (``fabrik3d.batch_frames``).
-* Constrained solves (joint limits, poles, orientation targets, a root target
-  with an orientation) are **not vectorised yet**: ``solve`` runs once per problem,
-  with the same inputs and results.
+* Skeletons with joint limits, solved for target points (no poles, no orientation
+  targets, no root orientation), run vectorised too (``fabrik3d.batch_limited``):
+  the constrained solver's attempts, damped steps and restarts on batch values,
+  with the same expressions as ``fabrik3d.limited``. What it does not vectorise
+  (a warm solve's retries, restarts from starts that differ per problem, the last
+  few problems of a batch) goes to ``solve`` for just those problems.
+* Poles, orientation targets and a root target with an orientation are **not
+  vectorised**: ``solve`` runs once per problem, with the same inputs and results.
 """
 
 from __future__ import annotations
@@ -191,7 +196,7 @@ def _limited(
     max_it: int,
 ) -> BatchResult:
     """Joint limits, positions only: ``fabrik3d.batch_limited`` for all, ``solve`` for the problems
-    it leaves (restarts and warm retries)."""
+    it leaves."""
     r = rig(skeleton)
     n = len(skeleton)
 
