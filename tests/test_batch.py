@@ -228,7 +228,7 @@ def test_no_targets_keeps_the_start_pose_and_a_shared_target_serves_all() -> Non
     batch_and_check(s, shared)
 
 
-# -- constrained: one solve per problem for now ------------------------------------------------------------
+# -- constrained (vectorised with limits; poles and orientation targets per problem; more in test_batch_limited.py) ---
 @pytest.mark.parametrize("name", presets.names())
 def test_constrained_presets(name: str) -> None:
     rng = np.random.default_rng(7)
