@@ -17,7 +17,8 @@ solve's (positions, frames, iterations and errors, to rounding: about 1e-12).
   the constrained solver's attempts, damped steps and restarts on batch values,
   with the same expressions as ``fabrik3d.limited``. What it does not vectorise
   (a warm solve's retries, restarts from starts that differ per problem, the last
-  few problems of a batch) goes to ``solve`` for just those problems.
+  few problems of a batch) goes to ``solve`` for just those problems; so do batches
+  smaller than ``batch_limited.MIN_BATCH`` (256), where the loop is faster.
 * Poles, orientation targets and a root target with an orientation are **not
   vectorised**: ``solve`` runs once per problem, with the same inputs and results.
 """
@@ -125,6 +126,8 @@ def solve_batch(
     if pole_points or turns or turned_root or (skeleton.constraints and not points):
         return _one_by_one(skeleton, bsize, points, turns, start, root_goal, root, pole_points, weights, tol, max_it)
     if skeleton.constraints:
+        if bsize < batch_limited.MIN_BATCH:
+            return _one_by_one(skeleton, bsize, points, {}, start, None, root, {}, weights, tol, max_it)
         return _limited(skeleton, bsize, points, start, root, w, weights, tol, max_it)
     return _vectorised(skeleton, bsize, points, start, root, w, tol, max_it)
 

@@ -43,6 +43,9 @@ from fabrik3d.limited import (
 
 # Once this many problems (or fewer) of a larger batch are left, they go to the scalar solve.
 TAIL = 16
+# Smaller batches run the scalar solve per problem: numpy's per-call cost exceeds the loop's
+# (the humanoid breaks even at about 100 problems, the octopus, 8 tentacles, at a few hundred).
+MIN_BATCH = 256
 
 
 class BatchLimited(BatchPasses):
@@ -51,6 +54,7 @@ class BatchLimited(BatchPasses):
     def __init__(self, r: Rig, solver: LimitedSolve, goal: dict[int, BVec], tol: float) -> None:
         super().__init__(r, solver.plan, goal)
         self.cols, self.mask, self.owner = solver.damped_plan()
+        self.above = [np.flatnonzero(row > 0.0) for row in self.mask]  # per goal, the columns above it
         self.tol = tol
 
     # -- errors ---------------------------------------------------------------------------------
@@ -95,6 +99,10 @@ class BatchLimited(BatchPasses):
             new_pose[x] = rot.add(new_pose[p], rot.rotate(turn, rot.sub(pose[x], pose[p])))
         return new_pose, new_frames
 
+    def column_points(self, pose: list[BVec], columns: np.ndarray, k: int) -> np.ndarray:
+        """Coordinate ``k`` of the joints of ``columns``: ``(m, len(columns))``."""
+        return np.stack([pose[self.cols[c]][k] for c in columns], axis=1)
+
     def turning_axes(self, frames: list[BQuat]) -> list[BVec]:
         """``DampedSteps.turning_axes``, column by column."""
         r = self.r
@@ -120,19 +128,27 @@ class BatchLimited(BatchPasses):
     def damped_step(self, pose: list[BVec], frames: list[BQuat], damping: np.ndarray) -> tuple[list[BVec], list[BQuat]]:
         """``DampedSteps.damped_step`` for positions only (no orientation targets)."""
         r = self.r
-        cols, mask, owner = self.cols, self.mask, self.owner
+        cols, owner = self.cols, self.owner
         if not cols:
             return self.forward(pose, frames, {})
         m = len(damping)
         u = np.stack([np.stack(np.broadcast_arrays(*full(a, m)), axis=-1) for a in self.turning_axes(frames)], axis=1)
         goals = list(self.goal)
-        pe = np.stack([np.stack(pose[e], axis=-1) for e in goals], axis=1)  # (m, goals, 3)
-        pc = np.stack([np.stack(pose[j], axis=-1) for j in cols], axis=1)  # (m, columns, 3)
-        moving = pe[:, :, None, :] - pc[:, None, :, :]  # (m, goals, columns, 3)
-        ux, uy, uz = u[:, None, :, 0], u[:, None, :, 1], u[:, None, :, 2]
-        mx, my, mz = moving[..., 0], moving[..., 1], moving[..., 2]
-        crossed = np.stack((uy * mz - uz * my, uz * mx - ux * mz, ux * my - uy * mx), axis=2)  # (m, goals, 3, columns)
-        jac = (crossed * mask[None, :, None, :]).reshape(m, -1, len(cols))
+        # Rows u × (P_e − P_j) for the columns above each effector e (+0.0 elsewhere, as in the scalar
+        # step): (m, 3 goals, columns).
+        jac = np.zeros((m, 3 * len(goals), len(cols)))
+        for k, e in enumerate(goals):
+            above = self.above[k]
+            if not len(above):
+                continue
+            ex, ey, ez = pose[e]
+            mx = ex[:, None] - self.column_points(pose, above, 0)
+            my = ey[:, None] - self.column_points(pose, above, 1)
+            mz = ez[:, None] - self.column_points(pose, above, 2)
+            ux, uy, uz = u[:, above, 0], u[:, above, 1], u[:, above, 2]
+            jac[:, 3 * k, above] = uy * mz - uz * my
+            jac[:, 3 * k + 1, above] = uz * mx - ux * mz
+            jac[:, 3 * k + 2, above] = ux * my - uy * mx
         err = np.stack([c for e in goals for c in rot.sub(self.goal[e], pose[e])], axis=1)  # (m, rows)
         spin = joint_turns(jac, err, damping, owner, u)
         turned: dict[int, tuple[BQuat, np.ndarray]] = {}

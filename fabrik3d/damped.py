@@ -175,7 +175,7 @@ class DampedSteps:
         ux, uy, uz = u[:, 0], u[:, 1], u[:, 2]
         mx, my, mz = moving[..., 0], moving[..., 1], moving[..., 2]
         crossed = np.stack((uy * mz - uz * my, uz * mx - ux * mz, ux * my - uy * mx), axis=1)  # (goals, 3, columns)
-        rows = [(crossed * mask[:, None, :]).reshape(-1, len(cols))]
+        rows = [np.where(mask[:, None, :] > 0.0, crossed, 0.0).reshape(-1, len(cols))]  # (+0.0 where not beneath)
         err = [c for e, g in goals.items() for c in _sub(g.position, pose[e])]
         # Orientation targets add their last bone's direction, scaled by its length and by the
         # share of their weight still in force: residual L (wanted - current), rows L (u x d);
