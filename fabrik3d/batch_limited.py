@@ -2,13 +2,14 @@
 
 Values are batch tuples as in ``fabrik3d.batch_passes``: per joint, three (or four)
 ``(m,)`` arrays, one element per live problem. Every problem runs the scalar
-solve's first attempt (``LimitedSolve.attempt``: FABRIK passes with limits, damped
-least-squares steps where they are slow, the stall and yield rules), written on
-batch values with the same expressions in the same order; problems leave the
-arrays as they stop (compacted each iteration). What the first attempt leaves
-short of targets within reach (the scalar solve's restarts and warm retries,
-about 3% of cold humanoid problems) goes to ``fabrik3d.solve`` itself, as do
-solves with poles or orientation targets (``fabrik3d.batch``).
+solve's attempts (``LimitedSolve.attempt``: FABRIK passes with limits, damped
+least-squares steps where they are slow, the stall and yield rules) and a cold
+solve's restarts (``LimitedSolve.restarts``), written on batch values with the same
+expressions in the same order; problems leave the arrays as they stop (compacted
+each iteration). Left to ``fabrik3d.solve``, for just those problems: a warm solve's
+retries, restarts from starts that differ per problem, and the last ``TAIL``
+problems of an attempt. Targets only: poles and orientation targets run ``solve``
+per problem (``fabrik3d.batch``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from fabrik3d import batch_math as bm
 from fabrik3d import rotations as rot
 from fabrik3d import targets as tg
 from fabrik3d.batch_passes import BatchPasses, BQuat, BVec, full, put, take, where
-from fabrik3d.damped import _WORLD_AXES, ORIENTATION_IN_FORCE, joint_turns
+from fabrik3d.damped import WORLD_AXES, ORIENTATION_IN_FORCE, joint_turns
 from fabrik3d.frames import Rig
 from fabrik3d.limited import (
     DAMPED_STEPS,
@@ -109,7 +110,7 @@ class BatchLimited(BatchPasses):
         axes: list[BVec] = []
         for j in self.plan.turnable:
             if r.rigid[j]:
-                axes += _WORLD_AXES
+                axes += WORLD_AXES
             elif self.plan.hinged[j]:
                 p = r.parents[j]
                 axes.append(rot.rotate(frames[p] if p >= 0 else rot.IDENTITY, r.limits[j].swing.a))  # type: ignore[union-attr]

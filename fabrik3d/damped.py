@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 _Y = (0.0, 1.0, 0.0)
 # Twist rows join a damped step once every position is within this many tolerances.
 TWIST_NEAR = 5.0
-_WORLD_AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+WORLD_AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 # Orientation targets count toward reaching until their share has yielded below this.
 ORIENTATION_IN_FORCE = 0.1
 
@@ -123,7 +123,7 @@ class DampedSteps:
         axes: list[rot.Vec] = []
         for j in self.turnable:
             if r.rigid[j]:
-                axes += _WORLD_AXES
+                axes += WORLD_AXES
             elif self.hinged[j]:
                 p = r.parents[j]
                 axes.append(rot.rotate(frames[p] if p >= 0 else rot.IDENTITY, r.limits[j].swing.a))  # type: ignore[union-attr]
