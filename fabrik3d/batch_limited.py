@@ -23,7 +23,7 @@ from fabrik3d import batch_math as bm
 from fabrik3d import rotations as rot
 from fabrik3d import targets as tg
 from fabrik3d.batch_passes import BatchPasses, BQuat, BVec, full, put, take, where
-from fabrik3d.damped import WORLD_AXES, ORIENTATION_IN_FORCE, joint_turns
+from fabrik3d.damped import ORIENTATION_IN_FORCE, WORLD_AXES, joint_turns
 from fabrik3d.frames import Rig
 from fabrik3d.limited import (
     DAMPED_STEPS,
