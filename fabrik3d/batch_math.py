@@ -12,11 +12,13 @@ on such tuples. The functions here are the ones with branches, ``None`` results
 or ``math`` calls: each mirrors its scalar namesake expression for expression
 (same operations in the same order), with every branch taken elementwise: both
 sides are computed (floating-point warnings off) and a mask picks one per problem,
-so a NaN of the side not taken never reaches a result. Where only ``+ - * /``,
-``sqrt`` and comparisons are involved, the results equal the scalar ones bit for
-bit. ``math.atan2`` and ``math.hypot`` become numpy's ``arctan2`` and ``hypot``
-and a Python ``x ** 2`` (C ``pow``) becomes numpy's ``x ** 2`` (``x * x``): these
-may differ from the scalar results by an ulp.
+so a NaN of the side not taken never reaches a result. The results equal the
+scalar ones bit for bit: ``+ - * /``, ``sqrt`` and comparisons are correctly
+rounded in both, numpy's ``sin`` and ``cos`` agree with ``math``'s, and ``atan2``
+calls ``math.atan2`` per element (numpy's ``arctan2`` differs in the last bit for
+a few inputs in a hundred, which a stalled constrained solve, damped with a small
+λ, can magnify a millionfold). The scalar code squares with ``x * x`` and takes no
+``hypot`` for the same reason.
 """
 
 from __future__ import annotations
@@ -37,9 +39,14 @@ QuatLike = tuple[Any, Any, Any, Any]
 
 _PI = math.pi
 _TWO_PI = 2.0 * math.pi
-_ITERATIONS = 200  # nearest_on_ellipse's bound on the bisection
+_atan2 = np.frompyfunc(math.atan2, 2, 1)
 # Both sides of every branch are computed: the side not taken may overflow or divide by 0.
 _quiet = np.errstate(all="ignore")
+
+
+def atan2(y: Any, x: Any) -> np.ndarray:
+    """``math.atan2`` per element (radians), as a float array."""
+    return np.asarray(_atan2(y, x), dtype=float)
 
 
 def _pick(mask: np.ndarray, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
@@ -136,7 +143,7 @@ def twist_angle(q: QuatLike, axis: VecLike) -> np.ndarray:
     """``rotations.twist_angle``: radians in (-pi, pi] of the twist of ``q`` about the unit ``axis``."""
     t = q[0] * axis[0] + q[1] * axis[1] + q[2] * axis[2]
     none = (np.abs(t) < 1e-15) & (np.abs(q[3]) < 1e-15)
-    a = 2.0 * np.arctan2(t, q[3])
+    a = 2.0 * atan2(t, q[3])
     a = np.where(a > _PI, a - _TWO_PI, np.where(a <= -_PI, a + _TWO_PI, a))
     return _full((np.where(none, 0.0, a),), (*q, *axis))[0]
 
@@ -225,7 +232,7 @@ def _project_cone(limit: con._BoundCone, d: Vec) -> Vec:
     perp = (d[0] - k * d0[0], d[1] - k * d0[1], d[2] - k * d0[2])
     inside = k >= limit.cos_max
     if not limit.max_rad >= 0.02:  # narrow cones measure the angle
-        inside &= np.arctan2(np.sqrt(perp[0] ** 2 + perp[1] ** 2 + perp[2] ** 2), k) <= limit.max_rad
+        inside &= atan2(np.sqrt(perp[0] * perp[0] + perp[1] * perp[1] + perp[2] * perp[2]), k) <= limit.max_rad
     w = unit_or(perp, limit.fallback)
     c, s = limit.c, limit.s
     return _pick(inside, d, (c * d0[0] + s * w[0], c * d0[1] + s * w[1], c * d0[2] + s * w[2]))  # type: ignore[return-value]
@@ -236,8 +243,8 @@ def _project_ellipse(limit: con._BoundEllipse, d: Vec) -> Vec:
     x = _dot(d, r)
     z = _dot(d, up)
     y = _dot(d, d0)
-    rho = np.hypot(x, z)
-    theta = np.arctan2(rho, y)
+    rho = np.sqrt(x * x + z * z)
+    theta = atan2(rho, y)
     along = rho < 1e-15
     keep = along & (y > 0)
     x, z, rho = np.where(along, 1.0, x), np.where(along, 0.0, z), np.where(along, 1.0, rho)  # opposite: "right"
@@ -250,7 +257,7 @@ def _project_ellipse(limit: con._BoundEllipse, d: Vec) -> Vec:
     pu, pv = np.zeros_like(u), np.zeros_like(v)
     pu[out], pv[out] = nearest_on_ellipse(np.abs(u[out]), np.abs(v[out]), a[out], b[out])
     pu, pv = np.copysign(pu, u), np.copysign(pv, v)
-    t = np.hypot(pu, pv)
+    t = np.sqrt(pu * pu + pv * pv)
     c, s = np.cos(t), np.sin(t) / t
     moved = tuple(c * d0[i] + s * (pu * r[i] + pv * up[i]) for i in range(3))
     return _pick(keep, d, _pick(t < 1e-15, d0, moved))  # type: ignore[return-value]
@@ -261,7 +268,7 @@ def _hinge_angle(limit: con._BoundHinge, d: Vec) -> tuple[np.ndarray, np.ndarray
     c = d[0] * limit.d0[0] + d[1] * limit.d0[1] + d[2] * limit.d0[2]
     s = d[0] * limit.b[0] + d[1] * limit.b[1] + d[2] * limit.b[2]
     ok = ~(c * c + s * s < 1e-20)
-    return np.arctan2(s, c), ok
+    return atan2(s, c), ok
 
 
 def _project_hinge(limit: con._BoundHinge, d: Vec, previous: Vec | None, has_previous: np.ndarray | None) -> Vec:
@@ -284,7 +291,8 @@ def _inside_ellipse(u: np.ndarray, v: np.ndarray, a: np.ndarray, b: np.ndarray) 
     a = np.where(a > con._TINY_ANGLE, a, 0.0)
     b = np.where(b > con._TINY_ANGLE, b, 0.0)
     segment = ((a <= 0.0) & (u <= 1e-15) & (v <= b)) | ((b <= 0.0) & (v <= 1e-15) & (u <= a))
-    ellipse = (u / a) ** 2 + (v / b) ** 2 <= 1.0 + 1e-12
+    ua, vb = u / a, v / b
+    ellipse = ua * ua + vb * vb <= 1.0 + 1e-12
     return np.where((a <= 0.0) | (b <= 0.0), segment, ellipse)
 
 
@@ -310,9 +318,10 @@ def _nearest_wide(
     off_axis = y1 > 1e-12 * b
     z0, z1 = y0 / a, y1 / b
     g = z0 * z0 + z1 * z1 - 1.0
-    r0 = (a / b) ** 2
+    ab = a / b
+    r0 = ab * ab
     n0 = r0 * z0
-    s0, s1 = z1 - 1.0, np.where(g > 0, np.hypot(n0, z1) - 1.0, 0.0)
+    s0, s1 = z1 - 1.0, np.where(g > 0, np.sqrt(n0 * n0 + z1 * z1) - 1.0, 0.0)
     s = _newton(live & off_axis & (y0 > 0.0) & (g != 0.0), n0, z1, r0, s0, s1)
     fit = _pick(g == 0.0, (y0, y1), (r0 * y0 / (s + r0), y1 / (s + 1.0)))
     fit = _pick(y0 > 0.0, fit, (0.0, b))
@@ -326,18 +335,12 @@ def _nearest_wide(
 def _newton(
     run: np.ndarray, n0: np.ndarray, z1: np.ndarray, r0: np.ndarray, s0: np.ndarray, s1: np.ndarray
 ) -> np.ndarray:
-    """The root of Eberly's ``g(s) = (n0/(s+r0))² + (z1/(s+1))² − 1`` in ``[s0, s1]`` where ``run``.
-
-    Not the scalar bisection but Newton's method from ``s0`` (where ``g >= 0``): ``g`` is convex
-    and decreasing there, so the steps rise monotonically to the root without passing it; they
-    stop when one no longer rises. About 20 rounds instead of 57; the root agrees with the
-    bisection's to about 1e-15 (tests/test_batch_math.py).
-    """
+    """``constraints.ellipse_root`` where ``run``: each round, the problems still rising."""
     s = np.zeros_like(n0)
     idx = np.flatnonzero(run)
     n0, z1, r0, cur, s1 = n0[idx], z1[idx], r0[idx], s0[idx], s1[idx]
     s[idx] = cur
-    for _ in range(_ITERATIONS):
+    for _ in range(con.ELLIPSE_STEPS):
         if idx.size == 0:
             break
         p, q = cur + r0, cur + 1.0

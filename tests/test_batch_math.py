@@ -1,9 +1,9 @@
 """fabrik3d.batch_math against the scalar functions it mirrors, element by element.
 
 Each batch result is compared with the scalar function called on that element's
-floats: bit for bit where only + - * / sqrt and comparisons are involved, else
-within 1e-14 (numpy's arctan2 / hypot may differ from math's by an ulp), with the
-same branch taken.
+floats, with the same branch taken: bit for bit where the functions are written to
+give the scalar floats (all of them since atan2 calls math.atan2 and the ellipse's
+root takes the scalar's Newton steps), within 1e-14 where a test says so.
 """
 
 from __future__ import annotations
@@ -379,13 +379,7 @@ def test_nearest_on_ellipse_matches() -> None:
     y1[900:1000] = b[900:1000] * 10.0 ** rng.uniform(-13, -10, 100)  # around y1's 1e-12 b threshold
     px, py = bm.nearest_on_ellipse(y0, y1, a, b)
     want = [fc.nearest_on_ellipse(*v) for v in zip(y0.tolist(), y1.tolist(), a.tolist(), b.tolist())]
-    # Newton's root (batch) and the bisection's (scalar) agree to an ulp or so of s (1e-12 here); where y1 is
-    # within ~1e-10 b of the axis the root sits within ~1e-11 of -1, where an ulp of s (2e-16) is a
-    # relative 2e-5 of s + 1: both answers are that uncertain there (rows 900 to 1000).
-    near_axis = np.zeros(m, dtype=bool)
-    near_axis[900:1000] = True
-    assert_close(tuple(c[~near_axis] for c in (px, py)), [w for w, n in zip(want, near_axis) if not n], 1e-12)
-    assert_close(tuple(c[near_axis] for c in (px, py)), [w for w, n in zip(want, near_axis) if n], 1e-5)
+    assert_close((px, py), want)  # (the same Newton steps: the same floats)
     wide, narrow = np.maximum(a, b), np.minimum(a, b)  # after the swap: (y0, y1) against (wide, narrow)
     on = narrow > 1e-12
     z0, z1 = np.where(a < b, y1, y0)[on] / wide[on], np.where(a < b, y0, y1)[on] / narrow[on]
