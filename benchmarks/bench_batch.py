@@ -21,7 +21,8 @@ Workloads:
 Columns: ``us/problem`` is a batch's fastest wall time over the passes divided by
 B, or a single solve's mean (each solve's fastest pass); the ratios divide the
 single-solve means by it (how many times faster). Peak memory per problem is
-``tracemalloc``'s peak during one ``solve_batch`` call divided by B.
+``tracemalloc``'s peak during one ``solve_batch`` call divided by B (the constrained humanoid at
+the smaller B only: under tracemalloc it takes about 35 s at B = 1000).
 
 Run: ``python benchmarks/bench_batch.py [--quick] [--repeats N] [--budget S] [--profile]`` (``--profile``
 adds cProfile tables of ``solve_batch`` on the chain and on the humanoid, largest B).
@@ -196,6 +197,11 @@ def main(argv: list[str] | None = None) -> int:
         tree_peak = peak_bytes(lambda g=goals: fabrik3d.solve_batch(bare, g))
         mem_rows.append(["chain", size, chain_peak / 2**20, chain_peak / size])
         mem_rows.append(["humanoid, no limits", size, tree_peak / 2**20, tree_peak / size])
+    size = min(batches)  # (tracemalloc slows the constrained solve's many small allocations)
+    limited = fabrik3d.presets.get("humanoid")
+    goals = valid_pose_targets(limited, size)
+    limited_peak = peak_bytes(lambda: fabrik3d.solve_batch(limited, goals))
+    mem_rows.append(["humanoid, limits", size, limited_peak / 2**20, limited_peak / size])
     print(common.format_table(["workload", "B", "peak MiB", "bytes/problem"], mem_rows))
     print()
     checks = common.Checks()
