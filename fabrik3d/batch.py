@@ -14,11 +14,10 @@ solve's (positions, frames, iterations and errors, to rounding: about 1e-12).
   (``fabrik3d.batch_frames``).
 * Skeletons with joint limits, solved for target points (no poles, no orientation
   targets, no root orientation), run vectorised too (``fabrik3d.batch_limited``):
-  the constrained solver's attempts, damped steps and restarts on batch values,
-  with the same expressions as ``fabrik3d.limited``. What it does not vectorise
-  (a warm solve's retries, restarts from starts that differ per problem, the last
-  few problems of a batch) goes to ``solve`` for just those problems; so do batches
-  smaller than ``batch_limited.MIN_BATCH`` (256), where the loop is faster.
+  the constrained solver's attempts, damped steps, restarts and warm retries on
+  batch values, with the same expressions as ``fabrik3d.limited``. The last few
+  problems of an attempt go to ``solve``, as do batches smaller than
+  ``batch_limited.MIN_BATCH`` (256), where the loop is faster.
 * Poles, orientation targets and a root target with an orientation are **not
   vectorised**: ``solve`` runs once per problem, with the same inputs and results.
 """
@@ -198,8 +197,8 @@ def _limited(
     tol: float,
     max_it: int,
 ) -> BatchResult:
-    """Joint limits, positions only: ``fabrik3d.batch_limited`` for all, ``solve`` for the problems
-    it leaves."""
+    """Joint limits, positions only: ``fabrik3d.batch_limited``, then ``solve`` for the problems it
+    hands back."""
     r = rig(skeleton)
     n = len(skeleton)
 

@@ -3,13 +3,12 @@
 Values are batch tuples as in ``fabrik3d.batch_passes``: per joint, three (or four)
 ``(m,)`` arrays, one element per live problem. Every problem runs the scalar
 solve's attempts (``LimitedSolve.attempt``: FABRIK passes with limits, damped
-least-squares steps where they are slow, the stall and yield rules) and a cold
-solve's restarts (``LimitedSolve.restarts``), written on batch values with the same
-expressions in the same order; problems leave the arrays as they stop (compacted
-each iteration). Left to ``fabrik3d.solve``, for just those problems: a warm solve's
-retries, restarts from starts that differ per problem, and the last ``TAIL``
-problems of an attempt. Targets only: poles and orientation targets run ``solve``
-per problem (``fabrik3d.batch``).
+least-squares steps where they are slow, the stall and yield rules), a cold solve's
+restarts and a warm solve's retry from the rest pose, written on batch values with
+the same expressions in the same order; problems leave the arrays as they stop
+(compacted each iteration). The last ``TAIL`` problems of an attempt go to
+``fabrik3d.solve``, from the start. Targets only: poles and orientation targets run
+``solve`` per problem (``fabrik3d.batch``).
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from fabrik3d.frames import Rig
 from fabrik3d.limited import (
     DAMPED_STEPS,
     FABRIK_GAIN,
+    FALLBACK_ITERATIONS,
     LIMITED_STALL,
     MAX_DAMPING,
     MAX_RESTARTS,
@@ -42,7 +42,8 @@ from fabrik3d.limited import (
     LimitedSolve,
 )
 
-# Once this many problems (or fewer) of a larger batch are left, they go to the scalar solve.
+# Once this many problems (or fewer) of an attempt are left (a restart's too), they go to the
+# scalar solve, from the start: one batch iteration costs more than their scalar solves.
 TAIL = 16
 # Smaller batches run the scalar solve per problem: numpy's per-call cost exceeds the loop's
 # (the humanoid breaks even at about 100 problems, the octopus, 8 tentacles, at a few hundred).
@@ -195,7 +196,7 @@ class BatchLimited(BatchPasses):
         frames: list[Any],
         start: list[Any],
         it: np.ndarray,
-        max_it: int,
+        max_it: np.ndarray | int,
         patience: np.ndarray,
         gain: np.ndarray,
         damping: np.ndarray,
@@ -204,8 +205,8 @@ class BatchLimited(BatchPasses):
         targets), with per-problem iterations so far ``it``, ``patience``, ``gain`` and damping.
         Returns per problem the largest error of the best pose, that pose and its frames (active
         joints; others ``None``), the iterations, the damping left, and a mask of the problems
-        handed back unfinished: once ``TAIL`` or fewer of a larger batch are left, each batch
-        iteration costs more than their scalar solves would. ``self.goal`` is as given after."""
+        handed back unfinished: once ``TAIL`` or fewer are left, each batch iteration costs
+        more than their scalar solves would. ``self.goal`` is as given after."""
         tol = self.tol
         plan = self.plan
         active = [j for j in range(len(pose)) if plan.active[j]]
@@ -223,10 +224,11 @@ class BatchLimited(BatchPasses):
         err, score = self.errors(pose)
         s = _State(pose, frames, start, self.goal, err, score, patience, gain, active)
         s.it, s.damping = it.copy(), damping.copy()
+        s.max_it = np.broadcast_to(np.asarray(max_it), (m,)).copy()
         eps = LIMITED_STALL * tol
         gain2, slow2 = FABRIK_GAIN**2, (1.0 - SLOW_GAIN) ** 2
         while True:
-            going = (s.err > tol) & (s.it < max_it) & (s.stalls < s.patience)
+            going = (s.err > tol) & (s.it < s.max_it) & (s.stalls < s.patience)
             done = ~going
             if done.any():
                 ids = s.ids[done]
@@ -239,7 +241,7 @@ class BatchLimited(BatchPasses):
                 if not going.any():
                     break
                 s.keep(going)
-            if len(s.ids) <= TAIL < m:  # the last few: cheaper in scalar code, from the start
+            if len(s.ids) <= TAIL:  # the last few: cheaper in scalar code, from the start
                 handed[s.ids] = True
                 break
             self.goal = s.goal
@@ -327,6 +329,7 @@ class _State:
         self.weak = np.zeros(m, dtype=bool)
         self.damping = np.full(m, START_DAMPING)
         self.yield_share = np.ones(m)
+        self.max_it = np.zeros(m, dtype=np.int64)
 
     def remember(self, mask: np.ndarray) -> None:
         """The current pose becomes the best one where ``mask``."""
@@ -350,6 +353,7 @@ class _State:
             "gain",
             "ids",
             "it",
+            "max_it",
             "stalls",
             "ran",
             "weak",
@@ -387,7 +391,8 @@ def solve(
 
     Returns:
         ``(m, n, 3)`` positions, ``(m, n, 4)`` frames, ``(m,)`` iterations, and an ``(m,)`` mask
-        of the problems left to the scalar solve (their rows are not filled).
+        of the problems left to the scalar solve (the last ``TAIL`` of an attempt; their rows
+        are not filled).
     """
     n = len(r.parents)
     m = len(next(iter(targets.values())))
@@ -423,12 +428,11 @@ def solve(
     err, pose, frames, it, damping, scalar = got
     retry = within & ~scalar & (err > tol) & (it < max_it)
     if retry.any():
-        if cold and shared:  # the restarts' seeds are the same for every problem: vectorised
-            restarts(
-                batch, solver, np.flatnonzero(retry), projected[0], (err, pose, frames, it, damping, scalar), max_it
-            )
-        else:  # warm retries, or restarts from starts that differ: the scalar solve's
-            scalar |= retry
+        state = (err, pose, frames, it, damping, scalar)
+        if cold:
+            restarts(batch, np.flatnonzero(retry), start, start_frames, state, max_it)
+        else:
+            warm_retries(batch, np.flatnonzero(retry), start, state, max_it)
     place_untargeted(r, plan, pose, frames, start, start_frames)
     out = np.stack([np.stack(v, axis=-1) for v in pose], axis=1)
     rotations = np.stack([np.stack(v, axis=-1) for v in frames], axis=1)
@@ -437,17 +441,17 @@ def solve(
 
 def restarts(
     batch: BatchLimited,
-    solver: LimitedSolve,
     idx: np.ndarray,
-    start: tuple[list[rot.Vec], list[rot.Quat]],
+    start: list[BVec],
+    start_frames: list[BQuat],
     state: tuple[np.ndarray, list[Any], list[Any], np.ndarray, np.ndarray, np.ndarray],
     max_it: int,
 ) -> None:
     """``LimitedSolve.restarts`` after the first attempt, for the problems ``idx`` of ``state``
-    (updated in place) whose projected start (``start``: points and frames) is the same: up to
-    ``MAX_RESTARTS`` attempts from the scalar solve's random poses (one seed sequence, so the
-    k-th pose is every problem's), each kept where it ranks better (``(err > tol, err)``, positions
-    only), then the stall rule from the best of them, kept unless it ranks worse."""
+    (updated in place; ``start``: the projected start poses and frames): up to ``MAX_RESTARTS``
+    attempts from the scalar solve's random poses (one seed sequence, drawn once per joint for
+    every problem), each kept where it ranks better (``(err > tol, err)``, positions only), then
+    the stall rule from the best of them, kept unless it ranks worse."""
     err, pose, frames, it, damping, scalar = state
     tol, plan, goal = batch.tol, batch.plan, batch.goal
     m = len(idx)
@@ -455,7 +459,8 @@ def restarts(
     k_pose = [None if v is None else take(v, idx) for v in pose]
     k_frames = [None if v is None else take(v, idx) for v in frames]
     k_goal = {e: take(t, idx) for e, t in goal.items()}
-    k_start = [full(v, m) for v in start[0]]
+    k_start = [take(v, idx) for v in start]
+    k_start_frames = [take(v, idx) for v in start_frames]
     gone = np.zeros(m, dtype=bool)  # handed to the scalar solve
     draw = random.Random(RESTART_SEED)
     for k in range(MAX_RESTARTS + 1):
@@ -463,16 +468,17 @@ def restarts(
         if not len(live):
             break
         count = len(live)
+        batch.goal = {e: take(t, live) for e, t in k_goal.items()}
         if k < MAX_RESTARTS:
-            sp, sf = solver.stage2(start[0], start[1], start[0], start[1], plan.active, plan.up, plan.kids, draw)
-            seed = [full(v, count) if a else None for v, a in zip(sp, plan.active)]
-            seed_frames = [full(v, count) if a else None for v, a in zip(sf, plan.active)]
+            here, here_frames = [take(v, live) for v in k_start], [take(v, live) for v in k_start_frames]
+            sp, sf = batch.stage2(here, here_frames, here, plan.active, plan.up, plan.kids, draw)
+            seed = [v if a else None for v, a in zip(sp, plan.active)]
+            seed_frames = [v if a else None for v, a in zip(sf, plan.active)]
             patience, gain = RESTART_RUN, RESTART_GAIN
         else:  # no restart reached: carry on from the best attempt
             seed = [None if v is None else take(v, live) for v in k_pose]
             seed_frames = [None if v is None else take(v, live) for v in k_frames]
             patience, gain = STALL_RUN, 0.0
-        batch.goal = {e: take(t, live) for e, t in k_goal.items()}
         got_err, got_pose, got_frames, got_it, got_damping, handed = batch.attempt(
             seed,
             seed_frames,
@@ -504,6 +510,51 @@ def restarts(
         if v is not None:
             pose[j] = put(pose[j], idx, v, total)
             frames[j] = put(frames[j], idx, k_frames[j], total)
+
+
+def warm_retries(
+    batch: BatchLimited,
+    idx: np.ndarray,
+    start: list[BVec],
+    state: tuple[np.ndarray, list[Any], list[Any], np.ndarray, np.ndarray, np.ndarray],
+    max_it: int,
+) -> None:
+    """``LimitedSolve.warm_retries`` (without poles) for the problems ``idx`` of ``state`` (updated
+    in place): one attempt of at most ``FALLBACK_ITERATIONS`` from the rest pose moved with the
+    root (projected onto the limits), kept where it reaches every target."""
+    err, pose, frames, it, damping, scalar = state
+    r, tol, plan, goal = batch.r, batch.tol, batch.plan, batch.goal
+    m, n = len(idx), len(pose)
+    top = r.order[0]
+    shift = rot.sub(take(start[top], idx), r.rest_start[top])
+    rest = [rot.add(p, shift) for p in r.rest_start]
+    rest_frames = [full(f, m) for f in r.rest_frames]
+    every = [True] * n
+    all_kids = [[(c, 1.0) for c in r.children[j]] for j in range(n)]
+    batch.goal = {e: take(t, idx) for e, t in goal.items()}
+    sp, sf = batch.stage2(rest, rest_frames, rest, every, r.order, all_kids)
+    got_err, got_pose, got_frames, got_it, got_damping, handed = batch.attempt(
+        [v if a else None for v, a in zip(sp, plan.active)],
+        [v if a else None for v, a in zip(sf, plan.active)],
+        [take(v, idx) for v in start],
+        it[idx],
+        np.minimum(max_it, it[idx] + FALLBACK_ITERATIONS),
+        np.full(m, RESTART_RUN),
+        np.full(m, RESTART_GAIN),
+        damping[idx],
+    )
+    batch.goal = goal
+    it[idx], damping[idx] = got_it, got_damping
+    scalar[idx[handed]] = True
+    reached = (got_err <= tol) & ~handed
+    if reached.any():
+        kept, into = np.flatnonzero(reached), idx[reached]
+        err[into] = got_err[kept]
+        total = len(err)
+        for j, v in enumerate(got_pose):
+            if v is not None:
+                pose[j] = put(pose[j], into, take(v, kept), total)
+                frames[j] = put(frames[j], into, take(got_frames[j], kept), total)
 
 
 def _ranks_below(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:

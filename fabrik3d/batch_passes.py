@@ -9,13 +9,13 @@ floats are the scalar solve's (``+ - * / sqrt`` are correctly rounded in both;
 ``numpy``'s trigonometric functions may differ from ``math``'s in the last bit).
 Branches become masks: both sides are computed and ``np.where`` chooses
 (``fabrik3d.batch_math``). Only the plain constrained solve is here: no poles,
-no orientation targets, no restarts (``fabrik3d.batch_limited`` hands those
-problems to the scalar solver).
+no orientation targets (``fabrik3d.batch`` hands those to the scalar solver).
 """
 
 from __future__ import annotations
 
 import math
+import random
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -157,8 +157,13 @@ class BatchPasses:
         active: list[bool],
         up: list[int],
         kids: list[list[tuple[int, float]]],
+        rng: random.Random | None = None,
     ) -> tuple[list[BVec], list[BQuat]]:
-        """Place active joints outward from the fixed root, limiting each frame."""
+        """Place active joints outward from the fixed root, limiting each frame.
+
+        With ``rng``, every bone aims in a random direction instead (a restart): the scalar
+        stage 2's draws, in its order, so the same for every problem.
+        """
         r = self.r
         parents, children, first_child, lengths, hinged = (
             r.parents,
@@ -184,6 +189,8 @@ class BatchPasses:
                 else:
                     turn = self.rigid_turn(pj, old[j], q, kids[j], centred=False)
                     fit = rot.mul(turn, old[j]) if len(kids[j]) < 3 else turn
+                    if rng is not None:
+                        fit = rot.normalize_quat(tuple(rng.gauss(0.0, 1.0) for _ in range(4)))  # type: ignore[arg-type]
                     frames[j] = self.limit_frame(j, fp, fit)
                 for c in children[j]:
                     pose[c] = rot.add(pj, rot.rotate(frames[j], r.offset[c]))
@@ -191,11 +198,13 @@ class BatchPasses:
             first = first_child[j]
             if active[first]:
                 aim = bm.unit_or(rot.sub(q[first], pj), rot.y_axis(old[j]))
+                if rng is not None:
+                    aim = rot.unit(tuple(rng.gauss(0.0, 1.0) for _ in range(3))) or aim  # type: ignore[arg-type]
                 previous = None
                 if hinged[j]:
                     previous = rot.rotate_inv(old[p], rot.y_axis(old[j])) if p >= 0 else rot.y_axis(old[j])
                 frames[j] = self.aim_frame(j, fp, aim, previous)
-                if hinged[first] and active[first_child[first]]:
+                if rng is None and hinged[first] and active[first_child[first]]:
                     frames[j] = self.swivel_for_hinge(j, first, fp, pj, frames[j], q, previous)
             elif p >= 0:
                 frames[j] = rot.mul(fp, rot.mul(rot.conj(old[p]), old[j]))

@@ -192,9 +192,9 @@ def test_presets_stopped_by_the_iteration_cap(name: str) -> None:
 
 
 def test_hard_targets_go_partly_through_the_scalar_solve() -> None:
-    """Reachable humanoid targets far from rest: ``batch_limited`` finishes most problems and hands some
-    back to ``solve`` (what it does not vectorise: warm retries, restarts from starts that differ, the
-    last few stragglers). The batch must contain both kinds and still equal ``solve`` everywhere."""
+    """Reachable humanoid targets far from rest: ``batch_limited`` finishes most problems and hands the
+    last few of an attempt (``TAIL``) back to ``solve``. The batch must contain both kinds and still
+    equal ``solve`` everywhere."""
     s = presets.get("humanoid")
     rng = np.random.default_rng(2)
     count = 48
@@ -204,6 +204,30 @@ def test_hard_targets_go_partly_through_the_scalar_solve() -> None:
     assert result.converged.mean() > 0.8
     check(s, goal, positions=np.array([random_pose(s, rng) for _ in range(count)]))  # warm, within the limits
     assert 0 < RUNS[-1][1] < count, RUNS
+
+
+def test_restarts_and_warm_retries_run_vectorised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no tail handed back (``TAIL`` 0), nothing goes to ``solve``: a cold batch's restarts and a
+    warm batch's retries from the rest pose run in ``batch_limited`` (each called, on several problems)
+    and still equal ``solve`` everywhere."""
+    monkeypatch.setattr(batch_limited, "TAIL", 0)
+    calls: dict[str, list[int]] = {"restarts": [], "warm_retries": []}
+    for name, seen in calls.items():
+        inner = getattr(batch_limited, name)
+
+        def counting(batch: Any, idx: np.ndarray, *args: Any, _inner: Any = inner, _seen: list = seen) -> Any:
+            _seen.append(len(idx))
+            return _inner(batch, idx, *args)
+
+        monkeypatch.setattr(batch_limited, name, counting)
+    s = presets.get("humanoid")
+    rng = np.random.default_rng(2)
+    count = 48
+    goal = reachable_targets(s, list(s.end_effectors), count, rng)
+    check(s, goal)
+    assert RUNS[-1][1] == 0 and calls["restarts"] and calls["restarts"][0] >= 2, (RUNS, calls)
+    check(s, goal, positions=np.array([random_pose(s, rng) for _ in range(count)]))
+    assert RUNS[-1][1] == 0 and calls["warm_retries"] and calls["warm_retries"][0] >= 2, (RUNS, calls)
 
 
 # -- random constrained chains and trees ------------------------------------------------------------------
