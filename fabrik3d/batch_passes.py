@@ -190,7 +190,8 @@ class BatchPasses:
                     turn = self.rigid_turn(pj, old[j], q, kids[j], centred=False)
                     fit = rot.mul(turn, old[j]) if len(kids[j]) < 3 else turn
                     if rng is not None:
-                        fit = rot.normalize_quat(tuple(rng.gauss(0.0, 1.0) for _ in range(4)))  # type: ignore[arg-type]
+                        drawn = rot.normalize_quat(tuple(rng.gauss(0.0, 1.0) for _ in range(4)))  # type: ignore[arg-type]
+                        fit = full(drawn, len(pj[0]))
                     frames[j] = self.limit_frame(j, fp, fit)
                 for c in children[j]:
                     pose[c] = rot.add(pj, rot.rotate(frames[j], r.offset[c]))
@@ -199,7 +200,8 @@ class BatchPasses:
             if active[first]:
                 aim = bm.unit_or(rot.sub(q[first], pj), rot.y_axis(old[j]))
                 if rng is not None:
-                    aim = rot.unit(tuple(rng.gauss(0.0, 1.0) for _ in range(3))) or aim  # type: ignore[arg-type]
+                    drawn = rot.unit(tuple(rng.gauss(0.0, 1.0) for _ in range(3)))  # type: ignore[arg-type]
+                    aim = aim if drawn is None else full(drawn, len(pj[0]))
                 previous = None
                 if hinged[j]:
                     previous = rot.rotate_inv(old[p], rot.y_axis(old[j])) if p >= 0 else rot.y_axis(old[j])

@@ -206,28 +206,31 @@ def test_hard_targets_go_partly_through_the_scalar_solve() -> None:
     assert 0 < RUNS[-1][1] < count, RUNS
 
 
-def test_restarts_and_warm_retries_run_vectorised(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("name", ["humanoid", "robot_arm"])
+def test_restarts_and_warm_retries_run_vectorised(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """With no tail handed back (``TAIL`` 0), nothing goes to ``solve``: a cold batch's restarts and a
     warm batch's retries from the rest pose run in ``batch_limited`` (each called, on several problems)
     and still equal ``solve`` everywhere."""
     monkeypatch.setattr(batch_limited, "TAIL", 0)
     calls: dict[str, list[int]] = {"restarts": [], "warm_retries": []}
-    for name, seen in calls.items():
-        inner = getattr(batch_limited, name)
+    for call, seen in calls.items():
+        inner = getattr(batch_limited, call)
 
         def counting(batch: Any, idx: np.ndarray, *args: Any, _inner: Any = inner, _seen: list = seen) -> Any:
             _seen.append(len(idx))
             return _inner(batch, idx, *args)
 
-        monkeypatch.setattr(batch_limited, name, counting)
-    s = presets.get("humanoid")
+        monkeypatch.setattr(batch_limited, call, counting)
+    s = presets.get(name)
     rng = np.random.default_rng(2)
     count = 48
     goal = reachable_targets(s, list(s.end_effectors), count, rng)
     check(s, goal)
     assert RUNS[-1][1] == 0 and calls["restarts"] and calls["restarts"][0] >= 2, (RUNS, calls)
     check(s, goal, positions=np.array([random_pose(s, rng) for _ in range(count)]))
-    assert RUNS[-1][1] == 0 and calls["warm_retries"] and calls["warm_retries"][0] >= 2, (RUNS, calls)
+    assert RUNS[-1][1] == 0, RUNS
+    if name == "humanoid":  # (the arm reaches every target warm on its first attempt)
+        assert calls["warm_retries"] and calls["warm_retries"][0] >= 2, calls
 
 
 # -- random constrained chains and trees ------------------------------------------------------------------
@@ -287,7 +290,9 @@ def constrained_skeleton(n: int, tree: bool, rng: np.random.Generator) -> Skelet
 # Seeds 1 and 31 once differed from ``solve`` by 3.5e-9 and 4e-8: an ulp of numpy's arctan2 (or of
 # Eberly's bisection, or of hypot) magnified a millionfold by stalled solves damped with a small
 # lambda; since then every batch function takes the scalar floats (fabrik3d/batch_math.py).
-@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5, 31])
+# Seeds 6 and 8 (chains with a swing limit on the root) once crashed in a cold batch's restarts: the
+# random aim of the root, drawn once for every problem, reached the limit's projection as plain floats.
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5, 6, 8, 31])
 def test_random_constrained_chains_and_trees(seed: int) -> None:
     rng = np.random.default_rng(1000 + seed)
     tree = seed % 2 == 1
