@@ -34,7 +34,7 @@ from fabrik3d import batch_chain, batch_frames, batch_limited, batch_tree, check
 from fabrik3d import targets as tg
 from fabrik3d.frames import rig
 from fabrik3d.skeleton import Skeleton
-from fabrik3d.solver import solve, start_pose
+from fabrik3d.solver import solve
 
 
 @dataclass(frozen=True)
@@ -201,19 +201,13 @@ def _limited(
     hands back."""
     r = rig(skeleton)
     n = len(skeleton)
-
-    def row(a: np.ndarray | None, b: int) -> Any:
-        return None if a is None else a[b if a.shape[0] > 1 else 0]
-
-    shared = (start is None or start.shape[0] == 1) and (root is None or root.shape[0] == 1)
-    starts = [
-        start_pose(skeleton, r, row(start, b), None if root is None else tg.Goal(tuple(row(root, b)), None, 1.0))
-        for b in range(1 if shared else bsize)
-    ]
+    first = batch_tree.start_pose(
+        r, skeleton.rest_positions, skeleton.rest_positions[None] if start is None else start, root
+    )
     goals = {e: tg.Goal(tuple(p[0].tolist()), None, 1.0) for e, p in points.items()}
     targets = {e: np.broadcast_to(p, (bsize, 3)) for e, p in points.items()}
     out, rotations, iterations, scalar = batch_limited.solve(
-        r, goals, w, targets, starts, tol, max_it, cold=start is None
+        r, goals, w, targets, first, tol, max_it, cold=start is None
     )
     if scalar.any():
         idx = np.flatnonzero(scalar)

@@ -373,7 +373,7 @@ def solve(
     goals: dict[int, tg.Goal],
     weights: dict[int, float] | None,
     targets: dict[int, np.ndarray],
-    starts: list[list[rot.Vec]],
+    first: np.ndarray,
     tol: float,
     max_it: int,
     cold: bool,
@@ -385,8 +385,7 @@ def solve(
         goals: the first problem's goals (they fix the plan: effectors and weights).
         weights: effector index -> centroid weight, or ``None``.
         targets: effector index -> ``(m, 3)`` target points.
-        starts: per problem, or one for all, the start pose (``n`` points; the scalar solve's
-            ``start_pose``).
+        first: the start poses, ``(n, 3, m)`` or ``(n, 3, 1)`` for all (``batch_tree.start_pose``).
         tol, max_it, cold: as in ``LimitedSolve.run`` (``cold``: from the rest pose).
 
     Returns:
@@ -397,17 +396,19 @@ def solve(
     n = len(r.parents)
     m = len(next(iter(targets.values())))
     solver = LimitedSolve(r, goals, weights, {}, None)
-    solver.tol = tol
     plan = solver.plan
-    # The start projected onto the limits (the scalar solve's first step), per distinct start.
-    projected = [solver.project(s, r.pose_frames(s)) for s in starts]
-    shared = len(projected) == 1
-    rows = np.array([[p for p in pose] for pose, _ in projected]).transpose(1, 2, 0)  # (n, 3, starts)
-    frows = np.array([[f for f in frames] for _, frames in projected]).transpose(1, 2, 0)  # (n, 4, starts)
-    ones = np.zeros(m, dtype=np.intp) if shared else np.arange(m)
-    start = [tuple(rows[j, k][ones] for k in range(3)) for j in range(n)]
-    start_frames = [tuple(frows[j, k][ones] for k in range(4)) for j in range(n)]
-    goal = {e: (t[:, 0].copy(), t[:, 1].copy(), t[:, 2].copy()) for e, t in targets.items()}
+    # The start projected onto the limits (the scalar solve's first step): one stage 2 of every
+    # joint toward itself, once if every problem starts alike.
+    goal = _columns(targets)
+    batch = BatchLimited(r, solver, goal, tol)
+    count = first.shape[2]
+    given = [tuple(np.array(first[j, k]) for k in range(3)) for j in range(n)]
+    every = [True] * n
+    all_kids = [[(c, 1.0) for c in r.children[j]] for j in range(n)]
+    start, start_frames = batch.stage2(given, batch.pose_frames(given), given, every, r.order, all_kids)
+    if count != m:
+        start = [full(v, m) if count == 1 else v for v in start]
+        start_frames = [full(v, m) if count == 1 else v for v in start_frames]
     # Within reach: every target within its chain's length of the root (``LimitedSolve.within_reach``).
     root = start[r.order[0]]
     within = np.ones(m, dtype=bool)
@@ -420,7 +421,6 @@ def solve(
     restarting = within if cold else np.zeros(m, dtype=bool)
     patience = np.where(restarting, RESTART_RUN, STALL_RUN)
     gain = np.where(restarting, RESTART_GAIN, 0.0)
-    batch = BatchLimited(r, solver, goal, tol)
     pose = [start[j] if plan.active[j] else None for j in range(n)]
     frames = [start_frames[j] if plan.active[j] else None for j in range(n)]
     damping = np.full(m, START_DAMPING)
@@ -437,6 +437,11 @@ def solve(
     out = np.stack([np.stack(v, axis=-1) for v in pose], axis=1)
     rotations = np.stack([np.stack(v, axis=-1) for v in frames], axis=1)
     return out, rotations, it, scalar
+
+
+def _columns(targets: dict[int, np.ndarray]) -> dict[int, BVec]:
+    """``(m, 3)`` target points as batch tuples."""
+    return {e: (t[:, 0].copy(), t[:, 1].copy(), t[:, 2].copy()) for e, t in targets.items()}
 
 
 def restarts(

@@ -295,6 +295,35 @@ class BatchPasses:
         return f, ok & (self.misfit(c, g, pj, f, target) < SWIVEL_MISFIT)
 
     # -- frames -----------------------------------------------------------------------------------
+    def pose_frames(self, pose: list[BVec]) -> list[BQuat]:
+        """``Rig.pose_frames``: every joint's frame by the swing rule, rigid joints fitted."""
+        r = self.r
+        out: list[BQuat] = [rot.IDENTITY] * len(pose)  # (filled parents first)
+        for j in r.order:
+            p = r.parents[j]
+            fp = out[p] if p >= 0 else rot.IDENTITY
+            kids = r.children[j]
+            if r.rigid[j]:
+                pj = pose[j]
+                d, ok = bm.unit(rot.sub(pose[kids[0]], pj))
+                swung = where(ok, self.swing_frame(j, fp, d), full(fp, len(pj[0])))
+                dst = [rot.sub(pose[c], pj) for c in kids]
+                out[j] = bm.fit_rotation([r.offset[c] for c in kids], dst, [1.0] * len(kids), swung)
+                continue
+            c = r.first_child[j]
+            rested = full(rot.mul(fp, r.rest_local[j]), len(pose[j][0]))
+            if c < 0:
+                out[j] = rested
+                continue
+            d, ok = bm.unit(rot.sub(pose[c], pose[j]))
+            out[j] = where(ok, self.swing_frame(j, fp, d), rested)
+        return out
+
+    def swing_frame(self, j: int, fp: BQuat, d: BVec) -> BQuat:
+        """``Rig.swing_frame``: joint ``j``'s frame whose bone points along the unit ``d``."""
+        r = self.r
+        return rot.mul(fp, rot.mul(bm.swing(r.rest_dir[j], rot.rotate_inv(fp, d), r.rest_x[j]), r.rest_local[j]))
+
     def limit_frame(self, j: int, fp: BQuat, frame: BQuat) -> BQuat:
         """``frame`` with joint ``j``'s swing and twist limits applied (relative to ``fp``)."""
         r = self.r

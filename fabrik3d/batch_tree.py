@@ -2,7 +2,7 @@
 
 Internal to ``fabrik3d.batch``:
 
-* ``start_pose``: ``solver.start_pose`` (no root orientation);
+* ``start_pose``: ``solver._start_pose`` (no root orientation);
 * ``solve_tree``: ``solver._solve_tree`` (several targets).
 
 (One target: ``fabrik3d.batch_chain``; frames and untargeted branches: ``fabrik3d.batch_frames``.)
@@ -32,7 +32,7 @@ _TINY2 = 1e-24
 
 
 def start_pose(r: Rig, rest: np.ndarray, pts: np.ndarray, root: np.ndarray | None) -> np.ndarray:
-    """``solver.start_pose`` for ``(m, n, 3)`` poses ``pts`` and ``(m, 3)`` root positions (or None).
+    """``solver._start_pose`` for ``(m, n, 3)`` poses ``pts`` and ``(m, 3)`` root positions (or None).
 
     Returns the ``(n, 3, m)`` start pose (joint, coordinate, problem).
     """

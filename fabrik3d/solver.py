@@ -119,7 +119,7 @@ def solve(
     pole_points = tg.pole_points(skeleton, poles)
     root_goal = None if root_target is None else tg.goal(root_target, "root_target")
     tolerance, max_iterations = checks.settings(tolerance, max_iterations)
-    start = start_pose(skeleton, r, positions, root_goal)
+    start = _start_pose(skeleton, r, positions, root_goal)
     constrained = bool(skeleton.constraints or pole_points) or any(g.orientation is not None for g in goals.values())
     if constrained or (root_goal is not None and root_goal.orientation is not None):
         root_frame = None if root_goal is None else root_goal.orientation
@@ -207,7 +207,7 @@ def _plan(skeleton: Skeleton, r: Rig, effectors: tuple[int, ...], weights: dict[
     return r.cached(key, lambda: _Plan(skeleton, r, effectors, weights))
 
 
-def start_pose(skeleton: Skeleton, r: Rig, positions: Any, root: tg.Goal | None) -> list[rot.Vec]:
+def _start_pose(skeleton: Skeleton, r: Rig, positions: Any, root: tg.Goal | None) -> list[rot.Vec]:
     """The start pose with the skeleton's bone lengths, moved (and turned) with the root's goal."""
     if positions is None:
         if root is None:
