@@ -176,14 +176,7 @@ def _vectorised(
     for j, frame in enumerate(frames):
         for k in range(4):
             rotations[:, j, k] = frame[k]
-    errors = {}
-    for e, t in goal.items():
-        d = pose[e] - t.T
-        errors[skeleton.names[e]] = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
-    converged = np.ones(bsize, dtype=bool)
-    for v in errors.values():
-        converged &= v <= tol
-    return BatchResult(out, rotations, iterations, errors, converged)
+    return BatchResult(out, rotations, iterations, *_errors(skeleton, out, goal, tol))
 
 
 def _limited(
@@ -200,7 +193,6 @@ def _limited(
     """Joint limits, positions only: ``fabrik3d.batch_limited``, then ``solve`` for the problems it
     hands back."""
     r = rig(skeleton)
-    n = len(skeleton)
     first = batch_tree.start_pose(
         r, skeleton.rest_positions, skeleton.rest_positions[None] if start is None else start, root
     )
@@ -218,14 +210,21 @@ def _limited(
         subset = {e: some(p) for e, p in points.items()}
         rest = _one_by_one(skeleton, len(idx), subset, {}, some(start), None, some(root), {}, weights, tol, max_it)
         out[idx], rotations[idx], iterations[idx] = rest.positions, rest.rotations, rest.iterations
+    return BatchResult(out, rotations, iterations, *_errors(skeleton, out, targets, tol))
+
+
+def _errors(
+    skeleton: Skeleton, out: np.ndarray, targets: dict[int, np.ndarray], tol: float
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Per targeted effector, the ``(B,)`` distances of the poses ``out`` ``(B, n, 3)`` to its
+    ``(B, 3)`` targets, and where every one is within ``tol``."""
     errors = {}
-    converged = np.ones(bsize, dtype=bool)
+    converged = np.ones(len(out), dtype=bool)
     for e, t in targets.items():
         d = out[:, e] - t
         errors[skeleton.names[e]] = v = np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2])
         converged &= v <= tol
-    assert out.shape == (bsize, n, 3)
-    return BatchResult(out, rotations, iterations, errors, converged)
+    return errors, converged
 
 
 def _one_by_one(

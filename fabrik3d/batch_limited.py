@@ -21,7 +21,7 @@ import numpy as np
 from fabrik3d import batch_math as bm
 from fabrik3d import rotations as rot
 from fabrik3d import targets as tg
-from fabrik3d.batch_passes import BatchPasses, BQuat, BVec, full, put, take, where
+from fabrik3d.batch_passes import BatchPasses, BQuat, BVec, full, put, take
 from fabrik3d.damped import ORIENTATION_IN_FORCE, WORLD_AXES, joint_turns
 from fabrik3d.frames import Rig
 from fabrik3d.limited import (
@@ -55,8 +55,8 @@ class BatchLimited(BatchPasses):
 
     def __init__(self, r: Rig, solver: LimitedSolve, goal: dict[int, BVec], tol: float) -> None:
         super().__init__(r, solver.plan, goal)
-        self.cols, self.mask, self.owner = solver.damped_plan()
-        self.above = [np.flatnonzero(row > 0.0) for row in self.mask]  # per goal, the columns above it
+        self.cols, mask, self.owner = solver.damped_plan()
+        self.above = [np.flatnonzero(row > 0.0) for row in mask]  # per goal, the columns above it
         self.tol = tol
 
     # -- errors ---------------------------------------------------------------------------------
@@ -87,17 +87,17 @@ class BatchLimited(BatchPasses):
             p = parents[x]
             got = turned.get(x)
             if p < 0:
-                new_frames[x] = frames[x] if got is None else where(got[1], got[0], frames[x])
+                new_frames[x] = frames[x] if got is None else bm.pick(got[1], got[0], frames[x])
                 moved[x] = rot.mul(new_frames[x], rot.conj(frames[x]))
                 continue
             turn = moved[p]
             kept = rot.mul(turn, frames[x])
-            new_frames[x] = kept if got is None else where(got[1], rot.mul(new_frames[p], got[0]), kept)
+            new_frames[x] = kept if got is None else bm.pick(got[1], rot.mul(new_frames[p], got[0]), kept)
             if not children[x]:
                 if x in self.goal:
                     new_frames[x] = rot.mul(new_frames[p], r.rest_local[x])
             else:
-                moved[x] = turn if got is None else where(got[1], rot.mul(new_frames[x], rot.conj(frames[x])), turn)
+                moved[x] = turn if got is None else bm.pick(got[1], rot.mul(new_frames[x], rot.conj(frames[x])), turn)
             new_pose[x] = rot.add(new_pose[p], rot.rotate(turn, rot.sub(pose[x], pose[p])))
         return new_pose, new_frames
 
@@ -121,7 +121,7 @@ class BatchLimited(BatchPasses):
                 first = (ax <= ay) & (ax <= az)
                 second = ~first & (ay <= az)
                 zero = np.zeros_like(bx)
-                v = where(first, (zero, bz, -by), where(second, (-bz, zero, bx), (by, -bx, zero)))
+                v = bm.pick(first, (zero, bz, -by), bm.pick(second, (-bz, zero, bx), (by, -bx, zero)))
                 n = np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
                 vx, vy, vz = v[0] / n, v[1] / n, v[2] / n
                 axes += ((vx, vy, vz), (by * vz - bz * vy, bz * vx - bx * vz, bx * vy - by * vx))
@@ -222,9 +222,8 @@ class BatchLimited(BatchPasses):
             out_frames[j] = tuple(np.zeros(m) for _ in range(4))
         given = self.goal
         err, score = self.errors(pose)
-        s = _State(pose, frames, start, self.goal, err, score, patience, gain, active)
-        s.it, s.damping = it.copy(), damping.copy()
-        s.max_it = np.broadcast_to(np.asarray(max_it), (m,)).copy()
+        limit = np.broadcast_to(np.asarray(max_it), (m,))
+        s = _State(pose, frames, start, self.goal, err, score, active, it, limit, patience, gain, damping)
         eps = LIMITED_STALL * tol
         gain2, slow2 = FABRIK_GAIN**2, (1.0 - SLOW_GAIN) ** 2
         while True:
@@ -251,8 +250,8 @@ class BatchLimited(BatchPasses):
             new_pose, new_frames = self.stage2(q, s.frames, s.start, plan.active, plan.up, plan.kids)
             new_score = self.errors(new_pose)[1]
             if weak.any():
-                new_pose = [None if p is None else where(weak, a, p) for a, p in zip(s.pose, new_pose)]
-                new_frames = [None if f is None else where(weak, a, f) for a, f in zip(s.frames, new_frames)]
+                new_pose = [None if p is None else bm.pick(weak, a, p) for a, p in zip(s.pose, new_pose)]
+                new_frames = [None if f is None else bm.pick(weak, a, f) for a, f in zip(s.frames, new_frames)]
                 new_score = np.where(weak, s.score, new_score)
             destructive = weak | (new_score > s.score)
             weak = np.zeros(len(weak), dtype=bool)
@@ -311,9 +310,12 @@ class _State:
         goal: dict[int, BVec],
         err: np.ndarray,
         score: np.ndarray,
+        active: list[int],
+        it: np.ndarray,
+        max_it: np.ndarray,
         patience: np.ndarray,
         gain: np.ndarray,
-        active: list[int],
+        damping: np.ndarray,
     ) -> None:
         m = len(patience)
         self.active = active
@@ -323,13 +325,12 @@ class _State:
         self.best_pose, self.best_frames = list(pose), list(frames)
         self.patience, self.gain = patience, gain
         self.ids = np.arange(m)
-        self.it = np.zeros(m, dtype=np.int64)
+        self.it, self.max_it = it.copy(), max_it.copy()
         self.stalls = np.zeros(m, dtype=np.int64)
         self.ran = np.zeros(m, dtype=bool)
         self.weak = np.zeros(m, dtype=bool)
-        self.damping = np.full(m, START_DAMPING)
+        self.damping = damping.copy()
         self.yield_share = np.ones(m)
-        self.max_it = np.zeros(m, dtype=np.int64)
 
     def remember(self, mask: np.ndarray) -> None:
         """The current pose becomes the best one where ``mask``."""
@@ -338,8 +339,8 @@ class _State:
         self.best_err = np.where(mask, self.err, self.best_err)
         self.best_score = np.where(mask, self.score, self.best_score)
         for j in self.active:
-            self.best_pose[j] = where(mask, self.pose[j], self.best_pose[j])
-            self.best_frames[j] = where(mask, self.frames[j], self.best_frames[j])
+            self.best_pose[j] = bm.pick(mask, self.pose[j], self.best_pose[j])
+            self.best_frames[j] = bm.pick(mask, self.frames[j], self.best_frames[j])
 
     def keep(self, mask: np.ndarray) -> None:
         """Only the problems of ``mask`` stay live."""
@@ -406,9 +407,8 @@ def solve(
     every = [True] * n
     all_kids = [[(c, 1.0) for c in r.children[j]] for j in range(n)]
     start, start_frames = batch.stage2(given, batch.pose_frames(given), given, every, r.order, all_kids)
-    if count != m:
-        start = [full(v, m) if count == 1 else v for v in start]
-        start_frames = [full(v, m) if count == 1 else v for v in start_frames]
+    if count < m:  # one start for all
+        start, start_frames = [full(v, m) for v in start], [full(v, m) for v in start_frames]
     # Within reach: every target within its chain's length of the root (``LimitedSolve.within_reach``).
     root = start[r.order[0]]
     within = np.ones(m, dtype=bool)

@@ -49,8 +49,8 @@ def atan2(y: Any, x: Any) -> np.ndarray:
     return np.asarray(_atan2(y, x), dtype=float)
 
 
-def _pick(mask: np.ndarray, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
-    """Per component, ``a`` where ``mask`` else ``b`` (as new float arrays)."""
+def pick(mask: np.ndarray, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
+    """Per component, ``a`` where ``mask`` else ``b`` (batch or constant tuples; new float arrays)."""
     return tuple(np.where(mask, x, y).astype(float, copy=False) for x, y in zip(a, b))
 
 
@@ -74,7 +74,7 @@ def unit(v: VecLike) -> tuple[Vec, np.ndarray]:
     n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
     ok = np.asarray(n2 >= rot.TINY2)
     n = np.sqrt(np.where(ok, n2, 1.0))
-    u = _pick(ok, (v[0] / n, v[1] / n, v[2] / n), v)
+    u = pick(ok, (v[0] / n, v[1] / n, v[2] / n), v)
     return u, ok  # type: ignore[return-value]
 
 
@@ -82,7 +82,7 @@ def unit(v: VecLike) -> tuple[Vec, np.ndarray]:
 def unit_or(v: VecLike, fallback: VecLike) -> Vec:
     """``rotations.unit(v) or fallback`` (``fallback`` batch or constant)."""
     u, ok = unit(v)
-    return _pick(ok, u, fallback)  # type: ignore[return-value]
+    return pick(ok, u, fallback)  # type: ignore[return-value]
 
 
 def _perpendicular(v: VecLike) -> Vec:
@@ -114,11 +114,11 @@ def swing(a: VecLike, b: VecLike, half_turn_axis: VecLike) -> Quat:
         hx, hy, hz = half_turn_axis
         k = hx * ax + hy * ay + hz * az
         axis, ok = unit((hx - k * ax, hy - k * ay, hz - k * az))
-        axis = _pick(ok, axis, unit(_perpendicular(a))[0])
+        axis = pick(ok, axis, unit(_perpendicular(a))[0])
     c2 = cx * cx + cy * cy + cz * cz
     w = np.where(d >= 0.0, 1.0 + d, c2 / (1.0 - d))
     n = np.sqrt(c2 + w * w)
-    q = _pick(opposite, (*axis, 0.0), (cx / n, cy / n, cz / n, w / n))
+    q = pick(opposite, (*axis, 0.0), (cx / n, cy / n, cz / n, w / n))
     return _full(q, (*a, *b, *half_turn_axis))  # type: ignore[return-value]
 
 
@@ -127,7 +127,7 @@ def normalize_quat(q: QuatLike) -> Quat:
     """``rotations.normalize_quat``: ``q`` at unit length (the identity where it is 0)."""
     n = np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
     zero = n == 0.0
-    out = _pick(zero, rot.IDENTITY, (q[0] / n, q[1] / n, q[2] / n, q[3] / n))
+    out = pick(zero, rot.IDENTITY, (q[0] / n, q[1] / n, q[2] / n, q[3] / n))
     return _full(out, q)  # type: ignore[return-value]
 
 
@@ -175,7 +175,7 @@ def fit_rotation(src: list[VecLike], dst: list[VecLike], weights: list[float], f
     top = np.abs(vals[:, -1])
     flat = vals[:, -1] - vals[:, -2] <= 1e-9 * np.where(1e-300 > top, 1e-300, top)
     q = normalize_quat((vecs[:, 1, -1], vecs[:, 2, -1], vecs[:, 3, -1], vecs[:, 0, -1]))
-    return _pick(flat, fallback, q)  # type: ignore[return-value]
+    return pick(flat, fallback, q)  # type: ignore[return-value]
 
 
 # -- fabrik3d.constraints --------------------------------------------------------------------------
@@ -235,7 +235,7 @@ def _project_cone(limit: con._BoundCone, d: Vec) -> Vec:
         inside &= atan2(np.sqrt(perp[0] * perp[0] + perp[1] * perp[1] + perp[2] * perp[2]), k) <= limit.max_rad
     w = unit_or(perp, limit.fallback)
     c, s = limit.c, limit.s
-    return _pick(inside, d, (c * d0[0] + s * w[0], c * d0[1] + s * w[1], c * d0[2] + s * w[2]))  # type: ignore[return-value]
+    return pick(inside, d, (c * d0[0] + s * w[0], c * d0[1] + s * w[1], c * d0[2] + s * w[2]))  # type: ignore[return-value]
 
 
 def _project_ellipse(limit: con._BoundEllipse, d: Vec) -> Vec:
@@ -260,7 +260,7 @@ def _project_ellipse(limit: con._BoundEllipse, d: Vec) -> Vec:
     t = np.sqrt(pu * pu + pv * pv)
     c, s = np.cos(t), np.sin(t) / t
     moved = tuple(c * d0[i] + s * (pu * r[i] + pv * up[i]) for i in range(3))
-    return _pick(keep, d, _pick(t < 1e-15, d0, moved))  # type: ignore[return-value]
+    return pick(keep, d, pick(t < 1e-15, d0, moved))  # type: ignore[return-value]
 
 
 def _hinge_angle(limit: con._BoundHinge, d: Vec) -> tuple[np.ndarray, np.ndarray]:
@@ -304,11 +304,11 @@ def nearest_on_ellipse(y0: np.ndarray, y1: np.ndarray, a: np.ndarray, b: np.ndar
     a = np.where(a > con._TINY_ANGLE, a, 0.0)
     b = np.where(b > con._TINY_ANGLE, b, 0.0)
     segment = (a <= 0.0) | (b <= 0.0)
-    on_segment = _pick(a <= 0.0, (0.0, np.where(b < y1, b, y1)), (np.where(a < y0, a, y0), 0.0))
+    on_segment = pick(a <= 0.0, (0.0, np.where(b < y1, b, y1)), (np.where(a < y0, a, y0), 0.0))
     swap = ~segment & (a < b)  # the recursion with the axes swapped
-    x0, x1 = _nearest_wide(~segment, *_pick(swap, (y1, y0, b, a), (y0, y1, a, b)))
-    x0, x1 = _pick(swap, (x1, x0), (x0, x1))
-    return _pick(segment, on_segment, (x0, x1))  # type: ignore[return-value]
+    x0, x1 = _nearest_wide(~segment, *pick(swap, (y1, y0, b, a), (y0, y1, a, b)))
+    x0, x1 = pick(swap, (x1, x0), (x0, x1))
+    return pick(segment, on_segment, (x0, x1))  # type: ignore[return-value]
 
 
 def _nearest_wide(
@@ -323,13 +323,13 @@ def _nearest_wide(
     n0 = r0 * z0
     s0, s1 = z1 - 1.0, np.where(g > 0, np.sqrt(n0 * n0 + z1 * z1) - 1.0, 0.0)
     s = _newton(live & off_axis & (y0 > 0.0) & (g != 0.0), n0, z1, r0, s0, s1)
-    fit = _pick(g == 0.0, (y0, y1), (r0 * y0 / (s + r0), y1 / (s + 1.0)))
-    fit = _pick(y0 > 0.0, fit, (0.0, b))
+    fit = pick(g == 0.0, (y0, y1), (r0 * y0 / (s + r0), y1 / (s + 1.0)))
+    fit = pick(y0 > 0.0, fit, (0.0, b))
     numer, denom = a * y0, a * a - b * b
     x = numer / denom
     one = 1.0 - x * x
-    on_axis = _pick(numer < denom, (a * x, b * np.sqrt(np.where(one > 0.0, one, 0.0))), (a, 0.0))
-    return _pick(off_axis, fit, on_axis)  # type: ignore[return-value]
+    on_axis = pick(numer < denom, (a * x, b * np.sqrt(np.where(one > 0.0, one, 0.0))), (a, 0.0))
+    return pick(off_axis, fit, on_axis)  # type: ignore[return-value]
 
 
 def _newton(

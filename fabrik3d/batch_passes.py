@@ -33,11 +33,6 @@ BQuat = tuple[Any, Any, Any, Any]
 _X = (1.0, 0.0, 0.0)
 
 
-def where(mask: np.ndarray, a: tuple, b: tuple) -> tuple:
-    """Per problem, ``a`` where ``mask`` else ``b`` (batch or constant tuples)."""
-    return tuple(np.where(mask, x, y) for x, y in zip(a, b))
-
-
 def take(v: tuple, idx: np.ndarray) -> tuple:
     """The problems ``idx`` of a batch tuple (constants stay)."""
     return tuple(x[idx] if isinstance(x, np.ndarray) else x for x in v)
@@ -109,8 +104,8 @@ class BatchPasses:
             moved = bm.changed(allowed, local)
             if moved.any():
                 turned = rot.mul(frame, bm.swing(allowed, local, r.rest_x[c]))
-                frame = where(moved, turned, frame)
-                bone = where(moved, rot.rotate(frame, e_c), bone)
+                frame = bm.pick(moved, turned, frame)
+                bone = bm.pick(moved, rot.rotate(frame, e_c), bone)
         return rot.add(q[c], bone, -r.lengths[c]), frame
 
     def rigid_stage1(
@@ -136,7 +131,7 @@ class BatchPasses:
                 (c1, _), (c2, _) = kids
                 a, a_ok = bm.unit(rot.rotate(fj, rot.sub(r.offset[c2], r.offset[c1])))
                 b, b_ok = bm.unit(rot.sub(q[c2], q[c1]))
-            return where(a_ok & b_ok, bm.swing(a, b, rot.rotate(fj, _X)), rot.IDENTITY)
+            return bm.pick(a_ok & b_ok, bm.swing(a, b, rot.rotate(fj, _X)), rot.IDENTITY)
         ws = [w for _, w in kids]
         src: list[Any] = [r.offset[c] for c, _ in kids]
         dst: list[Any] = [rot.sub(q[c], pj) for c, _ in kids]
@@ -264,7 +259,7 @@ class BatchPasses:
         found = fits.any(axis=0)
         first = fits.argmax(axis=0)  # the first turn that fits (0 where none does)
         pick = first * count + np.arange(count)
-        best = where(found, take(tried, pick), take(frame, need))
+        best = bm.pick(found, take(tried, pick), take(frame, need))
         k_of = np.array([k for k, _ in turns], dtype=float)[first]
         sign_of = np.array([sign for _, sign in turns])[first]
         idx = np.flatnonzero(found)
@@ -279,7 +274,7 @@ class BatchPasses:
                 h, fits = self.swivelled(j, c, g, at_i, prev_i, sign * mid)
                 hi = np.where(fits, mid, hi)
                 lo = np.where(fits, lo, mid)
-                f = where(fits, h, f)
+                f = bm.pick(fits, h, f)
             best = put(best, idx, f, count)
         return put(frame, need, best, m)
 
@@ -306,7 +301,7 @@ class BatchPasses:
             if r.rigid[j]:
                 pj = pose[j]
                 d, ok = bm.unit(rot.sub(pose[kids[0]], pj))
-                swung = where(ok, self.swing_frame(j, fp, d), full(fp, len(pj[0])))
+                swung = bm.pick(ok, self.swing_frame(j, fp, d), full(fp, len(pj[0])))
                 dst = [rot.sub(pose[c], pj) for c in kids]
                 out[j] = bm.fit_rotation([r.offset[c] for c in kids], dst, [1.0] * len(kids), swung)
                 continue
@@ -316,7 +311,7 @@ class BatchPasses:
                 out[j] = rested
                 continue
             d, ok = bm.unit(rot.sub(pose[c], pose[j]))
-            out[j] = where(ok, self.swing_frame(j, fp, d), rested)
+            out[j] = bm.pick(ok, self.swing_frame(j, fp, d), rested)
         return out
 
     def swing_frame(self, j: int, fp: BQuat, d: BVec) -> BQuat:
