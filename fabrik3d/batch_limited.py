@@ -73,6 +73,10 @@ class BatchLimited(BatchPasses):
             score = score + d * d
         return largest, score
 
+    def largest_error(self, pose: list[BVec], frames: list[BQuat]) -> np.ndarray:
+        """Per problem, ``LimitedSolve.largest_error`` with orientation targets in full force."""
+        return self.errors(pose)[0]
+
     # -- damped least-squares steps ------------------------------------------------------------
     def forward(
         self, pose: list[BVec], frames: list[BQuat], turned: dict[int, tuple[BQuat, np.ndarray]]
