@@ -189,4 +189,4 @@ class PoleTurns:
 def _distance_to_line(p: rot.Vec, origin: rot.Vec, direction: rot.Vec) -> float:
     v = _sub(p, origin)
     k = sum(v[i] * direction[i] for i in range(3))
-    return math.dist(v, tuple(k * direction[i] for i in range(3)))
+    return rot.dist(v, tuple(k * direction[i] for i in range(3)))  # type: ignore[arg-type]
