@@ -36,6 +36,10 @@ from fabrik3d.frames import rig
 from fabrik3d.skeleton import Skeleton
 from fabrik3d.solver import solve
 
+# An orientation target: ``(B|1, 4)`` quaternions as given, its weight, and the ``Target`` it came
+# from when one ``Target`` serves every problem (its orientation is normalised already).
+Turn = tuple[np.ndarray, float, "tg.Target | None"]
+
 
 @dataclass(frozen=True)
 class BatchResult:
@@ -108,7 +112,7 @@ def solve_batch(
     sizes += [(f"poles[{skeleton.names[e]!r}]", a) for e, a in pole_points.items()]
     sizes += [("positions", start), ("root_target", root)]
     bsize = _batch_size(sizes)
-    for e, (q, _) in turns.items():
+    for e, (q, _, _) in turns.items():
         if q.shape[0] not in (1, bsize):
             raise ValueError(f"targets[{skeleton.names[e]!r}]: {q.shape[0]} orientations for {bsize} problems")
     if bsize == 0:
@@ -121,14 +125,12 @@ def solve_batch(
             np.zeros(0, dtype=bool),
             {names[e]: np.empty(0) for e in turns},
         )
-    turned_root = root_goal is not None and root_goal.orientation is not None
-    if pole_points or turns or turned_root or (skeleton.constraints and not points):
+    root_frame = None if root_goal is None else root_goal.orientation
+    if not (skeleton.constraints or pole_points or turns or root_frame is not None):
+        return _vectorised(skeleton, bsize, points, start, root, w, tol, max_it)
+    if pole_points or not points or bsize < batch_limited.MIN_BATCH:
         return _one_by_one(skeleton, bsize, points, turns, start, root_goal, root, pole_points, weights, tol, max_it)
-    if skeleton.constraints:
-        if bsize < batch_limited.MIN_BATCH:
-            return _one_by_one(skeleton, bsize, points, {}, start, None, root, {}, weights, tol, max_it)
-        return _limited(skeleton, bsize, points, start, root, w, weights, tol, max_it)
-    return _vectorised(skeleton, bsize, points, start, root, w, tol, max_it)
+    return _limited(skeleton, bsize, points, turns, start, root_goal, root, w, weights, tol, max_it)
 
 
 def _vectorised(
@@ -183,23 +185,26 @@ def _limited(
     skeleton: Skeleton,
     bsize: int,
     points: dict[int, np.ndarray],
+    turns: dict[int, Turn],
     start: np.ndarray | None,
+    root_goal: tg.Target | None,
     root: np.ndarray | None,
     w: dict[int, float] | None,
     weights: Mapping[str, float] | None,
     tol: float,
     max_it: int,
 ) -> BatchResult:
-    """Joint limits, positions only: ``fabrik3d.batch_limited``, then ``solve`` for the problems it
-    hands back."""
+    """The constrained solve (joint limits, orientation targets, a root orientation):
+    ``fabrik3d.batch_limited``, then ``solve`` for the problems it hands back."""
     r = rig(skeleton)
     first = batch_tree.start_pose(
         r, skeleton.rest_positions, skeleton.rest_positions[None] if start is None else start, root
     )
     goals = {e: tg.Goal(tuple(p[0].tolist()), None, 1.0) for e, p in points.items()}
     targets = {e: np.broadcast_to(p, (bsize, 3)) for e, p in points.items()}
+    root_frame = None if root_goal is None else root_goal.orientation
     out, rotations, iterations, scalar = batch_limited.solve(
-        r, goals, w, targets, first, tol, max_it, cold=start is None
+        r, goals, w, targets, first, tol, max_it, start is None, _unit_turns(turns), root_frame
     )
     if scalar.any():
         idx = np.flatnonzero(scalar)
@@ -208,9 +213,17 @@ def _limited(
             return a if a is None or a.shape[0] == 1 else a[idx]
 
         subset = {e: some(p) for e, p in points.items()}
-        rest = _one_by_one(skeleton, len(idx), subset, {}, some(start), None, some(root), {}, weights, tol, max_it)
+        subset_turns = {e: (some(q), weight, source) for e, (q, weight, source) in turns.items()}
+        rest = _one_by_one(
+            skeleton, len(idx), subset, subset_turns, some(start), root_goal, some(root), {}, weights, tol, max_it
+        )
         out[idx], rotations[idx], iterations[idx] = rest.positions, rest.rotations, rest.iterations
-    return BatchResult(out, rotations, iterations, *_errors(skeleton, out, targets, tol))
+    turned = {}
+    for e, (q, _) in _unit_turns(turns).items():
+        a = rotations[:, e]
+        d = np.abs(a[:, 0] * q[:, 0] + a[:, 1] * q[:, 1] + a[:, 2] * q[:, 2] + a[:, 3] * q[:, 3])
+        turned[skeleton.names[e]] = np.degrees(2.0 * np.arccos(np.minimum(1.0, d)))  # (tg.degrees_between)
+    return BatchResult(out, rotations, iterations, *_errors(skeleton, out, targets, tol), turned)
 
 
 def _errors(
@@ -231,7 +244,7 @@ def _one_by_one(
     skeleton: Skeleton,
     bsize: int,
     points: dict[int, np.ndarray],
-    turns: dict[int, tuple[np.ndarray, float]],
+    turns: dict[int, Turn],
     start: np.ndarray | None,
     root_goal: tg.Target | None,
     root: np.ndarray | None,
@@ -257,8 +270,8 @@ def _one_by_one(
         goals: dict[str, Any] = {}
         for e, p in points.items():
             if e in turns:
-                q, weight = turns[e]
-                goals[names[e]] = tg.Target(row(p, b), row(q, b), weight)
+                q, weight, source = turns[e]
+                goals[names[e]] = source or tg.Target(row(p, b), row(q, b), weight)
             else:
                 goals[names[e]] = row(p, b)
         if root_goal is not None:
@@ -283,21 +296,21 @@ def _one_by_one(
     return BatchResult(out, rotations, iterations, errors, converged, turned)
 
 
-def _targets(skeleton: Skeleton, targets: Any) -> tuple[dict[int, np.ndarray], dict[int, tuple[np.ndarray, float]]]:
-    """Target points ``(B|1, 3)`` and orientations ``((B|1, 4), weight)`` by effector index, skeleton order."""
+def _targets(skeleton: Skeleton, targets: Any) -> tuple[dict[int, np.ndarray], dict[int, Turn]]:
+    """Target points ``(B|1, 3)`` and orientation targets (``Turn``) by effector index, skeleton order."""
     points, turns = {}, {}
     for e, name, value in tg.by_effector(skeleton, targets, "targets", "(B, 3) arrays of points"):
         where = f"targets[{name!r}]"
         if isinstance(value, tg.Target):
             points[e] = value.position[None]
             if value.orientation is not None:
-                turns[e] = (value.orientation[None], value.weight)
+                turns[e] = (value.orientation[None], value.weight, value)
         elif isinstance(value, tuple) and len(value) in (2, 3) and np.ndim(value[0]) == 2:
             points[e] = _array(value[0], f"{where} positions", (3,))
             weight = 1.0 if len(value) == 2 else checks.positive(value[2], f"{where} weight")
             if weight > 1.0:
                 raise ValueError(f"{where} weight: must be in (0, 1], got {weight:g}")
-            turns[e] = (_quaternions(value[1], f"{where} orientations"), weight)
+            turns[e] = (_quaternions(value[1], f"{where} orientations"), weight, None)
         else:
             points[e] = _array(value, where, (3,))
     return points, turns
@@ -332,19 +345,31 @@ def _array(value: Any, name: str, item: tuple[int, ...]) -> np.ndarray:
 
 
 def _quaternions(value: Any, name: str) -> np.ndarray:
-    """``(B, 4)`` unit quaternions (x, y, z, w), normalised; ``ValueError`` naming the first bad one."""
+    """``(B, 4)`` unit quaternions (x, y, z, w) as given (within 1e-6 of unit length); ``ValueError``
+    naming the first bad one."""
     try:
         q = np.array(value, dtype=float)
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{name}: expected an array of quaternions of shape (B, 4)") from None
     if q.ndim != 2 or q.shape[1] != 4:
         raise ValueError(f"{name}: expected shape (B, 4), got {q.shape}")
-    length = np.linalg.norm(q, axis=1)
+    length = _lengths(q)
     bad = ~(np.abs(length - 1.0) <= 1e-6)
     if bad.any():
         b = int(np.argmax(bad))
         raise ValueError(f"{name}[{b}]: not a unit quaternion (length {length[b]:.6g})")
-    return q / length[:, None]
+    return q
+
+
+def _lengths(q: np.ndarray) -> np.ndarray:
+    """Lengths of ``(B, 4)`` quaternions, written out as ``targets.unit_quaternion`` does."""
+    return np.sqrt(q[:, 0] * q[:, 0] + q[:, 1] * q[:, 1] + q[:, 2] * q[:, 2] + q[:, 3] * q[:, 3])
+
+
+def _unit_turns(turns: dict[int, Turn]) -> dict[int, tuple[np.ndarray, float]]:
+    """The orientations normalised as ``fabrik3d.Target`` normalises them (once: a ``Target``'s
+    own are already), with their weights."""
+    return {e: (q if source else q / _lengths(q)[:, None], w) for e, (q, w, source) in turns.items()}
 
 
 def _batch_size(sizes: list[tuple[str, np.ndarray | None]]) -> int:

@@ -22,7 +22,7 @@ from fabrik3d import batch_math as bm
 from fabrik3d import rotations as rot
 from fabrik3d import targets as tg
 from fabrik3d.batch_passes import BatchPasses, BQuat, BVec, full, put, take
-from fabrik3d.damped import ORIENTATION_IN_FORCE, WORLD_AXES, joint_turns
+from fabrik3d.damped import ORIENTATION_IN_FORCE, TWIST_NEAR, WORLD_AXES, joint_turns
 from fabrik3d.frames import Rig
 from fabrik3d.limited import (
     DAMPED_STEPS,
@@ -42,6 +42,8 @@ from fabrik3d.limited import (
     LimitedSolve,
 )
 
+_Y = (0.0, 1.0, 0.0)
+
 # Once this many problems (or fewer) of an attempt are left (a restart's too), they go to the
 # scalar solve, from the start: one batch iteration costs more than their scalar solves.
 TAIL = 16
@@ -53,29 +55,78 @@ MIN_BATCH = 256
 class BatchLimited(BatchPasses):
     """The damped steps and the attempt loop of ``LimitedSolve`` on batch values."""
 
-    def __init__(self, r: Rig, solver: LimitedSolve, goal: dict[int, BVec], tol: float) -> None:
-        super().__init__(r, solver.plan, goal)
-        self.cols, mask, self.owner = solver.damped_plan()
-        self.above = [np.flatnonzero(row > 0.0) for row in mask]  # per goal, the columns above it
+    def __init__(
+        self,
+        r: Rig,
+        solver: LimitedSolve,
+        goal: dict[int, BVec],
+        tol: float,
+        turn: dict[int, tuple[BQuat, float]] | None = None,
+    ) -> None:
+        super().__init__(r, solver.plan, goal, turn, solver.root_frame)
+        self.cols, self.mask, self.owner = solver.damped_plan()
+        self.above = [np.flatnonzero(row > 0.0) for row in self.mask]  # per goal, the columns above it
         self.tol = tol
 
+    def aim(self, goal: dict[int, BVec], turn: dict[int, tuple[BQuat, float]], share: Any) -> None:
+        """The live problems' targets, orientation targets and yield shares (``(m,)``)."""
+        self.goal, self.turn, self.share = goal, turn, share
+
     # -- errors ---------------------------------------------------------------------------------
-    def errors(self, pose: list[BVec]) -> tuple[np.ndarray, np.ndarray]:
-        """Per problem, the largest distance of a targeted effector from its target and the sum
-        of their squares (``LimitedSolve.largest_error`` and ``squared_errors``)."""
+    def errors(self, pose: list[BVec], frames: list[BQuat], share: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per problem, the largest residual and the sum of their squares (``LimitedSolve.residuals``,
+        ``largest_error`` and ``squared_errors``) with the yield shares ``share`` (default
+        ``self.share``): the targets' distances, then, while an orientation target is in force,
+        its bone's misdirection and its twist beyond the effector's Twist limit."""
+        r = self.r
         largest: Any = None
         score: Any = 0
         for e, t in self.goal.items():
-            p = pose[e]
-            dx, dy, dz = p[0] - t[0], p[1] - t[1], p[2] - t[2]
-            d = np.sqrt(dx * dx + dy * dy + dz * dz)
+            d = _dist(pose[e], t)
             largest = d if largest is None else np.maximum(largest, d)
             score = score + d * d
+        if not self.turn:
+            return largest, score
+        share = self.share if share is None else share
+        force = np.asarray(share > ORIENTATION_IN_FORCE)
+        for e, (q, w) in self.turn.items():
+            length = r.lengths[e]
+            bone = rot.sub(pose[e], pose[r.parents[e]])
+            wanted = rot.rotate(q, self.plan.offset_dir[e])
+            rows = [_dist(rot.add((0.0, 0.0, 0.0), bone, 1.0 / length), wanted) * length * w]
+            if r.limits[e].twist is not None:
+                rows.append(np.abs(self.twist_excess(e, q, frames[r.parents[e]])[0]) * length * w)
+            for v in rows:
+                v = np.where(force, v, 0.0)  # (adding 0 to the sum, or taking a max with 0: no change)
+                largest = np.maximum(largest, v)
+                score = score + v * v
         return largest, score
 
     def largest_error(self, pose: list[BVec], frames: list[BQuat]) -> np.ndarray:
         """Per problem, ``LimitedSolve.largest_error`` with orientation targets in full force."""
-        return self.errors(pose)[0]
+        return self.errors(pose, frames, 1.0)[0]
+
+    def position_error(self, pose: list[BVec]) -> np.ndarray:
+        """Per problem, ``LimitedSolve.position_error``: the largest distance from a target."""
+        largest: Any = None
+        for e, t in self.goal.items():
+            d = _dist(pose[e], t)
+            largest = d if largest is None else np.maximum(largest, d)
+        return largest
+
+    def rank(self, err: np.ndarray, pose: list[BVec]) -> tuple[np.ndarray, np.ndarray]:
+        """``LimitedSolve.rank`` per problem: ``(short, value)``, compared by ``_ranks_below``."""
+        off = self.position_error(pose)
+        short = off > self.tol
+        return short, np.where(short, off, err)
+
+    def twist_excess(self, e: int, q: BQuat, fp: BQuat) -> tuple[np.ndarray, BVec]:
+        """``DampedSteps.twist_excess`` for effector ``e`` (which has a Twist limit) and its
+        orientation target ``q``: the twist beyond the limit (radians) and its world axis."""
+        r = self.r
+        base = rot.mul(fp, r.rest_local[e])
+        tau = bm.twist_angle(rot.mul(rot.conj(base), q), _Y)
+        return tau - bm.clamp_angle(tau, *r.limits[e].twist), rot.y_axis(base)  # type: ignore[misc]
 
     # -- damped least-squares steps ------------------------------------------------------------
     def forward(
@@ -99,7 +150,7 @@ class BatchLimited(BatchPasses):
             new_frames[x] = kept if got is None else bm.pick(got[1], rot.mul(new_frames[p], got[0]), kept)
             if not children[x]:
                 if x in self.goal:
-                    new_frames[x] = rot.mul(new_frames[p], r.rest_local[x])
+                    new_frames[x] = self.effector_frame(x, new_frames[p])
             else:
                 moved[x] = turn if got is None else bm.pick(got[1], rot.mul(new_frames[x], rot.conj(frames[x])), turn)
             new_pose[x] = rot.add(new_pose[p], rot.rotate(turn, rot.sub(pose[x], pose[p])))
@@ -131,14 +182,35 @@ class BatchLimited(BatchPasses):
                 axes += ((vx, vy, vz), (by * vz - bz * vy, bz * vx - bx * vz, bx * vy - by * vx))
         return axes
 
+    def frame_spins(self, frames: list[BQuat], axes: list[BVec]) -> list[BVec]:
+        """``DampedSteps.frame_spins``, column by column."""
+        r = self.r
+        spins: list[BVec] = []
+        for j, w in zip(self.cols, axes):
+            if r.rigid[j]:
+                spins.append(w)
+                continue
+            p = r.parents[j]
+            bone = rot.y_axis(frames[j])
+            rest = rot.rotate(frames[p] if p >= 0 else rot.IDENTITY, r.rest_dir[j])
+            near = 1.0 + rest[0] * bone[0] + rest[1] * bone[1] + rest[2] * bone[2]
+            with np.errstate(all="ignore"):
+                k = np.where(near > 1e-9, (rest[0] * w[0] + rest[1] * w[1] + rest[2] * w[2]) / near, 0.0)
+            spins.append(rot.add(w, bone, -k))
+        return spins
+
     def damped_step(self, pose: list[BVec], frames: list[BQuat], damping: np.ndarray) -> tuple[list[BVec], list[BQuat]]:
-        """``DampedSteps.damped_step`` for positions only (no orientation targets)."""
+        """``DampedSteps.damped_step``: the rows of the effectors' positions, then, where an
+        orientation target is in force, its bone's direction and (once every position is near) its
+        twist beyond the Twist limit. Problems with the same rows solve together, so each gets
+        the scalar step's linear algebra on the scalar step's matrix."""
         r = self.r
         cols, owner = self.cols, self.owner
         if not cols:
             return self.forward(pose, frames, {})
         m = len(damping)
-        u = np.stack([np.stack(np.broadcast_arrays(*full(a, m)), axis=-1) for a in self.turning_axes(frames)], axis=1)
+        axes = self.turning_axes(frames)
+        u = np.stack([np.stack(np.broadcast_arrays(*full(a, m)), axis=-1) for a in axes], axis=1)
         goals = list(self.goal)
         # Rows u × (P_e − P_j) for the columns above each effector e (+0.0 elsewhere, as in the scalar
         # step): (m, 3 goals, columns).
@@ -156,7 +228,21 @@ class BatchLimited(BatchPasses):
             jac[:, 3 * k + 1, above] = uz * mx - ux * mz
             jac[:, 3 * k + 2, above] = ux * my - uy * mx
         err = np.stack([c for e in goals for c in rot.sub(self.goal[e], pose[e])], axis=1)  # (m, rows)
-        spin = joint_turns(jac, err, damping, owner, u)
+        # Optional blocks of rows (orientation targets), each with the problems that have it.
+        blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (rows, errors, where)
+        if self.turn:
+            blocks = self.orientation_rows(pose, frames, u, axes, goals)
+        if not blocks:
+            spin = joint_turns(jac, err, damping, owner, u)
+        else:
+            spin = np.empty((m, len(owner), 3))
+            pattern = np.stack([where for _, _, where in blocks], axis=1)  # (m, blocks)
+            kinds, of = np.unique(pattern, axis=0, return_inverse=True)
+            for g, kind in enumerate(kinds):
+                idx = np.flatnonzero(of.reshape(-1) == g)
+                jg = np.concatenate([jac[idx]] + [rows[idx] for (rows, _, _), on in zip(blocks, kind) if on], axis=1)
+                eg = np.concatenate([err[idx]] + [e[idx] for (_, e, _), on in zip(blocks, kind) if on], axis=1)
+                spin[idx] = joint_turns(jg, eg, damping[idx], owner, u[idx])
         turned: dict[int, tuple[BQuat, np.ndarray]] = {}
         parents, limits = r.parents, r.limits
         with np.errstate(all="ignore"):
@@ -193,6 +279,55 @@ class BatchLimited(BatchPasses):
                 turned[j] = (rot.mul(bm.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]), turns)
         return self.forward(pose, frames, turned)
 
+    def orientation_rows(
+        self, pose: list[BVec], frames: list[BQuat], u: np.ndarray, axes: list[BVec], goals: list[int]
+    ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The damped step's rows of the orientation targets (``DampedSteps.damped_step``), as
+        blocks ``(rows (m, k, columns), residuals (m, k), where (m,))``: per target in force with a
+        bone, its direction's three rows; with a Twist limit on its effector, once every position
+        is within ``TWIST_NEAR`` tolerances, its twist's row."""
+        r = self.r
+        m = len(u)
+        share = np.broadcast_to(self.share, (m,))
+        force = share > ORIENTATION_IN_FORCE
+        largest = self.position_error(pose)
+        near = largest <= TWIST_NEAR * self.tol
+        spins: Any = None
+        blocks = []
+        ux, uy, uz = u[..., 0], u[..., 1], u[..., 2]
+        for k, e in enumerate(goals):
+            aim = self.turn.get(e)
+            if aim is None:
+                continue
+            q, w = aim
+            bone, ok = bm.unit(rot.sub(pose[e], pose[r.parents[e]]))
+            scale = (w * share * r.lengths[e])[:, None]
+            mask = self.mask[k][None, :]
+            bx, by, bz = (b[:, None] for b in full(bone, m))
+            rows = np.stack(
+                (
+                    scale * (uy * bz - uz * by) * mask,
+                    scale * (uz * bx - ux * bz) * mask,
+                    scale * (ux * by - uy * bx) * mask,
+                ),
+                axis=1,
+            )
+            wanted = rot.rotate(q, self.plan.offset_dir[e])
+            errs = np.stack([scale[:, 0] * c for c in rot.sub(wanted, bone)], axis=1)
+            blocks.append((rows, errs, force & ok))
+            if r.limits[e].twist is not None:
+                excess, axis = self.twist_excess(e, q, frames[r.parents[e]])
+                if spins is None:
+                    spins = [full(v, m) for v in self.frame_spins(frames, axes)]
+                sx = np.stack([v[0] for v in spins], axis=1)
+                sy = np.stack([v[1] for v in spins], axis=1)
+                sz = np.stack([v[2] for v in spins], axis=1)
+                along = sx * axis[0][:, None] + sy * axis[1][:, None] + sz * axis[2][:, None]
+                blocks.append(
+                    ((-scale * along * mask)[:, None, :], (-scale[:, 0] * excess)[:, None], force & ok & near)
+                )
+        return blocks
+
     # -- the attempt ----------------------------------------------------------------------------
     def attempt(
         self,
@@ -205,16 +340,19 @@ class BatchLimited(BatchPasses):
         gain: np.ndarray,
         damping: np.ndarray,
     ) -> tuple[np.ndarray, list[Any], list[Any], np.ndarray, np.ndarray, np.ndarray]:
-        """``LimitedSolve.attempt`` from ``pose`` for every problem (no poles, no orientation
-        targets), with per-problem iterations so far ``it``, ``patience``, ``gain`` and damping.
-        Returns per problem the largest error of the best pose, that pose and its frames (active
+        """``LimitedSolve.attempt`` from ``pose`` for every problem, with per-problem iterations so
+        far ``it``, ``patience``, ``gain`` and damping. Returns per problem the largest error of
+        the pose kept (orientation targets in full force), that pose and its frames (active
         joints; others ``None``), the iterations, the damping left, and a mask of the problems
-        handed back unfinished: once ``TAIL`` or fewer are left, each batch iteration costs
-        more than their scalar solves would. ``self.goal`` is as given after."""
+        handed back unfinished: once ``TAIL`` or fewer are left, each batch iteration costs more
+        than their scalar solves would. The pose kept is the best iterated one, or with
+        orientation targets the best by ``rank``, the given pose included. ``self.goal`` and
+        ``self.turn`` are as given after."""
         tol = self.tol
         plan = self.plan
         active = [j for j in range(len(pose)) if plan.active[j]]
         m = len(patience)
+        oriented = bool(self.turn)
         out_err = np.empty(m)
         handed = np.zeros(m, dtype=bool)
         out_it = np.zeros(m, dtype=np.int64)
@@ -224,10 +362,13 @@ class BatchLimited(BatchPasses):
         for j in active:
             out_pose[j] = tuple(np.zeros(m) for _ in range(3))
             out_frames[j] = tuple(np.zeros(m) for _ in range(4))
-        given = self.goal
-        err, score = self.errors(pose)
+        given, given_turn = self.goal, self.turn
+        self.share = np.ones(m)
+        err, score = self.errors(pose, frames)
         limit = np.broadcast_to(np.asarray(max_it), (m,))
-        s = _State(pose, frames, start, self.goal, err, score, active, it, limit, patience, gain, damping)
+        s = _State(pose, frames, start, self.goal, self.turn, err, score, active, it, limit, patience, gain, damping)
+        if oriented:
+            s.top = (*self.rank(err, pose), err, list(pose), list(frames))
         eps = LIMITED_STALL * tol
         gain2, slow2 = FABRIK_GAIN**2, (1.0 - SLOW_GAIN) ** 2
         while True:
@@ -235,11 +376,12 @@ class BatchLimited(BatchPasses):
             done = ~going
             if done.any():
                 ids = s.ids[done]
-                out_err[ids], out_it[ids], out_damping[ids] = s.best_err[done], s.it[done], s.damping[done]
+                kept = s.top[2:] if oriented else (s.best_err, s.best_pose, s.best_frames)
+                out_err[ids], out_it[ids], out_damping[ids] = kept[0][done], s.it[done], s.damping[done]
                 for j in active:
-                    for a, b in zip(out_pose[j], s.best_pose[j]):
+                    for a, b in zip(out_pose[j], kept[1][j]):
                         a[ids] = b[done]
-                    for a, b in zip(out_frames[j], s.best_frames[j]):
+                    for a, b in zip(out_frames[j], kept[2][j]):
                         a[ids] = b[done]
                 if not going.any():
                     break
@@ -247,12 +389,12 @@ class BatchLimited(BatchPasses):
             if len(s.ids) <= TAIL:  # the last few: cheaper in scalar code, from the start
                 handed[s.ids] = True
                 break
-            self.goal = s.goal
+            self.aim(s.goal, s.turn, s.yield_share)
             s.it += 1
             weak = s.weak
             q = self.stage1(s.pose, s.frames)[0]
             new_pose, new_frames = self.stage2(q, s.frames, s.start, plan.active, plan.up, plan.kids)
-            new_score = self.errors(new_pose)[1]
+            new_score = self.errors(new_pose, new_frames)[1]
             if weak.any():
                 new_pose = [None if p is None else bm.pick(weak, a, p) for a, p in zip(s.pose, new_pose)]
                 new_frames = [None if f is None else bm.pick(weak, a, f) for a, f in zip(s.frames, new_frames)]
@@ -267,18 +409,18 @@ class BatchLimited(BatchPasses):
                         break
                     sub = [None if p is None else take(p, idx) for p in new_pose]
                     sub_f = [None if f is None else take(f, idx) for f in new_frames]
-                    self.goal = {e: take(t, idx) for e, t in s.goal.items()}
+                    self.aim(*_subset(s.goal, s.turn, idx), s.yield_share[idx])
                     step_pose, step_frames = self.damped_step(sub, sub_f, s.damping[idx])
-                    step_score = self.errors(step_pose)[1]
-                    self.goal = s.goal
+                    step_score = self.errors(step_pose, step_frames)[1]
+                    self.aim(s.goal, s.turn, s.yield_share)
                     better = step_score < new_score[idx]
                     good = idx[better]
                     weak[good] = destructive[good] & (step_score[better] < slow2 * s.score[good])
                     if len(good):
-                        kept, live = np.flatnonzero(better), len(s.ids)
+                        kept_at, live = np.flatnonzero(better), len(s.ids)
                         for j in active:
-                            new_pose[j] = put(new_pose[j], good, take(step_pose[j], kept), live)
-                            new_frames[j] = put(new_frames[j], good, take(step_frames[j], kept), live)
+                            new_pose[j] = put(new_pose[j], good, take(step_pose[j], kept_at), live)
+                            new_frames[j] = put(new_frames[j], good, take(step_frames[j], kept_at), live)
                     new_score[good] = step_score[better]
                     s.damping[good] = np.maximum(s.damping[good] * 0.5, MIN_DAMPING)
                     bad = idx[~better]
@@ -287,7 +429,7 @@ class BatchLimited(BatchPasses):
                     stepping[good] = new_score[good] > tol * tol
             s.weak = weak
             s.pose, s.frames = new_pose, new_frames
-            s.err, s.score = self.errors(s.pose)
+            s.err, s.score = self.errors(s.pose, s.frames)
             low = np.sqrt(s.best_score)
             gained = low - np.sqrt(s.score)
             s.stalls = np.where(gained < np.maximum(eps, s.gain * low), s.stalls + 1, 0)
@@ -295,16 +437,24 @@ class BatchLimited(BatchPasses):
             if yielding.any():
                 s.yield_share = np.where(yielding, s.yield_share * 0.25, s.yield_share)
                 fresh = yielding & (s.yield_share <= ORIENTATION_IN_FORCE)
-                s.stalls = np.where(fresh, 0, s.stalls)
-                s.remember(fresh)
+                if fresh.any():
+                    err, score = self.errors(s.pose, s.frames, s.yield_share)
+                    s.err, s.score = np.where(fresh, err, s.err), np.where(fresh, score, s.score)
+                    s.stalls = np.where(fresh, 0, s.stalls)
+                    s.remember(fresh)
             s.remember(~s.ran | (s.score < s.best_score) | (s.err <= tol))
             s.ran[:] = True
-        self.goal = given
+            if oriented:
+                full_err = self.largest_error(s.pose, s.frames)
+                short, value = self.rank(full_err, s.pose)
+                s.lift(_ranks_below((short, value), s.top[:2]), short, value, full_err)
+        self.aim(given, given_turn, 1.0)
         return out_err, out_pose, out_frames, out_it, out_damping, handed
 
 
 class _State:
-    """The live problems of an attempt: their poses, errors, best poses and counters."""
+    """The live problems of an attempt: their poses, errors, best poses and counters (and, with
+    orientation targets, ``top``: the rank, error, pose and frames of the best by rank)."""
 
     def __init__(
         self,
@@ -312,6 +462,7 @@ class _State:
         frames: list[Any],
         start: list[Any],
         goal: dict[int, BVec],
+        turn: dict[int, tuple[BQuat, float]],
         err: np.ndarray,
         score: np.ndarray,
         active: list[int],
@@ -324,6 +475,7 @@ class _State:
         m = len(patience)
         self.active = active
         self.pose, self.frames, self.start, self.goal = list(pose), list(frames), list(start), dict(goal)
+        self.turn = dict(turn)
         self.err, self.score = err, score
         self.best_err, self.best_score = err, score
         self.best_pose, self.best_frames = list(pose), list(frames)
@@ -335,6 +487,7 @@ class _State:
         self.weak = np.zeros(m, dtype=bool)
         self.damping = damping.copy()
         self.yield_share = np.ones(m)
+        self.top: Any = None
 
     def remember(self, mask: np.ndarray) -> None:
         """The current pose becomes the best one where ``mask``."""
@@ -345,6 +498,23 @@ class _State:
         for j in self.active:
             self.best_pose[j] = bm.pick(mask, self.pose[j], self.best_pose[j])
             self.best_frames[j] = bm.pick(mask, self.frames[j], self.best_frames[j])
+
+    def lift(self, mask: np.ndarray, short: np.ndarray, value: np.ndarray, err: np.ndarray) -> None:
+        """The current pose becomes the best by rank where ``mask`` (rank ``(short, value)``,
+        error in full force ``err``)."""
+        if not mask.any():
+            return
+        t_short, t_value, t_err, t_pose, t_frames = self.top
+        for j in self.active:
+            t_pose[j] = bm.pick(mask, self.pose[j], t_pose[j])
+            t_frames[j] = bm.pick(mask, self.frames[j], t_frames[j])
+        self.top = (
+            np.where(mask, short, t_short),
+            np.where(mask, value, t_value),
+            np.where(mask, err, t_err),
+            t_pose,
+            t_frames,
+        )
 
     def keep(self, mask: np.ndarray) -> None:
         """Only the problems of ``mask`` stay live."""
@@ -366,11 +536,22 @@ class _State:
             "yield_share",
         ):
             setattr(self, name, getattr(self, name)[idx])
-        for seq in (self.pose, self.frames, self.start, self.best_pose, self.best_frames):
+        seqs = [self.pose, self.frames, self.start, self.best_pose, self.best_frames]
+        if self.top is not None:
+            seqs += [self.top[3], self.top[4]]
+            self.top = (self.top[0][idx], self.top[1][idx], self.top[2][idx], self.top[3], self.top[4])
+        for seq in seqs:
             for j, v in enumerate(seq):
                 if v is not None:
                     seq[j] = take(v, idx)
-        self.goal = {e: take(t, idx) for e, t in self.goal.items()}
+        self.goal, self.turn = _subset(self.goal, self.turn, idx)
+
+
+def _subset(
+    goal: dict[int, BVec], turn: dict[int, tuple[BQuat, float]], idx: np.ndarray
+) -> tuple[dict[int, BVec], dict[int, tuple[BQuat, float]]]:
+    """The problems ``idx`` of targets and orientation targets."""
+    return {e: take(t, idx) for e, t in goal.items()}, {e: (take(q, idx), w) for e, (q, w) in turn.items()}
 
 
 def solve(
@@ -382,16 +563,22 @@ def solve(
     tol: float,
     max_it: int,
     cold: bool,
+    turns: dict[int, tuple[np.ndarray, float]] | None = None,
+    root_frame: rot.Quat | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Constrained solves of ``m`` problems without poles or orientation targets.
+    """Constrained solves of ``m`` problems (``LimitedSolve.run``), without poles.
 
     Args:
         r: the skeleton's rig (``n`` joints).
         goals: the first problem's goals (they fix the plan: effectors and weights).
         weights: effector index -> centroid weight, or ``None``.
         targets: effector index -> ``(m, 3)`` target points.
-        first: the start poses, ``(n, 3, m)`` or ``(n, 3, 1)`` for all (``batch_tree.start_pose``).
+        first: the start poses, ``(n, 3, m)`` or ``(n, 3, 1)`` for all (``batch_tree.start_pose``,
+            not yet turned to ``root_frame``).
         tol, max_it, cold: as in ``LimitedSolve.run`` (``cold``: from the rest pose).
+        turns: effector index -> ``((m, 4) or (1, 4)`` unit quaternions (x, y, z, w), weight in
+            (0, 1]) for the orientation targets.
+        root_frame: the root's frame (a unit quaternion shared by all problems), or None.
 
     Returns:
         ``(m, n, 3)`` positions, ``(m, n, 4)`` frames, ``(m,)`` iterations, and an ``(m,)`` mask
@@ -400,17 +587,30 @@ def solve(
     """
     n = len(r.parents)
     m = len(next(iter(targets.values())))
-    solver = LimitedSolve(r, goals, weights, {}, None)
+    solver = LimitedSolve(r, goals, weights, {}, root_frame)
     plan = solver.plan
+    goal = _columns(targets)
+    turn = {
+        e: (tuple(np.array(np.broadcast_to(q[:, k], m)) for k in range(4)), w) for e, (q, w) in (turns or {}).items()
+    }
+    batch = BatchLimited(r, solver, goal, tol, turn)
+    count = m if turn else first.shape[2]
+    given = [tuple(np.array(np.broadcast_to(first[j, k], count)) for k in range(3)) for j in range(n)]
+    top = r.order[0]
+    initial = batch.pose_frames(given)
+    if root_frame is not None:  # the whole start pose turns about the root to the root's frame
+        spin = rot.mul(root_frame, rot.conj(initial[top]))
+        c = given[top]
+        for j in r.order[1:]:
+            v = rot.rotate(spin, (given[j][0] - c[0], given[j][1] - c[1], given[j][2] - c[2]))
+            given[j] = (c[0] + v[0], c[1] + v[1], c[2] + v[2])
+        initial = batch.pose_frames(given)
+        initial[top] = full(root_frame, count)
     # The start projected onto the limits (the scalar solve's first step): one stage 2 of every
     # joint toward itself, once if every problem starts alike.
-    goal = _columns(targets)
-    batch = BatchLimited(r, solver, goal, tol)
-    count = first.shape[2]
-    given = [tuple(np.array(first[j, k]) for k in range(3)) for j in range(n)]
     every = [True] * n
     all_kids = [[(c, 1.0) for c in r.children[j]] for j in range(n)]
-    start, start_frames = batch.stage2(given, batch.pose_frames(given), given, every, r.order, all_kids)
+    start, start_frames = batch.stage2(given, initial, given, every, r.order, all_kids)
     if count < m:  # one start for all
         start, start_frames = [full(v, m) for v in start], [full(v, m) for v in start_frames]
     # Within reach: every target within its chain's length of the root (``LimitedSolve.within_reach``).
@@ -443,6 +643,12 @@ def solve(
     return out, rotations, it, scalar
 
 
+def _dist(a: BVec, b: BVec) -> np.ndarray:
+    """``rotations.dist`` per problem."""
+    dx, dy, dz = a[0] - b[0], a[1] - b[1], a[2] - b[2]
+    return np.sqrt(dx * dx + dy * dy + dz * dz)
+
+
 def _columns(targets: dict[int, np.ndarray]) -> dict[int, BVec]:
     """``(m, 3)`` target points as batch tuples."""
     return {e: (t[:, 0].copy(), t[:, 1].copy(), t[:, 2].copy()) for e, t in targets.items()}
@@ -462,12 +668,12 @@ def restarts(
     every problem), each kept where it ranks better (``(err > tol, err)``, positions only), then
     the stall rule from the best of them, kept unless it ranks worse."""
     err, pose, frames, it, damping, scalar = state
-    tol, plan, goal = batch.tol, batch.plan, batch.goal
+    tol, plan, goal, turn = batch.tol, batch.plan, batch.goal, batch.turn
     m = len(idx)
     k_err, k_it, k_damping = err[idx], it[idx], damping[idx]
     k_pose = [None if v is None else take(v, idx) for v in pose]
     k_frames = [None if v is None else take(v, idx) for v in frames]
-    k_goal = {e: take(t, idx) for e, t in goal.items()}
+    k_goal, k_turn = _subset(goal, turn, idx)
     k_start = [take(v, idx) for v in start]
     k_start_frames = [take(v, idx) for v in start_frames]
     gone = np.zeros(m, dtype=bool)  # handed to the scalar solve
@@ -477,7 +683,7 @@ def restarts(
         if not len(live):
             break
         count = len(live)
-        batch.goal = {e: take(t, live) for e, t in k_goal.items()}
+        batch.aim(*_subset(k_goal, k_turn, live), 1.0)
         if k < MAX_RESTARTS:
             here, here_frames = [take(v, live) for v in k_start], [take(v, live) for v in k_start_frames]
             sp, sf = batch.stage2(here, here_frames, here, plan.active, plan.up, plan.kids, draw)
@@ -500,8 +706,8 @@ def restarts(
         )
         k_it[live], k_damping[live] = got_it, got_damping
         gone[live[handed]] = True
-        now = (k_err[live] > tol, k_err[live])
-        new = (got_err > tol, got_err)
+        now = batch.rank(k_err[live], [None if v is None else take(v, live) for v in k_pose])
+        new = batch.rank(got_err, got_pose)
         better = _ranks_below(new, now) if k < MAX_RESTARTS else ~_ranks_below(now, new)
         better &= ~handed
         if better.any():
@@ -511,7 +717,7 @@ def restarts(
                 if v is not None:
                     k_pose[j] = put(k_pose[j], into, take(v, kept), m)
                     k_frames[j] = put(k_frames[j], into, take(got_frames[j], kept), m)
-    batch.goal = goal
+    batch.aim(goal, turn, 1.0)
     err[idx], it[idx], damping[idx] = k_err, k_it, k_damping
     scalar[idx[gone]] = True
     total = len(err)
@@ -532,15 +738,17 @@ def warm_retries(
     in place): one attempt of at most ``FALLBACK_ITERATIONS`` from the rest pose moved with the
     root (projected onto the limits), kept where it reaches every target."""
     err, pose, frames, it, damping, scalar = state
-    r, tol, plan, goal = batch.r, batch.tol, batch.plan, batch.goal
+    r, tol, plan, goal, turn = batch.r, batch.tol, batch.plan, batch.goal, batch.turn
     m, n = len(idx), len(pose)
     top = r.order[0]
     shift = rot.sub(take(start[top], idx), r.rest_start[top])
     rest = [rot.add(p, shift) for p in r.rest_start]
     rest_frames = [full(f, m) for f in r.rest_frames]
+    if batch.root_frame is not None:
+        rest_frames[top] = full(batch.root_frame, m)
     every = [True] * n
     all_kids = [[(c, 1.0) for c in r.children[j]] for j in range(n)]
-    batch.goal = {e: take(t, idx) for e, t in goal.items()}
+    batch.aim(*_subset(goal, turn, idx), 1.0)
     sp, sf = batch.stage2(rest, rest_frames, rest, every, r.order, all_kids)
     got_err, got_pose, got_frames, got_it, got_damping, handed = batch.attempt(
         [v if a else None for v, a in zip(sp, plan.active)],
@@ -552,7 +760,7 @@ def warm_retries(
         np.full(m, RESTART_GAIN),
         damping[idx],
     )
-    batch.goal = goal
+    batch.aim(goal, turn, 1.0)
     it[idx], damping[idx] = got_it, got_damping
     scalar[idx[handed]] = True
     reached = (got_err <= tol) & ~handed

@@ -8,8 +8,8 @@ both). The expressions are the scalar ones in the same order, so each problem's
 floats are the scalar solve's (``+ - * / sqrt`` are correctly rounded in both;
 ``numpy``'s trigonometric functions may differ from ``math``'s in the last bit).
 Branches become masks: both sides are computed and ``np.where`` chooses
-(``fabrik3d.batch_math``). Only the plain constrained solve is here: no poles,
-no orientation targets (``fabrik3d.batch`` hands those to the scalar solver).
+(``fabrik3d.batch_math``). Orientation targets and a root orientation are here
+too; poles are in ``fabrik3d.batch_poles``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 BVec = tuple[Any, Any, Any]
 BQuat = tuple[Any, Any, Any, Any]
 _X = (1.0, 0.0, 0.0)
+_Y = (0.0, 1.0, 0.0)
 
 
 def take(v: tuple, idx: np.ndarray) -> tuple:
@@ -54,13 +55,26 @@ def put(v: tuple, idx: np.ndarray, w: tuple, m: int) -> tuple:
 class BatchPasses:
     """Stage 1 and stage 2 with limits on ``m`` problems of one rig and target set (``plan``).
 
-    ``goal`` maps each targeted effector to its ``(m,)``-array target position.
+    ``goal`` maps each targeted effector to its ``(m,)``-array target position, ``turn`` each
+    effector with an orientation target to its ``(m,)``-array orientation and its weight, and
+    ``share`` (``(m,)``) is the share of the orientation targets' weights still in force
+    (``LimitedSolve.yield_share``, per problem). ``root_frame``: the root's fixed frame, or None.
     """
 
-    def __init__(self, r: Rig, plan: LimitedPlan, goal: dict[int, BVec]) -> None:
+    def __init__(
+        self,
+        r: Rig,
+        plan: LimitedPlan,
+        goal: dict[int, BVec],
+        turn: dict[int, tuple[BQuat, float]] | None = None,
+        root_frame: rot.Quat | None = None,
+    ) -> None:
         self.r = r
         self.plan = plan
         self.goal = goal
+        self.turn = turn or {}
+        self.share: Any = 1.0
+        self.root_frame = root_frame
 
     # -- stage 1: effectors inward ---------------------------------------------------------------
     def stage1(self, pose: list[BVec], frames: list[BQuat]) -> tuple[list[BVec], list[BQuat]]:
@@ -71,6 +85,8 @@ class BatchPasses:
             g = self.goal.get(j)
             if g is not None:
                 q[j] = g
+                if j in self.turn:
+                    qf[j] = self.turn[j][0]
                 continue
             kids = plan.kids[j]
             if r.rigid[j]:
@@ -93,6 +109,11 @@ class BatchPasses:
         e_c = self.plan.offset_dir[c]
         old_bone = rot.rotate(frames[j], e_c)
         bone = bm.unit_or(rot.sub(q[c], pose[j]), old_bone)
+        aim = self.turn.get(c)
+        if aim is not None:
+            wanted = rot.rotate(aim[0], e_c)
+            w = aim[1] * self.share
+            bone = bm.unit_or(rot.add(tuple(x * (1.0 - w) for x in bone), wanted, w), wanted)  # type: ignore[arg-type]
         limit = r.limits[c].swing
         if limit is None and r.limits[j].swing is None:
             return rot.add(q[c], bone, -r.lengths[c]), frames[j]
@@ -176,11 +197,13 @@ class BatchPasses:
             fp = frames[p] if p >= 0 else rot.IDENTITY
             pj = pose[j]
             if not children[j]:
-                frames[j] = rot.mul(fp, r.rest_local[j])
+                frames[j] = self.effector_frame(j, fp)
                 continue
             if r.rigid[j]:
                 if p < 0:
-                    frames[j] = self.limit_frame(j, rot.IDENTITY, old[j])
+                    frames[j] = self.limit_frame(
+                        j, rot.IDENTITY, old[j] if self.root_frame is None else self.root_frame
+                    )
                 else:
                     turn = self.rigid_turn(pj, old[j], q, kids[j], centred=False)
                     fit = rot.mul(turn, old[j]) if len(kids[j]) < 3 else turn
@@ -288,6 +311,20 @@ class BatchPasses:
         aim, ok = bm.unit(rot.rotate(bm.axis_angle(axis, angle), rot.sub(qc, pj)))
         f = self.aim_frame(j, fp, aim, previous)
         return f, ok & (self.misfit(c, g, pj, f, target) < SWIVEL_MISFIT)
+
+    def effector_frame(self, j: int, fp: BQuat) -> BQuat:
+        """``ReachingPasses.effector_frame``: a leaf's frame, its parent's turned about the bone
+        toward an orientation target (within its Twist limit)."""
+        r = self.r
+        base = rot.mul(fp, r.rest_local[j])
+        aim = self.turn.get(j)
+        if aim is None:
+            return base
+        tau = bm.twist_angle(rot.mul(rot.conj(base), aim[0]), _Y)
+        limit = r.limits[j].twist
+        if limit is not None:
+            tau = bm.clamp_angle(tau, *limit)
+        return rot.mul(base, bm.axis_angle(_Y, tau))
 
     # -- frames -----------------------------------------------------------------------------------
     def pose_frames(self, pose: list[BVec]) -> list[BQuat]:

@@ -184,7 +184,7 @@ class DampedSteps:
         if self.yield_share > ORIENTATION_IN_FORCE:
             spin_rows = None
             # Twist comes after positions: its rows join once every target is nearly reached.
-            near = max(math.dist(pose[e], g.position) for e, g in goals.items()) <= TWIST_NEAR * self.tol
+            near = max(rot.dist(pose[e], g.position) for e, g in goals.items()) <= TWIST_NEAR * self.tol
             for k, (e, g) in enumerate(goals.items()):
                 bone = rot.unit(_sub(pose[e], pose[r.parents[e]]))
                 if g.orientation is None or bone is None:
@@ -195,7 +195,8 @@ class DampedSteps:
                 excess, axis = self.twist_excess(e, g, frames[r.parents[e]])
                 if excess is not None and near:
                     spin_rows = np.array(self.frame_spins(frames, axes)) if spin_rows is None else spin_rows
-                    rows.append((-scale * (spin_rows @ axis) * mask[k])[None])
+                    along = spin_rows[:, 0] * axis[0] + spin_rows[:, 1] * axis[1] + spin_rows[:, 2] * axis[2]
+                    rows.append((-scale * along * mask[k])[None])
                     err.append(-scale * excess)
         jac = np.concatenate(rows)
         spin = joint_turns(jac[None], np.array(err)[None], np.array([damping]), owner, u[None])[0].tolist()

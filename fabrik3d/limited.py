@@ -410,7 +410,7 @@ class LimitedSolve(ReachingPasses, DampedSteps, PoleTurns):
                     bone = _sub(pose[e], pose[r.parents[e]])
                     wanted = rot.rotate(g.orientation, self.leaf_dir[e])
                     out.append(
-                        math.dist(_add((0.0, 0.0, 0.0), bone, 1.0 / r.lengths[e]), wanted) * r.lengths[e] * g.weight
+                        rot.dist(_add((0.0, 0.0, 0.0), bone, 1.0 / r.lengths[e]), wanted) * r.lengths[e] * g.weight
                     )
                     excess = self.twist_excess(e, g, frames[r.parents[e]])[0]
                     if excess is not None:

@@ -255,7 +255,7 @@ class ReachingPasses:
                 return 0.0
             local = rot.rotate_inv(f, d)
             allowed = hinge.project(local, None)  # type: ignore[union-attr]
-            return math.dist(local, allowed)
+            return rot.dist(local, allowed)
 
         if misfit(frame) < SWIVEL_MISFIT:
             return frame

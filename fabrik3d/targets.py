@@ -48,9 +48,11 @@ def unit_quaternion(value: Any, name: str) -> np.ndarray:
         raise ValueError(f"{name}: expected a quaternion (x, y, z, w), got {value!r}") from None
     if q.shape != (4,) or not np.all(np.isfinite(q)):
         raise ValueError(f"{name}: expected four finite numbers (x, y, z, w), got {value!r}")
-    if abs(float(np.linalg.norm(q)) - 1.0) > 1e-6:
-        raise ValueError(f"{name}: not a unit quaternion (length {np.linalg.norm(q):.6g})")
-    return q / np.linalg.norm(q)
+    # (written out, as ``solve_batch`` normalises its (B, 4) orientations: the same floats)
+    length = np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    if abs(float(length) - 1.0) > 1e-6:
+        raise ValueError(f"{name}: not a unit quaternion (length {length:.6g})")
+    return q / length
 
 
 class Goal(NamedTuple):

@@ -32,11 +32,13 @@ from fabrik3d import (
     Hinge,
     Rigid,
     Skeleton,
+    Target,
     Twist,
     batch_limited,
     presets,
     solve_batch,
 )
+from fabrik3d.frames import pose_frames
 
 VALIDATED = 12  # problems per batch measured against the limits
 
@@ -78,8 +80,9 @@ def check(s: Skeleton, targets: dict, **kwargs: Any) -> BatchResult:
     assert_equals_solve(s, targets, result, **kwargs)
     assert np.isfinite(result.positions).all() and np.isfinite(result.rotations).all()
     count = len(result.iterations)
+    twisted = tuple(result.orientation_errors)  # (effectors with orientation targets)
     for b in np.unique(np.linspace(0, count - 1, min(count, VALIDATED)).astype(int)):
-        assert_valid(s, SimpleNamespace(positions=result.positions[b], rotations=result.rotations[b]))
+        assert_valid(s, SimpleNamespace(positions=result.positions[b], rotations=result.rotations[b]), twisted)
     return result
 
 
@@ -231,6 +234,96 @@ def test_restarts_and_warm_retries_run_vectorised(name: str, monkeypatch: pytest
     assert RUNS[-1][1] == 0, RUNS
     if name == "humanoid":  # (the arm reaches every target warm on its first attempt)
         assert calls["warm_retries"] and calls["warm_retries"][0] >= 2, calls
+
+
+# -- orientation targets and a root orientation ----------------------------------------------------------
+
+
+def random_turns(count: int, rng: np.random.Generator) -> np.ndarray:
+    """``(count, 4)`` random unit quaternions (x, y, z, w), as given: unit within about 1e-12."""
+    q = rng.normal(size=(count, 4))
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+def oriented_targets(s: Skeleton, names: list[str], count: int, rng: np.random.Generator) -> dict:
+    """Mixed target points (``mixed_targets``) for every effector, the first two of ``names`` with
+    orientations (weights 1 and 0.6): the effector's frame in a pose within the limits for the even
+    problems (reachable together with the point), a random one for the odd problems."""
+    goal = mixed_targets(s, list(s.end_effectors), count, rng)
+    poses = np.array([random_pose(s, rng) for _ in range(count)])
+    for name in goal:
+        goal[name][0::2] = poses[0::2, s.index(name)]
+    for k, name in enumerate(names[:2]):
+        e = s.index(name)
+        turns = random_turns(count, rng)
+        turns[0::2] = [pose_frames(s, pose)[e] for pose in poses[0::2]]
+        goal[name] = (goal[name], turns, 1.0 if k == 0 else 0.6)
+    return goal
+
+
+ORIENTED = {"humanoid": ["hand_l", "toe_r"], "robot_arm": ["tool"], "octopus": ["tentacle_1_8", "tentacle_5_8"]}
+
+
+@pytest.mark.parametrize("name", presets.names())
+def test_orientation_targets_cold_and_warm(name: str) -> None:
+    """Orientation targets (per problem, with weights; and one ``Target`` shared by all) run in
+    ``batch_limited`` too, cold and warm, and equal ``solve`` with their orientation errors."""
+    s = presets.get(name)
+    rng = np.random.default_rng(90 + len(name))
+    count = COUNT[name] // 2
+    names = ORIENTED[name]
+    goal = oriented_targets(s, names, count, rng)
+    result = check(s, goal, max_iterations=LONG)
+    assert set(result.orientation_errors) == set(names[:2])
+    for v in result.orientation_errors.values():
+        assert v.shape == (count,) and ((v >= 0.0) & (v <= 180.0)).all()
+    assert (result.orientation_errors[names[0]][0::2] < 1.0).mean() > 0.5  # the reachable ones reached
+    starts = np.array([random_pose(s, rng) for _ in range(count)])
+    starts[1::2] = [arbitrary_pose(s, rng) for _ in range(len(starts[1::2]))]
+    check(s, goal, positions=starts, max_iterations=LONG)
+    shared = {**goal, names[0]: Target(goal[names[0]][0][0], goal[names[0]][1][0], 0.8)}
+    check(s, shared, positions=starts, max_iterations=20)
+
+
+@pytest.mark.parametrize("name", ["humanoid", "robot_arm"])
+def test_a_root_orientation_with_and_without_orientation_targets(name: str) -> None:
+    """A root target with an orientation (a ``Target`` for all problems) turns every start pose about
+    the root, in ``batch_limited`` as in ``solve``."""
+    s = presets.get(name)
+    rng = np.random.default_rng(100 + len(name))
+    count = COUNT[name] // 2
+    root = Target(s.rest_positions[s.root] + [0.03, -0.02, 0.01], random_turns(1, rng)[0])
+    goal = mixed_targets(s, list(s.end_effectors), count, rng)
+    check(s, goal, root_target=root, max_iterations=LONG)
+    starts = np.array([random_pose(s, rng) for _ in range(count)])
+    check(s, oriented_targets(s, ORIENTED[name], count, rng), positions=starts, root_target=root, max_iterations=20)
+
+
+def test_a_skeleton_without_limits_with_orientation_targets_or_a_root_orientation() -> None:
+    """Without joint limits, orientation targets and a root orientation still take the constrained
+    solve (as in ``solve``): vectorised, equal to ``solve``."""
+    base = presets.get("humanoid")
+    s = Skeleton(base.names, base.parents, base.rest_positions)
+    rng = np.random.default_rng(110)
+    count = 24
+    check(s, oriented_targets(s, ["hand_r", "head"], count, rng), max_iterations=LONG)
+    root = Target(s.rest_positions[s.root], random_turns(1, rng)[0])
+    check(s, reachable_targets(s, ["hand_l", "toe_l"], count, rng), root_target=root)
+
+
+def test_orientation_targets_with_restarts_and_retries_vectorised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no tail handed back (``TAIL`` 0), a cold batch's restarts (ranked by positions, then
+    every target in full force) and a warm batch's retries run with orientation targets in
+    ``batch_limited``, and equal ``solve``."""
+    monkeypatch.setattr(batch_limited, "TAIL", 0)
+    s = presets.get("humanoid")
+    rng = np.random.default_rng(120)
+    count = 32
+    goal = oriented_targets(s, ["hand_r", "toe_l"], count, rng)
+    check(s, goal, max_iterations=LONG)
+    assert RUNS[-1][1] == 0, RUNS
+    check(s, goal, positions=np.array([arbitrary_pose(s, rng) for _ in range(count)]), max_iterations=LONG)
+    assert RUNS[-1][1] == 0, RUNS
 
 
 # -- random constrained chains and trees ------------------------------------------------------------------
