@@ -128,9 +128,9 @@ def solve_batch(
     root_frame = None if root_goal is None else root_goal.orientation
     if not (skeleton.constraints or pole_points or turns or root_frame is not None):
         return _vectorised(skeleton, bsize, points, start, root, w, tol, max_it)
-    if pole_points or not points or bsize < batch_limited.MIN_BATCH:
+    if not points or not set(pole_points) <= set(points) or bsize < batch_limited.MIN_BATCH:
         return _one_by_one(skeleton, bsize, points, turns, start, root_goal, root, pole_points, weights, tol, max_it)
-    return _limited(skeleton, bsize, points, turns, start, root_goal, root, w, weights, tol, max_it)
+    return _limited(skeleton, bsize, points, turns, start, root_goal, root, pole_points, w, weights, tol, max_it)
 
 
 def _vectorised(
@@ -189,13 +189,14 @@ def _limited(
     start: np.ndarray | None,
     root_goal: tg.Target | None,
     root: np.ndarray | None,
+    poles: dict[int, np.ndarray],
     w: dict[int, float] | None,
     weights: Mapping[str, float] | None,
     tol: float,
     max_it: int,
 ) -> BatchResult:
-    """The constrained solve (joint limits, orientation targets, a root orientation):
-    ``fabrik3d.batch_limited``, then ``solve`` for the problems it hands back."""
+    """The constrained solve (joint limits, orientation targets, a root orientation, poles on
+    targeted effectors): ``fabrik3d.batch_limited``, then ``solve`` for the problems it hands back."""
     r = rig(skeleton)
     first = batch_tree.start_pose(
         r, skeleton.rest_positions, skeleton.rest_positions[None] if start is None else start, root
@@ -204,7 +205,7 @@ def _limited(
     targets = {e: np.broadcast_to(p, (bsize, 3)) for e, p in points.items()}
     root_frame = None if root_goal is None else root_goal.orientation
     out, rotations, iterations, scalar = batch_limited.solve(
-        r, goals, w, targets, first, tol, max_it, start is None, _unit_turns(turns), root_frame
+        r, goals, w, targets, first, tol, max_it, start is None, _unit_turns(turns), root_frame, poles
     )
     if scalar.any():
         idx = np.flatnonzero(scalar)
@@ -214,8 +215,19 @@ def _limited(
 
         subset = {e: some(p) for e, p in points.items()}
         subset_turns = {e: (some(q), weight, source) for e, (q, weight, source) in turns.items()}
+        subset_poles = {e: some(p) for e, p in poles.items()}
         rest = _one_by_one(
-            skeleton, len(idx), subset, subset_turns, some(start), root_goal, some(root), {}, weights, tol, max_it
+            skeleton,
+            len(idx),
+            subset,
+            subset_turns,
+            some(start),
+            root_goal,
+            some(root),
+            subset_poles,
+            weights,
+            tol,
+            max_it,
         )
         out[idx], rotations[idx], iterations[idx] = rest.positions, rest.rotations, rest.iterations
     turned = {}

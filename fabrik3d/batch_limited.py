@@ -22,6 +22,7 @@ from fabrik3d import batch_math as bm
 from fabrik3d import rotations as rot
 from fabrik3d import targets as tg
 from fabrik3d.batch_passes import BatchPasses, BQuat, BVec, full, put, take
+from fabrik3d.batch_poles import BatchPoleTurns, PoleMarks
 from fabrik3d.damped import ORIENTATION_IN_FORCE, TWIST_NEAR, WORLD_AXES, joint_turns
 from fabrik3d.frames import Rig
 from fabrik3d.limited import (
@@ -52,8 +53,9 @@ TAIL = 16
 MIN_BATCH = 256
 
 
-class BatchLimited(BatchPasses):
-    """The damped steps and the attempt loop of ``LimitedSolve`` on batch values."""
+class BatchLimited(BatchPasses, BatchPoleTurns):
+    """The damped steps and the attempt loop of ``LimitedSolve`` on batch values (its targets:
+    ``goal``, ``turn`` and ``poles`` of the live problems, ``aims``)."""
 
     def __init__(
         self,
@@ -62,15 +64,21 @@ class BatchLimited(BatchPasses):
         goal: dict[int, BVec],
         tol: float,
         turn: dict[int, tuple[BQuat, float]] | None = None,
+        poles: dict[int, BVec] | None = None,
     ) -> None:
         super().__init__(r, solver.plan, goal, turn, solver.root_frame)
+        self.poles = poles or {}
         self.cols, self.mask, self.owner = solver.damped_plan()
         self.above = [np.flatnonzero(row > 0.0) for row in self.mask]  # per goal, the columns above it
         self.tol = tol
 
-    def aim(self, goal: dict[int, BVec], turn: dict[int, tuple[BQuat, float]], share: Any) -> None:
-        """The live problems' targets, orientation targets and yield shares (``(m,)``)."""
-        self.goal, self.turn, self.share = goal, turn, share
+    @property
+    def aims(self) -> _Aims:
+        return _Aims(self.goal, self.turn, self.poles)
+
+    def aim(self, aims: _Aims, share: Any = 1.0) -> None:
+        """The live problems' targets, and their orientation targets' yield shares (``(m,)``)."""
+        self.goal, self.turn, self.poles, self.share = aims.goal, aims.turn, aims.poles, share
 
     # -- errors ---------------------------------------------------------------------------------
     def errors(self, pose: list[BVec], frames: list[BQuat], share: Any = None) -> tuple[np.ndarray, np.ndarray]:
@@ -338,16 +346,18 @@ class BatchLimited(BatchPasses):
         max_it: np.ndarray | int,
         patience: np.ndarray,
         gain: np.ndarray,
-        damping: np.ndarray,
-    ) -> tuple[np.ndarray, list[Any], list[Any], np.ndarray, np.ndarray, np.ndarray]:
+        carry: _Carry,
+    ) -> tuple[np.ndarray, list[Any], list[Any], np.ndarray, _Carry, np.ndarray]:
         """``LimitedSolve.attempt`` from ``pose`` for every problem, with per-problem iterations so
-        far ``it``, ``patience``, ``gain`` and damping. Returns per problem the largest error of
-        the pose kept (orientation targets in full force), that pose and its frames (active
-        joints; others ``None``), the iterations, the damping left, and a mask of the problems
-        handed back unfinished: once ``TAIL`` or fewer are left, each batch iteration costs more
-        than their scalar solves would. The pose kept is the best iterated one, or with
-        orientation targets the best by ``rank``, the given pose included. ``self.goal`` and
-        ``self.turn`` are as given after."""
+        far ``it``, ``patience``, ``gain`` and the solve's state carried from attempt to attempt
+        (``carry``: damping, poles yielded, pole marks). Before each stage 1, the poles turn the
+        chains of the problems whose poles have not yielded. Returns per problem the largest
+        error of the pose kept (orientation targets in full force), that pose and its frames
+        (active joints; others ``None``), the iterations, the carried state after, and a mask of
+        the problems handed back unfinished: once ``TAIL`` or fewer are left, each batch
+        iteration costs more than their scalar solves would. The pose kept is the best iterated
+        one, or with orientation targets the best by ``rank``, the given pose included. The
+        targets (``aims``) are as given after."""
         tol = self.tol
         plan = self.plan
         active = [j for j in range(len(pose)) if plan.active[j]]
@@ -356,17 +366,17 @@ class BatchLimited(BatchPasses):
         out_err = np.empty(m)
         handed = np.zeros(m, dtype=bool)
         out_it = np.zeros(m, dtype=np.int64)
-        out_damping = np.empty(m)
+        out_carry = carry.copy()
         out_pose: list[Any] = [None] * len(pose)
         out_frames: list[Any] = [None] * len(pose)
         for j in active:
             out_pose[j] = tuple(np.zeros(m) for _ in range(3))
             out_frames[j] = tuple(np.zeros(m) for _ in range(4))
-        given, given_turn = self.goal, self.turn
+        given = self.aims
         self.share = np.ones(m)
         err, score = self.errors(pose, frames)
         limit = np.broadcast_to(np.asarray(max_it), (m,))
-        s = _State(pose, frames, start, self.goal, self.turn, err, score, active, it, limit, patience, gain, damping)
+        s = _State(pose, frames, start, given, err, score, active, it, limit, patience, gain, carry)
         if oriented:
             s.top = (*self.rank(err, pose), err, list(pose), list(frames))
         eps = LIMITED_STALL * tol
@@ -377,7 +387,8 @@ class BatchLimited(BatchPasses):
             if done.any():
                 ids = s.ids[done]
                 kept = s.top[2:] if oriented else (s.best_err, s.best_pose, s.best_frames)
-                out_err[ids], out_it[ids], out_damping[ids] = kept[0][done], s.it[done], s.damping[done]
+                out_err[ids], out_it[ids] = kept[0][done], s.it[done]
+                out_carry.put(ids, s.carry.take(done))
                 for j in active:
                     for a, b in zip(out_pose[j], kept[1][j]):
                         a[ids] = b[done]
@@ -389,10 +400,10 @@ class BatchLimited(BatchPasses):
             if len(s.ids) <= TAIL:  # the last few: cheaper in scalar code, from the start
                 handed[s.ids] = True
                 break
-            self.aim(s.goal, s.turn, s.yield_share)
+            self.aim(s.aims, s.yield_share)
             s.it += 1
             weak = s.weak
-            q = self.stage1(s.pose, s.frames)[0]
+            q = self.stage1(self.turn_to_poles(s, weak), s.frames)[0]
             new_pose, new_frames = self.stage2(q, s.frames, s.start, plan.active, plan.up, plan.kids)
             new_score = self.errors(new_pose, new_frames)[1]
             if weak.any():
@@ -409,10 +420,10 @@ class BatchLimited(BatchPasses):
                         break
                     sub = [None if p is None else take(p, idx) for p in new_pose]
                     sub_f = [None if f is None else take(f, idx) for f in new_frames]
-                    self.aim(*_subset(s.goal, s.turn, idx), s.yield_share[idx])
-                    step_pose, step_frames = self.damped_step(sub, sub_f, s.damping[idx])
+                    self.aim(s.aims.take(idx), s.yield_share[idx])
+                    step_pose, step_frames = self.damped_step(sub, sub_f, s.carry.damping[idx])
                     step_score = self.errors(step_pose, step_frames)[1]
-                    self.aim(s.goal, s.turn, s.yield_share)
+                    self.aim(s.aims, s.yield_share)
                     better = step_score < new_score[idx]
                     good = idx[better]
                     weak[good] = destructive[good] & (step_score[better] < slow2 * s.score[good])
@@ -422,9 +433,10 @@ class BatchLimited(BatchPasses):
                             new_pose[j] = put(new_pose[j], good, take(step_pose[j], kept_at), live)
                             new_frames[j] = put(new_frames[j], good, take(step_frames[j], kept_at), live)
                     new_score[good] = step_score[better]
-                    s.damping[good] = np.maximum(s.damping[good] * 0.5, MIN_DAMPING)
+                    damping = s.carry.damping
+                    damping[good] = np.maximum(damping[good] * 0.5, MIN_DAMPING)
                     bad = idx[~better]
-                    s.damping[bad] = np.minimum(s.damping[bad] * 4.0, MAX_DAMPING)
+                    damping[bad] = np.minimum(damping[bad] * 4.0, MAX_DAMPING)
                     stepping[bad] = False
                     stepping[good] = new_score[good] > tol * tol
             s.weak = weak
@@ -433,6 +445,9 @@ class BatchLimited(BatchPasses):
             low = np.sqrt(s.best_score)
             gained = low - np.sqrt(s.score)
             s.stalls = np.where(gained < np.maximum(eps, s.gain * low), s.stalls + 1, 0)
+            if self.poles:  # poles stop turning joints after YIELD_AFTER slow iterations in a row
+                s.slow = np.where(gained < SLOW_GAIN * low, s.slow + 1, 0)
+                s.carry.yielded |= s.slow >= YIELD_AFTER
             yielding = (s.stalls >= YIELD_AFTER) & (s.yield_share > ORIENTATION_IN_FORCE)
             if yielding.any():
                 s.yield_share = np.where(yielding, s.yield_share * 0.25, s.yield_share)
@@ -448,8 +463,25 @@ class BatchLimited(BatchPasses):
                 full_err = self.largest_error(s.pose, s.frames)
                 short, value = self.rank(full_err, s.pose)
                 s.lift(_ranks_below((short, value), s.top[:2]), short, value, full_err)
-        self.aim(given, given_turn, 1.0)
-        return out_err, out_pose, out_frames, out_it, out_damping, handed
+        self.aim(given)
+        return out_err, out_pose, out_frames, out_it, out_carry, handed
+
+    def turn_to_poles(self, s: _State, weak: np.ndarray) -> list[Any]:
+        """The pose of ``s`` with its chains turned toward their poles (``apply_poles``) where the
+        poles have not yielded and the iteration runs FABRIK's passes (not ``weak``); the marks
+        updated."""
+        if not self.poles:
+            return s.pose
+        idx = np.flatnonzero(~weak & ~s.carry.yielded)
+        if not len(idx):
+            return s.pose
+        marks = s.carry.marks
+        assert marks is not None
+        with self.narrowed(idx):
+            turned, got = self.apply_poles([None if p is None else take(p, idx) for p in s.pose], marks.take(idx))
+        marks.put(idx, got)
+        live = len(s.ids)
+        return [None if p is None else put(p, idx, t, live) for p, t in zip(s.pose, turned)]
 
 
 class _State:
@@ -461,8 +493,7 @@ class _State:
         pose: list[Any],
         frames: list[Any],
         start: list[Any],
-        goal: dict[int, BVec],
-        turn: dict[int, tuple[BQuat, float]],
+        aims: _Aims,
         err: np.ndarray,
         score: np.ndarray,
         active: list[int],
@@ -470,12 +501,11 @@ class _State:
         max_it: np.ndarray,
         patience: np.ndarray,
         gain: np.ndarray,
-        damping: np.ndarray,
+        carry: _Carry,
     ) -> None:
         m = len(patience)
         self.active = active
-        self.pose, self.frames, self.start, self.goal = list(pose), list(frames), list(start), dict(goal)
-        self.turn = dict(turn)
+        self.pose, self.frames, self.start, self.aims = list(pose), list(frames), list(start), aims
         self.err, self.score = err, score
         self.best_err, self.best_score = err, score
         self.best_pose, self.best_frames = list(pose), list(frames)
@@ -485,7 +515,8 @@ class _State:
         self.stalls = np.zeros(m, dtype=np.int64)
         self.ran = np.zeros(m, dtype=bool)
         self.weak = np.zeros(m, dtype=bool)
-        self.damping = damping.copy()
+        self.slow = np.zeros(m, dtype=np.int64)
+        self.carry = carry.copy()
         self.yield_share = np.ones(m)
         self.top: Any = None
 
@@ -532,7 +563,7 @@ class _State:
             "stalls",
             "ran",
             "weak",
-            "damping",
+            "slow",
             "yield_share",
         ):
             setattr(self, name, getattr(self, name)[idx])
@@ -544,14 +575,51 @@ class _State:
             for j, v in enumerate(seq):
                 if v is not None:
                     seq[j] = take(v, idx)
-        self.goal, self.turn = _subset(self.goal, self.turn, idx)
+        self.aims = self.aims.take(idx)
+        self.carry = self.carry.take(idx)
 
 
-def _subset(
-    goal: dict[int, BVec], turn: dict[int, tuple[BQuat, float]], idx: np.ndarray
-) -> tuple[dict[int, BVec], dict[int, tuple[BQuat, float]]]:
-    """The problems ``idx`` of targets and orientation targets."""
-    return {e: take(t, idx) for e, t in goal.items()}, {e: (take(q, idx), w) for e, (q, w) in turn.items()}
+class _Aims:
+    """The targets of some problems: ``goal`` (effector -> point), ``turn`` (effector ->
+    (orientation, weight)), ``poles`` (effector -> pole point); batch tuples."""
+
+    def __init__(self, goal: dict[int, BVec], turn: dict[int, tuple[BQuat, float]], poles: dict[int, BVec]) -> None:
+        self.goal, self.turn, self.poles = goal, turn, poles
+
+    def take(self, idx: np.ndarray) -> _Aims:
+        """The problems ``idx``."""
+        return _Aims(
+            {e: take(t, idx) for e, t in self.goal.items()},
+            {e: (take(q, idx), w) for e, (q, w) in self.turn.items()},
+            {e: take(p, idx) for e, p in self.poles.items()},
+        )
+
+
+class _Carry:
+    """What a solve carries from attempt to attempt, per problem: the damped steps' damping
+    ``(m,)``, whether its poles have yielded ``(m,)`` and its pole marks (``PoleMarks``, or
+    None without poles)."""
+
+    def __init__(self, damping: np.ndarray, yielded: np.ndarray, marks: PoleMarks | None) -> None:
+        self.damping, self.yielded, self.marks = damping, yielded, marks
+
+    @classmethod
+    def fresh(cls, m: int, n: int, poled: bool) -> _Carry:
+        """A solve's start: ``START_DAMPING``, no pole yielded, no marks."""
+        return cls(np.full(m, START_DAMPING), np.zeros(m, dtype=bool), PoleMarks.empty(m, n) if poled else None)
+
+    def copy(self) -> _Carry:
+        return _Carry(self.damping.copy(), self.yielded.copy(), None if self.marks is None else self.marks.copy())
+
+    def take(self, idx: np.ndarray) -> _Carry:
+        """The problems ``idx`` (an index array or a mask; new arrays)."""
+        return _Carry(self.damping[idx], self.yielded[idx], None if self.marks is None else self.marks.take(idx))
+
+    def put(self, idx: np.ndarray, other: _Carry) -> None:
+        """Write ``other`` (the problems ``idx``) back, in place."""
+        self.damping[idx], self.yielded[idx] = other.damping, other.yielded
+        if self.marks is not None and other.marks is not None:
+            self.marks.put(idx, other.marks)
 
 
 def solve(
@@ -565,8 +633,9 @@ def solve(
     cold: bool,
     turns: dict[int, tuple[np.ndarray, float]] | None = None,
     root_frame: rot.Quat | None = None,
+    poles: dict[int, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Constrained solves of ``m`` problems (``LimitedSolve.run``), without poles.
+    """Constrained solves of ``m`` problems (``LimitedSolve.run``).
 
     Args:
         r: the skeleton's rig (``n`` joints).
@@ -579,6 +648,7 @@ def solve(
         turns: effector index -> ``((m, 4) or (1, 4)`` unit quaternions (x, y, z, w), weight in
             (0, 1]) for the orientation targets.
         root_frame: the root's frame (a unit quaternion shared by all problems), or None.
+        poles: targeted effector index -> ``(m, 3)`` or ``(1, 3)`` pole points.
 
     Returns:
         ``(m, n, 3)`` positions, ``(m, n, 4)`` frames, ``(m,)`` iterations, and an ``(m,)`` mask
@@ -593,7 +663,8 @@ def solve(
     turn = {
         e: (tuple(np.array(np.broadcast_to(q[:, k], m)) for k in range(4)), w) for e, (q, w) in (turns or {}).items()
     }
-    batch = BatchLimited(r, solver, goal, tol, turn)
+    poled = {e: tuple(np.array(np.broadcast_to(p[:, k], m)) for k in range(3)) for e, p in (poles or {}).items()}
+    batch = BatchLimited(r, solver, goal, tol, turn, poled)
     count = m if turn else first.shape[2]
     given = [tuple(np.array(np.broadcast_to(first[j, k], count)) for k in range(3)) for j in range(n)]
     top = r.order[0]
@@ -627,16 +698,24 @@ def solve(
     gain = np.where(restarting, RESTART_GAIN, 0.0)
     pose = [start[j] if plan.active[j] else None for j in range(n)]
     frames = [start_frames[j] if plan.active[j] else None for j in range(n)]
-    damping = np.full(m, START_DAMPING)
-    got = batch.attempt(pose, frames, start, np.zeros(m, dtype=np.int64), max_it, patience, gain, damping)
-    err, pose, frames, it, damping, scalar = got
+    carry = _Carry.fresh(m, n, bool(poled))
+    state = batch.attempt(pose, frames, start, np.zeros(m, dtype=np.int64), max_it, patience, gain, carry)
+    err, pose, frames, it, carry, scalar = state
     retry = within & ~scalar & (err > tol) & (it < max_it)
     if retry.any():
-        state = (err, pose, frames, it, damping, scalar)
         if cold:
             restarts(batch, np.flatnonzero(retry), start, start_frames, state, max_it)
         else:
-            warm_retries(batch, np.flatnonzero(retry), start, state, max_it)
+            warm_retries(batch, np.flatnonzero(retry), start, start_frames, state, max_it)
+    idx = np.flatnonzero(~scalar)
+    if poled and len(idx):  # the poles' last turn (``PoleTurns.final_poles``)
+        with batch.narrowed(idx):
+            sub = [None if v is None else take(v, idx) for v in pose]
+            sub_frames = [None if v is None else take(v, idx) for v in frames]
+            got_pose, got_frames = batch.final_poles(sub, sub_frames, [take(v, idx) for v in start], tol, cold)
+        for j, v in enumerate(got_pose):
+            if v is not None:
+                pose[j], frames[j] = put(pose[j], idx, v, m), put(frames[j], idx, got_frames[j], m)
     place_untargeted(r, plan, pose, frames, start, start_frames)
     out = np.stack([np.stack(v, axis=-1) for v in pose], axis=1)
     rotations = np.stack([np.stack(v, axis=-1) for v in frames], axis=1)
@@ -659,21 +738,21 @@ def restarts(
     idx: np.ndarray,
     start: list[BVec],
     start_frames: list[BQuat],
-    state: tuple[np.ndarray, list[Any], list[Any], np.ndarray, np.ndarray, np.ndarray],
+    state: tuple[np.ndarray, list[Any], list[Any], np.ndarray, _Carry, np.ndarray],
     max_it: int,
 ) -> None:
     """``LimitedSolve.restarts`` after the first attempt, for the problems ``idx`` of ``state``
     (updated in place; ``start``: the projected start poses and frames): up to ``MAX_RESTARTS``
     attempts from the scalar solve's random poses (one seed sequence, drawn once per joint for
-    every problem), each kept where it ranks better (``(err > tol, err)``, positions only), then
-    the stall rule from the best of them, kept unless it ranks worse."""
-    err, pose, frames, it, damping, scalar = state
-    tol, plan, goal, turn = batch.tol, batch.plan, batch.goal, batch.turn
+    every problem), each kept where it ranks better (``rank``), then the stall rule from the
+    best of them, kept unless it ranks worse."""
+    err, pose, frames, it, carry, scalar = state
+    tol, plan, given = batch.tol, batch.plan, batch.aims
     m = len(idx)
-    k_err, k_it, k_damping = err[idx], it[idx], damping[idx]
+    k_err, k_it, k_carry = err[idx], it[idx], carry.take(idx)
     k_pose = [None if v is None else take(v, idx) for v in pose]
     k_frames = [None if v is None else take(v, idx) for v in frames]
-    k_goal, k_turn = _subset(goal, turn, idx)
+    k_aims = given.take(idx)
     k_start = [take(v, idx) for v in start]
     k_start_frames = [take(v, idx) for v in start_frames]
     gone = np.zeros(m, dtype=bool)  # handed to the scalar solve
@@ -683,7 +762,7 @@ def restarts(
         if not len(live):
             break
         count = len(live)
-        batch.aim(*_subset(k_goal, k_turn, live), 1.0)
+        batch.aim(k_aims.take(live))
         if k < MAX_RESTARTS:
             here, here_frames = [take(v, live) for v in k_start], [take(v, live) for v in k_start_frames]
             sp, sf = batch.stage2(here, here_frames, here, plan.active, plan.up, plan.kids, draw)
@@ -694,7 +773,7 @@ def restarts(
             seed = [None if v is None else take(v, live) for v in k_pose]
             seed_frames = [None if v is None else take(v, live) for v in k_frames]
             patience, gain = STALL_RUN, 0.0
-        got_err, got_pose, got_frames, got_it, got_damping, handed = batch.attempt(
+        got_err, got_pose, got_frames, got_it, got_carry, handed = batch.attempt(
             seed,
             seed_frames,
             [take(v, live) for v in k_start],
@@ -702,9 +781,10 @@ def restarts(
             max_it,
             np.full(count, patience),
             np.full(count, gain),
-            k_damping[live],
+            k_carry.take(live),
         )
-        k_it[live], k_damping[live] = got_it, got_damping
+        k_it[live] = got_it
+        k_carry.put(live, got_carry)
         gone[live[handed]] = True
         now = batch.rank(k_err[live], [None if v is None else take(v, live) for v in k_pose])
         new = batch.rank(got_err, got_pose)
@@ -717,8 +797,9 @@ def restarts(
                 if v is not None:
                     k_pose[j] = put(k_pose[j], into, take(v, kept), m)
                     k_frames[j] = put(k_frames[j], into, take(got_frames[j], kept), m)
-    batch.aim(goal, turn, 1.0)
-    err[idx], it[idx], damping[idx] = k_err, k_it, k_damping
+    batch.aim(given)
+    err[idx], it[idx] = k_err, k_it
+    carry.put(idx, k_carry)
     scalar[idx[gone]] = True
     total = len(err)
     for j, v in enumerate(k_pose):
@@ -731,47 +812,57 @@ def warm_retries(
     batch: BatchLimited,
     idx: np.ndarray,
     start: list[BVec],
-    state: tuple[np.ndarray, list[Any], list[Any], np.ndarray, np.ndarray, np.ndarray],
+    start_frames: list[BQuat],
+    state: tuple[np.ndarray, list[Any], list[Any], np.ndarray, _Carry, np.ndarray],
     max_it: int,
 ) -> None:
-    """``LimitedSolve.warm_retries`` (without poles) for the problems ``idx`` of ``state`` (updated
-    in place): one attempt of at most ``FALLBACK_ITERATIONS`` from the rest pose moved with the
-    root (projected onto the limits), kept where it reaches every target."""
-    err, pose, frames, it, damping, scalar = state
-    r, tol, plan, goal, turn = batch.r, batch.tol, batch.plan, batch.goal, batch.turn
-    m, n = len(idx), len(pose)
+    """``LimitedSolve.warm_retries`` for the problems ``idx`` of ``state`` (updated in place): the
+    poles yield; with poles, an attempt from the start without them, then (where still short)
+    one from the rest pose moved with the root (projected onto the limits), each of at most
+    ``FALLBACK_ITERATIONS`` and kept where it reaches every target."""
+    err, pose, frames, it, carry, scalar = state
+    r, tol, plan, given = batch.r, batch.tol, batch.plan, batch.aims
+    n, total = len(pose), len(err)
     top = r.order[0]
-    shift = rot.sub(take(start[top], idx), r.rest_start[top])
-    rest = [rot.add(p, shift) for p in r.rest_start]
-    rest_frames = [full(f, m) for f in r.rest_frames]
-    if batch.root_frame is not None:
-        rest_frames[top] = full(batch.root_frame, m)
-    every = [True] * n
-    all_kids = [[(c, 1.0) for c in r.children[j]] for j in range(n)]
-    batch.aim(*_subset(goal, turn, idx), 1.0)
-    sp, sf = batch.stage2(rest, rest_frames, rest, every, r.order, all_kids)
-    got_err, got_pose, got_frames, got_it, got_damping, handed = batch.attempt(
-        [v if a else None for v, a in zip(sp, plan.active)],
-        [v if a else None for v, a in zip(sf, plan.active)],
-        [take(v, idx) for v in start],
-        it[idx],
-        np.minimum(max_it, it[idx] + FALLBACK_ITERATIONS),
-        np.full(m, RESTART_RUN),
-        np.full(m, RESTART_GAIN),
-        damping[idx],
-    )
-    batch.aim(goal, turn, 1.0)
-    it[idx], damping[idx] = got_it, got_damping
-    scalar[idx[handed]] = True
-    reached = (got_err <= tol) & ~handed
-    if reached.any():
-        kept, into = np.flatnonzero(reached), idx[reached]
-        err[into] = got_err[kept]
-        total = len(err)
-        for j, v in enumerate(got_pose):
-            if v is not None:
-                pose[j] = put(pose[j], into, take(v, kept), total)
-                frames[j] = put(frames[j], into, take(got_frames[j], kept), total)
+    carry.yielded[idx] = True
+    for from_start in [True, False] if batch.poles else [False]:
+        live = idx[(err[idx] > tol) & (it[idx] < max_it) & ~scalar[idx]]
+        if not len(live):
+            break
+        m = len(live)
+        batch.aim(given.take(live))
+        if from_start:
+            sp, sf = [take(v, live) for v in start], [take(v, live) for v in start_frames]
+        else:
+            shift = rot.sub(take(start[top], live), r.rest_start[top])
+            rest = [rot.add(p, shift) for p in r.rest_start]
+            rest_frames = [full(f, m) for f in r.rest_frames]
+            if batch.root_frame is not None:
+                rest_frames[top] = full(batch.root_frame, m)
+            all_kids = [[(c, 1.0) for c in r.children[j]] for j in range(n)]
+            sp, sf = batch.stage2(rest, rest_frames, rest, [True] * n, r.order, all_kids)
+        got_err, got_pose, got_frames, got_it, got_carry, handed = batch.attempt(
+            [v if a else None for v, a in zip(sp, plan.active)],
+            [v if a else None for v, a in zip(sf, plan.active)],
+            [take(v, live) for v in start],
+            it[live],
+            np.minimum(max_it, it[live] + FALLBACK_ITERATIONS),
+            np.full(m, RESTART_RUN),
+            np.full(m, RESTART_GAIN),
+            carry.take(live),
+        )
+        batch.aim(given)
+        it[live] = got_it
+        carry.put(live, got_carry)
+        scalar[live[handed]] = True
+        reached = (got_err <= tol) & ~handed
+        if reached.any():
+            kept, into = np.flatnonzero(reached), live[reached]
+            err[into] = got_err[kept]
+            for j, v in enumerate(got_pose):
+                if v is not None:
+                    pose[j] = put(pose[j], into, take(v, kept), total)
+                    frames[j] = put(frames[j], into, take(got_frames[j], kept), total)
 
 
 def _ranks_below(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:

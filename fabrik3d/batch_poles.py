@@ -95,6 +95,7 @@ class BatchPoleTurns:
     r: Rig
     plan: LimitedPlan
     goal: dict[int, BVec]
+    turn: dict[int, tuple[Any, float]]
     poles: dict[int, BVec]
 
     pole_chain = PoleTurns.pole_chain
@@ -226,7 +227,7 @@ class BatchPoleTurns:
             idx = np.flatnonzero(~(best_side >= inner))
             if not len(idx):
                 break
-            with self._narrowed(idx):
+            with self.narrowed(idx):
                 sub = [None if p is None else take(p, idx) for p in pose]
                 turned, marks = self.apply_poles(sub, PoleMarks.empty(len(idx), len(pose)), True, share, joints)
                 gained = marks.turned.any(axis=1) & ~(self.pole_side_count(turned) <= best_side[idx])
@@ -234,7 +235,7 @@ class BatchPoleTurns:
             if not len(ci):
                 continue
             at = idx[ci]
-            with self._narrowed(at):
+            with self.narrowed(at):
                 q = [None if p is None else take(p, ci) for p in turned]
                 old = [None if f is None else take(f, at) for f in frames]
                 here = [None if p is None else take(p, at) for p in start]
@@ -267,12 +268,13 @@ class BatchPoleTurns:
         return np.broadcast_to(np.asarray(count, dtype=np.int64), (_problems(pose),)).copy()
 
     @contextmanager
-    def _narrowed(self, idx: np.ndarray) -> Iterator[None]:
-        """``goal`` and ``poles`` on the problems ``idx`` only, for the block."""
-        goal, poles = self.goal, self.poles
+    def narrowed(self, idx: np.ndarray) -> Iterator[None]:
+        """``goal``, ``turn`` and ``poles`` on the problems ``idx`` only, for the block."""
+        goal, turn, poles = self.goal, self.turn, self.poles
         self.goal = {e: take(t, idx) for e, t in goal.items()}
+        self.turn = {e: (take(q, idx), w) for e, (q, w) in turn.items()}
         self.poles = {e: take(p, idx) for e, p in poles.items()}
         try:
             yield
         finally:
-            self.goal, self.poles = goal, poles
+            self.goal, self.turn, self.poles = goal, turn, poles

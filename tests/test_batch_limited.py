@@ -326,6 +326,93 @@ def test_orientation_targets_with_restarts_and_retries_vectorised(monkeypatch: p
     assert RUNS[-1][1] == 0, RUNS
 
 
+# -- poles -------------------------------------------------------------------------------------------------
+
+POLED = {"humanoid": ["hand_l", "toe_r"], "robot_arm": ["tool"], "octopus": ["tentacle_2_8", "tentacle_7_8"]}
+
+
+def pole_points(s: Skeleton, names: list[str], count: int, rng: np.random.Generator) -> dict:
+    """``(count, 3)`` pole points per named effector: about its chain's length from the rest root."""
+    root = s.rest_positions[s.root]
+    return {e: root + rng.normal(size=(count, 3)) * chain_reach(s, e) for e in names}
+
+
+def changed_problems(before: list, after: list) -> int:
+    """How many problems of a batch pose (per joint a tuple of ``(m,)`` arrays, or None) differ."""
+    moved = [(np.stack(p) != np.stack(q)).any(axis=0) for p, q in zip(before, after) if p is not None]
+    return int(np.logical_or.reduce(moved).sum())
+
+
+@pytest.mark.parametrize("name", presets.names())
+def test_poles_cold_and_warm(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Poles on targeted effectors (per problem, and one point shared by all) run in
+    ``batch_limited`` (``TAIL`` 0: every problem): the turns before each stage 1, their yielding,
+    the final turn (with the whole-chain swings of a cold solve), and equal ``solve``. The final
+    turn changes some problems of the humanoid and the octopus (counted here)."""
+    monkeypatch.setattr(batch_limited, "TAIL", 0)
+    finals: list[int] = []
+    inner = batch_limited.BatchLimited.final_poles
+
+    def counting(self: Any, pose: list, *args: Any) -> Any:
+        out = inner(self, pose, *args)
+        finals.append(changed_problems(pose, out[0]))
+        return out
+
+    monkeypatch.setattr(batch_limited.BatchLimited, "final_poles", counting)
+    s = presets.get(name)
+    rng = np.random.default_rng(130 + len(name))
+    count = COUNT[name] // 2
+    names = POLED[name]
+    goal = mixed_targets(s, list(s.end_effectors), count, rng)
+    poles = pole_points(s, names, count, rng)
+    check(s, goal, poles=poles, max_iterations=LONG)
+    starts = np.array([random_pose(s, rng) for _ in range(count)])
+    starts[1::2] = [arbitrary_pose(s, rng) for _ in range(len(starts[1::2]))]
+    check(s, goal, positions=starts, poles=poles, max_iterations=LONG)
+    shared = {names[0]: poles[names[0]][0]}
+    check(s, oriented_targets(s, ORIENTED[name], count, rng), positions=starts, poles=shared, max_iterations=20)
+    assert RUNS[-1][1] == 0 and len(finals) == 3, (RUNS, finals)
+    if name != "robot_arm":  # (the arm's final turns change nothing: its joints turn toward the pole as they go)
+        assert sum(finals) > 0, finals
+
+
+def test_poles_with_restarts_and_warm_retries_vectorised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no tail handed back (``TAIL`` 0), a cold batch's restarts and a warm batch's retries
+    (from the start without the poles, then from the rest pose) run with poles in
+    ``batch_limited``, and equal ``solve``."""
+    monkeypatch.setattr(batch_limited, "TAIL", 0)
+    seen: list[int] = []
+    inner = batch_limited.warm_retries
+
+    def counting(batch: Any, idx: np.ndarray, *args: Any) -> Any:
+        seen.append(len(idx))
+        return inner(batch, idx, *args)
+
+    monkeypatch.setattr(batch_limited, "warm_retries", counting)
+    s = presets.get("humanoid")
+    rng = np.random.default_rng(140)
+    count = 32
+    goal = reachable_targets(s, list(s.end_effectors), count, rng)
+    poles = pole_points(s, ["hand_l", "hand_r", "toe_l"], count, rng)
+    check(s, goal, poles=poles, max_iterations=LONG)
+    assert RUNS[-1][1] == 0, RUNS
+    check(s, goal, positions=np.array([arbitrary_pose(s, rng) for _ in range(count)]), poles=poles)
+    assert RUNS[-1][1] == 0 and seen and seen[0] >= 2, (RUNS, seen)
+
+
+def test_a_pole_on_an_untargeted_effector_goes_to_solve_per_problem() -> None:
+    """A pole on an effector without a target is not vectorised (its chain is not solved):
+    ``solve`` per problem, with the same results."""
+    s = presets.get("humanoid")
+    rng = np.random.default_rng(150)
+    count = 20
+    goal = reachable_targets(s, ["head", "hand_l"], count, rng)
+    poles = pole_points(s, ["hand_r"], count, rng)
+    result = solve_batch(s, goal, poles=poles, max_iterations=LONG)
+    assert not RUNS
+    assert_equals_solve(s, goal, result, poles=poles, max_iterations=LONG)
+
+
 # -- random constrained chains and trees ------------------------------------------------------------------
 
 

@@ -22,7 +22,7 @@ from limits_helpers import arbitrary_pose, random_pose
 import fabrik3d
 from fabrik3d import presets
 from fabrik3d.batch_limited import BatchLimited
-from fabrik3d.batch_poles import BatchPoleTurns, PoleMarks
+from fabrik3d.batch_poles import PoleMarks
 from fabrik3d.frames import rig
 from fabrik3d.limited import LimitedSolve
 from fabrik3d.targets import Goal
@@ -40,10 +40,6 @@ MARKS = ("turned", "blocked", "swung", "swing_blocked")
 SCALAR_MARKS = ("pole_turned", "pole_blocked", "swung", "swing_blocked")
 
 
-class Host(BatchPoleTurns, BatchLimited):
-    """The batch solver with pole turns, as ``fabrik3d.batch_limited`` will hold it."""
-
-
 class Problems:
     """``m`` problems on one preset: per problem a pose, targets and poles (floats), their
     batch form, and a host of the batch."""
@@ -56,7 +52,7 @@ class Problems:
         self.n, self.m = len(poses[0]), len(poses)
         self.pose = stack(poses)
         goal = {e: stack([[t[e]] for t in targets])[0] for e in targets[0]}
-        self.host = Host(self.r, self.scalar(0), goal, 1e-3)
+        self.host = BatchLimited(self.r, self.scalar(0), goal, 1e-3)
         self.host.poles = {e: stack([[p[e]] for p in poles])[0] for e in poles[0]}
 
     def scalar(self, b: int, marks: PoleMarks | None = None) -> LimitedSolve:
