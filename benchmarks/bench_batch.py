@@ -12,7 +12,10 @@ Workloads:
   positions (normal, 5 cm, ``default_rng(0)``), from rest: without limits (the
   vectorised tree); with its joint limits, B = 10000 targets by forward kinematics of
   poses uniform within the limits (all reachable), one pass (vectorised; its restarts
-  too, and the last 16 problems go to ``solve``).
+  too, and the last 16 problems go to ``solve``); and B = 4000 such poses solved warm
+  from other poses within the limits, with orientation targets for both hands (their
+  frames in the pose) and poles on both arms (at the pose's elbows, 20 cm out), one
+  pass (vectorised, orientation rows and pole turns included).
 * ``ikpy``: ikpy (optimisation-based IK, a benchmark-only dependency) on the same
   chain, built as ten universal joints (revolute about X, then Z) with unit bones
   along +Y, from the zero pose, on the first targets of the chain workload;
@@ -259,22 +262,77 @@ def valid_pose_targets(s: fabrik3d.Skeleton, size: int) -> dict[str, np.ndarray]
     return {e: poses[:, s.index(e)] for e in s.end_effectors}
 
 
+def oriented_and_poled(s: fabrik3d.Skeleton, size: int) -> dict[str, Any]:
+    """``solve_batch`` arguments: ``valid_pose_targets``'s recipe (``default_rng(1)``), the hands
+    also with the orientations of their frames in those poses (weight 1), poles 20 cm out from
+    the poses' elbows (away from the chest), and start poses drawn within the limits."""
+    from limits_helpers import random_pose
+
+    from fabrik3d.frames import pose_frames
+
+    rng = np.random.default_rng(1)
+    poses = np.array([random_pose(s, rng) for _ in range(size)])
+    targets: dict[str, Any] = {e: poses[:, s.index(e)] for e in s.end_effectors}
+    poles = {}
+    for hand, elbow in (("hand_l", "elbow_l"), ("hand_r", "elbow_r")):
+        frames = np.array([pose_frames(s, pose)[s.index(hand)] for pose in poses])
+        targets[hand] = (targets[hand], frames, 1.0)
+        out = poses[:, s.index(elbow)] - poses[:, s.index("chest")]
+        poles[hand] = poses[:, s.index(elbow)] + 0.2 * out / np.linalg.norm(out, axis=1, keepdims=True)
+    starts = np.array([random_pose(s, rng) for _ in range(size)])
+    return {"targets": targets, "poles": poles, "positions": starts}
+
+
+def problem(kwargs: dict[str, Any], b: int) -> dict[str, Any]:
+    """``solve`` arguments of problem ``b`` of ``solve_batch`` arguments."""
+    targets = {
+        e: fabrik3d.Target(v[0][b], v[1][b], v[2]) if isinstance(v, tuple) else v[b]
+        for e, v in kwargs["targets"].items()
+    }
+    out: dict[str, Any] = {"targets": targets}
+    if "poles" in kwargs:
+        out["poles"] = {e: v[b] for e, v in kwargs["poles"].items()}
+    if "positions" in kwargs:
+        out["positions"] = kwargs["positions"][b]
+    return out
+
+
 def humanoid_rows(args: Any) -> list[list[Any]]:
-    """Humanoid rows: the tree without limits and with limits (both vectorised), each vs solve looped."""
+    """Humanoid rows: the tree without limits, with limits, and with limits, orientation targets
+    and poles (all vectorised), each vs solve looped."""
     rows = []
     limited = fabrik3d.presets.get("humanoid")
     quick = args.quick
+
+    def targets_only(make: Callable[[fabrik3d.Skeleton, int], dict]) -> Callable[[fabrik3d.Skeleton, int], dict]:
+        return lambda s, size: {"targets": make(s, size)}
+
     for label, s, size, loop_count, repeats, make in (
-        ("humanoid, no limits", plain_humanoid(), 20 if quick else 10000, 5 if quick else 200, args.repeats, None),
+        (
+            "humanoid, no limits",
+            plain_humanoid(),
+            20 if quick else 10000,
+            5 if quick else 200,
+            args.repeats,
+            targets_only(humanoid_targets),
+        ),
         # one pass: 10000 constrained solves take a while
-        ("humanoid, limits", limited, 2 if quick else 10000, 2 if quick else 200, 1, valid_pose_targets),
+        ("humanoid, limits", limited, 2 if quick else 10000, 2 if quick else 200, 1, targets_only(valid_pose_targets)),
+        (
+            "humanoid, limits, hand turns, poles, warm",
+            limited,
+            2 if quick else 4000,
+            2 if quick else 100,
+            1,
+            oriented_and_poled,
+        ),
     ):
-        goals = (make or humanoid_targets)(s, size)
-        res, seconds = time_batch(lambda s=s, g=goals: fabrik3d.solve_batch(s, g), repeats)
+        kwargs = make(s, size)
+        res, seconds = time_batch(lambda s=s, k=kwargs: fabrik3d.solve_batch(s, **k), repeats)
         its, hits = [], 0
         t0 = time.perf_counter()
         for b in range(loop_count):
-            one = fabrik3d.solve(s, {e: v[b] for e, v in goals.items()})
+            one = fabrik3d.solve(s, **problem(kwargs, b))
             its.append(one.iterations)
             hits += one.converged
         loop_us = 1e6 * (time.perf_counter() - t0) / loop_count

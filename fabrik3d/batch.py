@@ -12,14 +12,15 @@ solve's (positions, frames, iterations and errors, to rounding: about 1e-12).
   runs the chain kernel on its root path (``fabrik3d.batch_chain``), several the
   tree solve (``fabrik3d.batch_tree``); then branches and frames
   (``fabrik3d.batch_frames``).
-* Skeletons with joint limits, solved for target points (no poles, no orientation
-  targets, no root orientation), run vectorised too (``fabrik3d.batch_limited``):
-  the constrained solver's attempts, damped steps, restarts and warm retries on
-  batch values, with the same expressions as ``fabrik3d.limited``. The last few
-  problems of an attempt go to ``solve``, as do batches smaller than
-  ``batch_limited.MIN_BATCH`` (256), where the loop is faster.
-* Poles, orientation targets and a root target with an orientation are **not
-  vectorised**: ``solve`` runs once per problem, with the same inputs and results.
+* Skeletons with joint limits, and solves with orientation targets, a root
+  orientation or poles on targeted effectors (the constrained path of ``solve``),
+  run vectorised too (``fabrik3d.batch_limited``): the constrained solver's
+  attempts, damped steps, pole turns, restarts and warm retries on batch values,
+  with the same expressions as ``fabrik3d.limited``. The last few problems of an
+  attempt go to ``solve``, as do batches smaller than ``batch_limited.MIN_BATCH``
+  (256), where the loop is faster.
+* A pole on an effector without a target (whose limb keeps its start pose) is not
+  vectorised: ``solve`` runs once per problem, with the same inputs and results.
 """
 
 from __future__ import annotations
