@@ -284,7 +284,7 @@ def _one_by_one(
         for e, p in points.items():
             if e in turns:
                 q, weight, source = turns[e]
-                goals[names[e]] = source or tg.Target(row(p, b), row(q, b), weight)
+                goals[names[e]] = source if source is not None else tg.Target(row(p, b), row(q, b), weight)
             else:
                 goals[names[e]] = row(p, b)
         if root_goal is not None:
