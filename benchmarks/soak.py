@@ -6,7 +6,9 @@ unreachable targets; constrained solves now and then with a pole and an orientat
 target. Unconstrained problems run through ``fabrik3d.solve_batch`` (many at once);
 constrained ones through ``fabrik3d.solve``, one by one (a different skeleton each, with
 poles and orientation targets now and then; they cost milliseconds each, so they are a
-share of the total, ``--limited-share``).
+share of the total, ``--limited-share``), and, once every ``LIMITED_BATCH_EVERY`` batches,
+``LIMITED_BATCH`` constrained problems on one random skeleton through ``solve_batch``
+(its vectorised constrained solve; per-problem poles and orientation targets half the time).
 
     python benchmarks/soak.py                # 10^6 solves (about 3 to 4 minutes on this machine)
     python benchmarks/soak.py --count 20000  # a quick look
@@ -29,6 +31,10 @@ from limits_helpers import violations
 
 import fabrik3d
 from fabrik3d import Cone, EllipticalCone, Hinge, Rigid, Skeleton, Twist
+
+# Once every this many batches, this many constrained problems on one skeleton go through solve_batch.
+LIMITED_BATCH_EVERY = 20
+LIMITED_BATCH = 256
 
 
 def random_tree(rng: np.random.Generator, limited: bool) -> Skeleton:
@@ -110,6 +116,27 @@ def extras_for(
     return goals, poles
 
 
+def limited_batch(rng: np.random.Generator, s: Skeleton, size: int) -> dict[str, Any]:
+    """``solve_batch`` arguments for ``size`` problems on ``s``: random targets (``targets_for``'s
+    recipe, per problem), start poses (random or degenerate, per problem), and half the time
+    per-problem poles on one targeted effector and orientation targets on another."""
+    names = sorted(targets_for(rng, s))
+    reach = float(sum(s.bone_lengths))
+    root = s.rest_positions[s.root]
+    targets: dict[str, Any] = {}
+    for name in names:
+        d = rng.normal(size=(size, 3))
+        targets[name] = root + d / np.linalg.norm(d, axis=1, keepdims=True) * reach * rng.uniform(0, 1.5, (size, 1))
+    starts = np.array([p if p is not None else s.rest_positions for p in (start_pose(rng, s) for _ in range(size))])
+    out: dict[str, Any] = {"targets": targets, "positions": starts}
+    if rng.random() < 0.5:
+        out["poles"] = {names[0]: root + rng.normal(size=(size, 3)) * reach}
+    if rng.random() < 0.5:
+        q = rng.normal(size=(size, 4))
+        targets[names[-1]] = (targets[names[-1]], q / np.linalg.norm(q, axis=1, keepdims=True), 0.7)
+    return out
+
+
 def check(s: Skeleton, positions: np.ndarray, rotations: np.ndarray) -> tuple[bool, float, float]:
     """(finite, largest relative bone-length drift, largest limit excess in degrees)."""
     if not (np.all(np.isfinite(positions)) and np.all(np.isfinite(rotations))):
@@ -132,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     done = nans = 0
     drift = excess = 0.0
     t0 = time.perf_counter()
-    limited = 0
+    limited = rounds = 0
     while done < args.count:
         # A batch of unconstrained problems, then its share of constrained ones.
         s = random_tree(rng, limited=False)
@@ -157,6 +184,17 @@ def main(argv: list[str] | None = None) -> int:
             drift, excess = max(drift, d), max(excess, e)
             done += 1
             limited += 1
+        rounds += 1
+        if rounds % LIMITED_BATCH_EVERY == 0 and done < args.count:
+            s = random_tree(rng, limited=True)
+            size = int(min(LIMITED_BATCH, args.count - done))
+            r = fabrik3d.solve_batch(s, **limited_batch(rng, s, size), max_iterations=30)
+            for b in range(size):
+                ok, d, e = check(s, r.positions[b], r.rotations[b])
+                nans += not ok
+                drift, excess = max(drift, d), max(excess, e)
+            done += size
+            limited += size
     seconds = time.perf_counter() - t0
     print(f"solves           : {done} ({limited} with limits)")
     print(f"time             : {seconds:.1f} s")
