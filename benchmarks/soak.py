@@ -154,6 +154,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=1_000_000, help="number of solves")
     parser.add_argument("--limited-share", type=float, default=0.02, help="share of solves with joint limits")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--limited-batch-every",
+        type=int,
+        default=LIMITED_BATCH_EVERY,
+        help="rounds between constrained batches through solve_batch",
+    )
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     done = nans = 0
@@ -185,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             done += 1
             limited += 1
         rounds += 1
-        if rounds % LIMITED_BATCH_EVERY == 0 and done < args.count:
+        if rounds % args.limited_batch_every == 0 and done < args.count:
             s = random_tree(rng, limited=True)
             size = int(min(LIMITED_BATCH, args.count - done))
             r = fabrik3d.solve_batch(s, **limited_batch(rng, s, size), max_iterations=30)

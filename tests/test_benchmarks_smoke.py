@@ -127,3 +127,13 @@ def test_run_all_runs_the_chosen_scripts() -> None:
     bad = run(str(BENCH / "run_all.py"), "no_such_benchmark")
     assert bad.returncode == 2
     assert "available" in bad.stderr
+
+
+def test_soak_runs_every_kind_of_solve_and_finds_no_fault() -> None:
+    """A short soak (3000 solves) that reaches each of its three kinds of solve: unconstrained
+    batches, constrained single solves and a constrained batch (every round here)."""
+    out = run(str(BENCH / "soak.py"), "--count", "3000", "--limited-batch-every", "1", "--seed", "1")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "NaN or inf poses : 0" in out.stdout and "result           : ok" in out.stdout, out.stdout
+    limited = int(re.search(r"solves +: 3000 \((\d+) with limits\)", out.stdout).group(1))  # type: ignore[union-attr]
+    assert limited > 256, out.stdout  # the constrained batch ran, besides the single solves
