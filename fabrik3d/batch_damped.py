@@ -62,7 +62,7 @@ class BatchDampedSteps:
         largest: Any = None
         score: Any = 0
         for e, t in self.goal.items():
-            d = _dist(pose[e], t)
+            d = dist(pose[e], t)
             largest = d if largest is None else np.maximum(largest, d)
             score = score + d * d
         if not self.turn:
@@ -73,7 +73,7 @@ class BatchDampedSteps:
             length = r.lengths[e]
             bone = rot.sub(pose[e], pose[r.parents[e]])
             wanted = rot.rotate(q, self.plan.offset_dir[e])
-            rows = [_dist(rot.add((0.0, 0.0, 0.0), bone, 1.0 / length), wanted) * length * w]
+            rows = [dist(rot.add((0.0, 0.0, 0.0), bone, 1.0 / length), wanted) * length * w]
             if r.limits[e].twist is not None:
                 rows.append(np.abs(self.twist_excess(e, q, frames[r.parents[e]])[0]) * length * w)
             for v in rows:
@@ -90,7 +90,7 @@ class BatchDampedSteps:
         """Per problem, ``LimitedSolve.position_error``: the largest distance from a target."""
         largest: Any = None
         for e, t in self.goal.items():
-            d = _dist(pose[e], t)
+            d = dist(pose[e], t)
             largest = d if largest is None else np.maximum(largest, d)
         return largest
 
@@ -309,7 +309,7 @@ class BatchDampedSteps:
         return blocks
 
 
-def _dist(a: BVec, b: BVec) -> np.ndarray:
+def dist(a: BVec, b: BVec) -> np.ndarray:
     """``rotations.dist`` per problem."""
     dx, dy, dz = a[0] - b[0], a[1] - b[1], a[2] - b[2]
     return np.sqrt(dx * dx + dy * dy + dz * dz)

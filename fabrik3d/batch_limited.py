@@ -15,6 +15,8 @@ turns in ``fabrik3d.batch_poles``. The last ``TAIL`` problems of an attempt go t
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -22,8 +24,8 @@ import numpy as np
 from fabrik3d import batch_math as bm
 from fabrik3d import rotations as rot
 from fabrik3d import targets as tg
-from fabrik3d.batch_damped import BatchDampedSteps
-from fabrik3d.batch_passes import BatchPasses, BQuat, BVec, full, put, take
+from fabrik3d.batch_damped import BatchDampedSteps, dist
+from fabrik3d.batch_passes import BatchPasses, BQuat, BVec, full, put_all, take, take_all
 from fabrik3d.batch_poles import BatchPoleTurns, PoleMarks
 from fabrik3d.damped import ORIENTATION_IN_FORCE
 from fabrik3d.frames import Rig
@@ -79,6 +81,16 @@ class BatchLimited(BatchPasses, BatchDampedSteps, BatchPoleTurns):
     def aim(self, aims: _Aims, share: Any = 1.0) -> None:
         """The live problems' targets, and their orientation targets' yield shares (``(m,)``)."""
         self.goal, self.turn, self.poles, self.share = aims.goal, aims.turn, aims.poles, share
+
+    @contextmanager
+    def narrowed(self, idx: np.ndarray) -> Iterator[None]:
+        """The targets and yield shares of the problems ``idx`` only, for the block."""
+        aims, share = self.aims, self.share
+        self.aim(aims.take(idx), share[idx] if np.ndim(share) else share)
+        try:
+            yield
+        finally:
+            self.aim(aims, share)
 
     # -- the attempt ----------------------------------------------------------------------------
     def attempt(
@@ -162,20 +174,17 @@ class BatchLimited(BatchPasses, BatchDampedSteps, BatchPoleTurns):
                     idx = np.flatnonzero(stepping)
                     if not len(idx):
                         break
-                    sub = [None if p is None else take(p, idx) for p in new_pose]
-                    sub_f = [None if f is None else take(f, idx) for f in new_frames]
-                    self.aim(s.aims.take(idx), s.yield_share[idx])
-                    step_pose, step_frames = self.damped_step(sub, sub_f, s.carry.damping[idx])
-                    step_score = self.errors(step_pose, step_frames)[1]
-                    self.aim(s.aims, s.yield_share)
+                    with self.narrowed(idx):
+                        sub, sub_f = take_all(new_pose, idx), take_all(new_frames, idx)
+                        step_pose, step_frames = self.damped_step(sub, sub_f, s.carry.damping[idx])
+                        step_score = self.errors(step_pose, step_frames)[1]
                     better = step_score < new_score[idx]
                     good = idx[better]
                     weak[good] = destructive[good] & (step_score[better] < slow2 * s.score[good])
                     if len(good):
                         kept_at, live = np.flatnonzero(better), len(s.ids)
-                        for j in active:
-                            new_pose[j] = put(new_pose[j], good, take(step_pose[j], kept_at), live)
-                            new_frames[j] = put(new_frames[j], good, take(step_frames[j], kept_at), live)
+                        put_all(new_pose, good, take_all(step_pose, kept_at), live)
+                        put_all(new_frames, good, take_all(step_frames, kept_at), live)
                     new_score[good] = step_score[better]
                     damping = s.carry.damping
                     damping[good] = np.maximum(damping[good] * 0.5, MIN_DAMPING)
@@ -222,10 +231,11 @@ class BatchLimited(BatchPasses, BatchDampedSteps, BatchPoleTurns):
         marks = s.carry.marks
         assert marks is not None
         with self.narrowed(idx):
-            turned, got = self.apply_poles([None if p is None else take(p, idx) for p in s.pose], marks.take(idx))
+            turned, got = self.apply_poles(take_all(s.pose, idx), marks.take(idx))
         marks.put(idx, got)
-        live = len(s.ids)
-        return [None if p is None else put(p, idx, t, live) for p, t in zip(s.pose, turned)]
+        pose = list(s.pose)
+        put_all(pose, idx, turned, len(s.ids))
+        return pose
 
 
 class _State:
@@ -403,14 +413,12 @@ def solve(
     m = len(next(iter(targets.values())))
     solver = LimitedSolve(r, goals, weights, {}, root_frame)
     plan = solver.plan
-    goal = _columns(targets)
-    turn = {
-        e: (tuple(np.array(np.broadcast_to(q[:, k], m)) for k in range(4)), w) for e, (q, w) in (turns or {}).items()
-    }
-    poled = {e: tuple(np.array(np.broadcast_to(p[:, k], m)) for k in range(3)) for e, p in (poles or {}).items()}
+    goal = {e: _columns(t, m) for e, t in targets.items()}
+    turn = {e: (_columns(q, m), w) for e, (q, w) in (turns or {}).items()}
+    poled = {e: _columns(p, m) for e, p in (poles or {}).items()}
     batch = BatchLimited(r, solver, goal, tol, turn, poled)
     count = m if turn else first.shape[2]
-    given = [tuple(np.array(np.broadcast_to(first[j, k], count)) for k in range(3)) for j in range(n)]
+    given = [_columns(first[j].T, count) for j in range(n)]
     top = r.order[0]
     initial = batch.pose_frames(given)
     if root_frame is not None:  # the whole start pose turns about the root to the root's frame
@@ -421,11 +429,9 @@ def solve(
             given[j] = (c[0] + v[0], c[1] + v[1], c[2] + v[2])
         initial = batch.pose_frames(given)
         initial[top] = full(root_frame, count)
-    # The start projected onto the limits (the scalar solve's first step): one stage 2 of every
-    # joint toward itself, once if every problem starts alike.
-    every = [True] * n
-    all_kids = [[(c, 1.0) for c in r.children[j]] for j in range(n)]
-    start, start_frames = batch.stage2(given, initial, given, every, r.order, all_kids)
+    # The start projected onto the limits (the scalar solve's first step), once if every problem
+    # starts alike.
+    start, start_frames = batch.project(given, initial)
     if count < m:  # one start for all
         start, start_frames = [full(v, m) for v in start], [full(v, m) for v in start_frames]
     # Within reach: every target within its chain's length of the root (``LimitedSolve.within_reach``).
@@ -435,8 +441,7 @@ def solve(
         length, j = 0.0, e
         while r.parents[j] >= 0:
             length, j = length + r.lengths[j], r.parents[j]
-        dx, dy, dz = root[0] - t[0], root[1] - t[1], root[2] - t[2]
-        within &= ~(np.sqrt(dx * dx + dy * dy + dz * dz) > length)
+        within &= ~(dist(root, t) > length)
     restarting = within if cold else np.zeros(m, dtype=bool)
     patience = np.where(restarting, RESTART_RUN, STALL_RUN)
     gain = np.where(restarting, RESTART_GAIN, 0.0)
@@ -454,21 +459,19 @@ def solve(
     idx = np.flatnonzero(~scalar)
     if poled and len(idx):  # the poles' last turn (``PoleTurns.final_poles``)
         with batch.narrowed(idx):
-            sub = [None if v is None else take(v, idx) for v in pose]
-            sub_frames = [None if v is None else take(v, idx) for v in frames]
-            got_pose, got_frames = batch.final_poles(sub, sub_frames, [take(v, idx) for v in start], tol, cold)
-        for j, v in enumerate(got_pose):
-            if v is not None:
-                pose[j], frames[j] = put(pose[j], idx, v, m), put(frames[j], idx, got_frames[j], m)
+            sub, sub_frames, sub_start = take_all(pose, idx), take_all(frames, idx), take_all(start, idx)
+            got_pose, got_frames = batch.final_poles(sub, sub_frames, sub_start, tol, cold)
+        put_all(pose, idx, got_pose, m)
+        put_all(frames, idx, got_frames, m)
     place_untargeted(r, plan, pose, frames, start, start_frames)
     out = np.stack([np.stack(v, axis=-1) for v in pose], axis=1)
     rotations = np.stack([np.stack(v, axis=-1) for v in frames], axis=1)
     return out, rotations, it, scalar
 
 
-def _columns(targets: dict[int, np.ndarray]) -> dict[int, BVec]:
-    """``(m, 3)`` target points as batch tuples."""
-    return {e: (t[:, 0].copy(), t[:, 1].copy(), t[:, 2].copy()) for e, t in targets.items()}
+def _columns(a: np.ndarray, m: int) -> tuple[np.ndarray, ...]:
+    """``(m, k)`` or ``(1, k)`` rows as a batch tuple of ``k`` fresh ``(m,)`` arrays."""
+    return tuple(np.array(np.broadcast_to(a[:, k], m)) for k in range(a.shape[1]))
 
 
 def restarts(
@@ -488,11 +491,9 @@ def restarts(
     tol, plan, given = batch.tol, batch.plan, batch.aims
     m = len(idx)
     k_err, k_it, k_carry = err[idx], it[idx], carry.take(idx)
-    k_pose = [None if v is None else take(v, idx) for v in pose]
-    k_frames = [None if v is None else take(v, idx) for v in frames]
+    k_pose, k_frames = take_all(pose, idx), take_all(frames, idx)
     k_aims = given.take(idx)
-    k_start = [take(v, idx) for v in start]
-    k_start_frames = [take(v, idx) for v in start_frames]
+    k_start, k_start_frames = take_all(start, idx), take_all(start_frames, idx)
     gone = np.zeros(m, dtype=bool)  # handed to the scalar solve
     draw = random.Random(RESTART_SEED)
     for k in range(MAX_RESTARTS + 1):
@@ -502,19 +503,18 @@ def restarts(
         count = len(live)
         batch.aim(k_aims.take(live))
         if k < MAX_RESTARTS:
-            here, here_frames = [take(v, live) for v in k_start], [take(v, live) for v in k_start_frames]
+            here, here_frames = take_all(k_start, live), take_all(k_start_frames, live)
             sp, sf = batch.stage2(here, here_frames, here, plan.active, plan.up, plan.kids, draw)
             seed = [v if a else None for v, a in zip(sp, plan.active)]
             seed_frames = [v if a else None for v, a in zip(sf, plan.active)]
             patience, gain = RESTART_RUN, RESTART_GAIN
         else:  # no restart reached: carry on from the best attempt
-            seed = [None if v is None else take(v, live) for v in k_pose]
-            seed_frames = [None if v is None else take(v, live) for v in k_frames]
+            seed, seed_frames = take_all(k_pose, live), take_all(k_frames, live)
             patience, gain = STALL_RUN, 0.0
         got_err, got_pose, got_frames, got_it, got_carry, handed = batch.attempt(
             seed,
             seed_frames,
-            [take(v, live) for v in k_start],
+            take_all(k_start, live),
             k_it[live],
             max_it,
             np.full(count, patience),
@@ -524,26 +524,21 @@ def restarts(
         k_it[live] = got_it
         k_carry.put(live, got_carry)
         gone[live[handed]] = True
-        now = batch.rank(k_err[live], [None if v is None else take(v, live) for v in k_pose])
+        now = batch.rank(k_err[live], take_all(k_pose, live))
         new = batch.rank(got_err, got_pose)
         better = _ranks_below(new, now) if k < MAX_RESTARTS else ~_ranks_below(now, new)
         better &= ~handed
         if better.any():
             kept, into = np.flatnonzero(better), live[better]
             k_err[into] = got_err[kept]
-            for j, v in enumerate(got_pose):
-                if v is not None:
-                    k_pose[j] = put(k_pose[j], into, take(v, kept), m)
-                    k_frames[j] = put(k_frames[j], into, take(got_frames[j], kept), m)
+            put_all(k_pose, into, take_all(got_pose, kept), m)
+            put_all(k_frames, into, take_all(got_frames, kept), m)
     batch.aim(given)
     err[idx], it[idx] = k_err, k_it
     carry.put(idx, k_carry)
     scalar[idx[gone]] = True
-    total = len(err)
-    for j, v in enumerate(k_pose):
-        if v is not None:
-            pose[j] = put(pose[j], idx, v, total)
-            frames[j] = put(frames[j], idx, k_frames[j], total)
+    put_all(pose, idx, k_pose, len(err))
+    put_all(frames, idx, k_frames, len(err))
 
 
 def warm_retries(
@@ -559,8 +554,7 @@ def warm_retries(
     one from the rest pose moved with the root (projected onto the limits), each of at most
     ``FALLBACK_ITERATIONS`` and kept where it reaches every target."""
     err, pose, frames, it, carry, scalar = state
-    r, tol, plan, given = batch.r, batch.tol, batch.plan, batch.aims
-    n, total = len(pose), len(err)
+    r, tol, plan, total = batch.r, batch.tol, batch.plan, len(err)
     top = r.order[0]
     carry.yielded[idx] = True
     for from_start in [True, False] if batch.poles else [False]:
@@ -568,28 +562,26 @@ def warm_retries(
         if not len(live):
             break
         m = len(live)
-        batch.aim(given.take(live))
-        if from_start:
-            sp, sf = [take(v, live) for v in start], [take(v, live) for v in start_frames]
-        else:
-            shift = rot.sub(take(start[top], live), r.rest_start[top])
-            rest = [rot.add(p, shift) for p in r.rest_start]
-            rest_frames = [full(f, m) for f in r.rest_frames]
-            if batch.root_frame is not None:
-                rest_frames[top] = full(batch.root_frame, m)
-            all_kids = [[(c, 1.0) for c in r.children[j]] for j in range(n)]
-            sp, sf = batch.stage2(rest, rest_frames, rest, [True] * n, r.order, all_kids)
-        got_err, got_pose, got_frames, got_it, got_carry, handed = batch.attempt(
-            [v if a else None for v, a in zip(sp, plan.active)],
-            [v if a else None for v, a in zip(sf, plan.active)],
-            [take(v, live) for v in start],
-            it[live],
-            np.minimum(max_it, it[live] + FALLBACK_ITERATIONS),
-            np.full(m, RESTART_RUN),
-            np.full(m, RESTART_GAIN),
-            carry.take(live),
-        )
-        batch.aim(given)
+        with batch.narrowed(live):
+            if from_start:
+                sp, sf = take_all(start, live), take_all(start_frames, live)
+            else:
+                shift = rot.sub(take(start[top], live), r.rest_start[top])
+                rest = [rot.add(p, shift) for p in r.rest_start]
+                rest_frames = [full(f, m) for f in r.rest_frames]
+                if batch.root_frame is not None:
+                    rest_frames[top] = full(batch.root_frame, m)
+                sp, sf = batch.project(rest, rest_frames)
+            got_err, got_pose, got_frames, got_it, got_carry, handed = batch.attempt(
+                [v if a else None for v, a in zip(sp, plan.active)],
+                [v if a else None for v, a in zip(sf, plan.active)],
+                take_all(start, live),
+                it[live],
+                np.minimum(max_it, it[live] + FALLBACK_ITERATIONS),
+                np.full(m, RESTART_RUN),
+                np.full(m, RESTART_GAIN),
+                carry.take(live),
+            )
         it[live] = got_it
         carry.put(live, got_carry)
         scalar[live[handed]] = True
@@ -597,10 +589,8 @@ def warm_retries(
         if reached.any():
             kept, into = np.flatnonzero(reached), live[reached]
             err[into] = got_err[kept]
-            for j, v in enumerate(got_pose):
-                if v is not None:
-                    pose[j] = put(pose[j], into, take(v, kept), total)
-                    frames[j] = put(frames[j], into, take(got_frames[j], kept), total)
+            put_all(pose, into, take_all(got_pose, kept), total)
+            put_all(frames, into, take_all(got_frames, kept), total)
 
 
 def _ranks_below(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) -> np.ndarray:

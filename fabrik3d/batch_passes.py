@@ -52,6 +52,19 @@ def put(v: tuple, idx: np.ndarray, w: tuple, m: int) -> tuple:
     return out
 
 
+def take_all(seq: list, idx: np.ndarray) -> list:
+    """The problems ``idx`` of a list of batch tuples (a pose or its frames; ``None`` stays)."""
+    return [None if v is None else take(v, idx) for v in seq]
+
+
+def put_all(seq: list, idx: np.ndarray, got: list, m: int) -> None:
+    """In place: each batch tuple of ``seq`` (``m`` problems) with the problems ``idx`` replaced by
+    ``got``'s, for the entries ``got`` holds (not ``None``)."""
+    for j, v in enumerate(got):
+        if v is not None:
+            seq[j] = put(seq[j], idx, v, m)
+
+
 class BatchPasses:
     """Stage 1 and stage 2 with limits on ``m`` problems of one rig and target set (``plan``).
 
@@ -325,6 +338,13 @@ class BatchPasses:
         if limit is not None:
             tau = bm.clamp_angle(tau, *limit)
         return rot.mul(base, bm.axis_angle(_Y, tau))
+
+    def project(self, pose: list[BVec], frames: list[BQuat]) -> tuple[list[BVec], list[BQuat]]:
+        """``LimitedSolve.project``: a pose projected onto the limits, one stage 2 of every joint
+        toward itself."""
+        r = self.r
+        every = [[(c, 1.0) for c in r.children[j]] for j in range(len(pose))]
+        return self.stage2(pose, frames, pose, [True] * len(pose), r.order, every)
 
     # -- frames -----------------------------------------------------------------------------------
     def pose_frames(self, pose: list[BVec]) -> list[BQuat]:

@@ -13,18 +13,18 @@ methods take and return them instead of changing the host.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fabrik3d import batch_math as bm
 from fabrik3d import rotations as rot
-from fabrik3d.batch_passes import BVec, put, take
+from fabrik3d.batch_passes import BVec, put_all, take_all
 from fabrik3d.poles import FINAL_SHARES, PoleTurns
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from fabrik3d.frames import Rig
     from fabrik3d.limited import LimitedPlan
 
@@ -89,7 +89,8 @@ class BatchPoleTurns:
     """Mixin of ``BatchLimited``: ``PoleTurns`` on ``m`` problems.
 
     ``poles`` maps each poled effector to its ``(m,)``-array pole points (swapped to subsets
-    like ``goal``); the host provides ``r``, ``plan``, ``goal``, ``stage2`` and ``largest_error``.
+    like ``goal``); the host provides ``r``, ``plan``, ``goal``, ``stage2``, ``largest_error`` and
+    ``narrowed`` (the targets of some problems only, for a block).
     """
 
     r: Rig
@@ -107,6 +108,8 @@ class BatchPoleTurns:
         ) -> tuple[list[Any], list[Any]]: ...
 
         def largest_error(self, pose: list[Any], frames: list[Any]) -> np.ndarray: ...
+
+        def narrowed(self, idx: np.ndarray) -> AbstractContextManager[None]: ...
 
     @bm._quiet
     def apply_poles(
@@ -228,26 +231,23 @@ class BatchPoleTurns:
             if not len(idx):
                 break
             with self.narrowed(idx):
-                sub = [None if p is None else take(p, idx) for p in pose]
-                turned, marks = self.apply_poles(sub, PoleMarks.empty(len(idx), len(pose)), True, share, joints)
+                turned, marks = self.apply_poles(
+                    take_all(pose, idx), PoleMarks.empty(len(idx), len(pose)), True, share, joints
+                )
                 gained = marks.turned.any(axis=1) & ~(self.pole_side_count(turned) <= best_side[idx])
             ci = np.flatnonzero(gained)
             if not len(ci):
                 continue
             at = idx[ci]
             with self.narrowed(at):
-                q = [None if p is None else take(p, ci) for p in turned]
-                old = [None if f is None else take(f, at) for f in frames]
-                here = [None if p is None else take(p, at) for p in start]
+                q, old, here = take_all(turned, ci), take_all(frames, at), take_all(start, at)
                 new_pose, new_frames = self.stage2(q, old, here, plan.active, plan.up, plan.kids)
                 side = self.pole_side_count(new_pose)
                 better = (side > best_side[at]) & (self.largest_error(new_pose, new_frames) <= limit[at])
             if better.any():
                 kept, into = np.flatnonzero(better), at[better]
-                for seq, got in ((best_pose, new_pose), (best_frames, new_frames)):
-                    for j, v in enumerate(got):
-                        if v is not None and seq[j] is not None:
-                            seq[j] = put(seq[j], into, take(v, kept), m)
+                put_all(best_pose, into, take_all(new_pose, kept), m)
+                put_all(best_frames, into, take_all(new_frames, kept), m)
                 best_side[into] = side[better]
         return best_pose, best_frames
 
@@ -266,15 +266,3 @@ class BatchPoleTurns:
                 off = rot.add(v, axis, -_dot(v, axis))
                 count = count + (ok & (_dot(off, want) > 0.0))
         return np.broadcast_to(np.asarray(count, dtype=np.int64), (_problems(pose),)).copy()
-
-    @contextmanager
-    def narrowed(self, idx: np.ndarray) -> Iterator[None]:
-        """``goal``, ``turn`` and ``poles`` on the problems ``idx`` only, for the block."""
-        goal, turn, poles = self.goal, self.turn, self.poles
-        self.goal = {e: take(t, idx) for e, t in goal.items()}
-        self.turn = {e: (take(q, idx), w) for e, (q, w) in turn.items()}
-        self.poles = {e: take(p, idx) for e, p in poles.items()}
-        try:
-            yield
-        finally:
-            self.goal, self.turn, self.poles = goal, turn, poles

@@ -228,7 +228,7 @@ def test_no_targets_keeps_the_start_pose_and_a_shared_target_serves_all() -> Non
     batch_and_check(s, shared)
 
 
-# -- constrained (vectorised with limits; poles and orientation targets per problem; more in test_batch_limited.py) ---
+# -- constrained (vectorised with limits; more in test_batch_limited.py) ---
 @pytest.mark.parametrize("name", presets.names())
 def test_constrained_presets(name: str) -> None:
     rng = np.random.default_rng(7)
@@ -306,6 +306,11 @@ def test_an_empty_batch_gives_empty_results() -> None:
             lambda s: solve_batch(s, {"head": (np.zeros((2, 3)), np.ones((2, 4)))}),
             r"targets\['head'\] orientations\[0\]: not a unit quaternion",
         ),
+        (
+            lambda s: solve_batch(s, {"head": (np.zeros((2, 3)), [[0, 0, 0, 1], [0, 0, np.nan, 1]])}),
+            r"targets\['head'\] orientations\[1\]: not a unit quaternion \(length nan\)",
+        ),
+        (lambda s: solve_batch(s, {"head": np.zeros((2, 3))}, poles={"head": np.zeros((3, 3))}), "poles.*3 problems"),
         (lambda s: solve_batch("humanoid", {}), "skeleton: expected a fabrik3d.Skeleton"),
     ],
 )
