@@ -253,9 +253,9 @@ def humanoid_targets(s: fabrik3d.Skeleton, size: int) -> dict[str, np.ndarray]:
 
 def valid_pose_targets(s: fabrik3d.Skeleton, size: int) -> dict[str, np.ndarray]:
     """``(size, 3)`` targets of every effector by forward kinematics of poses drawn uniformly
-    within the joint limits (``tests/limits_helpers.random_pose``, ``default_rng(0)``): all
+    within the joint limits (``tests/helpers/limits.random_pose``, ``default_rng(0)``): all
     reachable, as when making a dataset of constrained poses."""
-    from limits_helpers import random_pose
+    from helpers.limits import random_pose
 
     rng = np.random.default_rng(0)
     poses = np.array([random_pose(s, rng) for _ in range(size)])
@@ -266,9 +266,9 @@ def oriented_and_poled(s: fabrik3d.Skeleton, size: int) -> dict[str, Any]:
     """``solve_batch`` arguments: ``valid_pose_targets``'s recipe (``default_rng(1)``), the hands
     also with the orientations of their frames in those poses (weight 1), poles 20 cm out from
     the poses' elbows (away from the chest), and start poses drawn within the limits."""
-    from limits_helpers import random_pose
+    from helpers.limits import random_pose
 
-    from fabrik3d.frames import pose_frames
+    from fabrik3d.solver.rig import pose_frames
 
     rng = np.random.default_rng(1)
     poses = np.array([random_pose(s, rng) for _ in range(size)])

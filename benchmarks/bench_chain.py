@@ -75,13 +75,13 @@ def _skeleton_case(label: str, skeleton: fabrik3d.Skeleton, effector: str) -> co
 
 
 def _cones(names: list[str]) -> dict[str, Any]:
-    from fabrik3d.constraints import Cone  # type: ignore[attr-defined]
+    from fabrik3d.model.constraints import Cone  # type: ignore[attr-defined]
 
     return {name: Cone(30.0) for name in names[:-1]}
 
 
 def _hinges(names: list[str]) -> dict[str, Any]:
-    from fabrik3d.constraints import Hinge  # type: ignore[attr-defined]
+    from fabrik3d.model.constraints import Hinge  # type: ignore[attr-defined]
 
     # Axes alternate between world X and Z (both perpendicular to the rest bones along +Y).
     return {

@@ -27,7 +27,7 @@ import common
 import numpy as np
 
 import fabrik3d
-from fabrik3d import presets
+from fabrik3d.model import presets
 
 TOL = 1e-3
 MAX_IT = 100
@@ -63,9 +63,9 @@ def target_frames(skeleton: fabrik3d.Skeleton, frames: int) -> list[dict[str, np
 
 def reachable_frames(skeleton: fabrik3d.Skeleton, frames: int) -> list[dict[str, np.ndarray]]:
     """Per frame, effector name -> ``(3,)`` target: forward kinematics of a smooth joint path
-    within the preset's limits (``tests/limits_helpers.smooth_pose``, 60% of each limit), so
+    within the preset's limits (``tests/helpers/limits.smooth_pose``, 60% of each limit), so
     every frame is reachable: what dragging a character within its reach looks like."""
-    from limits_helpers import smooth_pose
+    from helpers.limits import smooth_pose
 
     index = {name: skeleton.index(name) for name in PATHS}
     out = []

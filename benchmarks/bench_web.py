@@ -38,7 +38,7 @@ from typing import Any
 
 import common
 import numpy as np
-import web_helpers as wh
+from helpers import web as wh
 
 
 def descendants_cpu(exclude: int) -> float:

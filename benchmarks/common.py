@@ -44,8 +44,8 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-# The test suite's independent helpers (limits_helpers: poses within limits, limit measurement;
-# web_helpers: the server and browser) serve the scripts too.
+# The test suite's independent helpers (helpers.limits: poses within limits, limit measurement;
+# helpers.web: the server and browser) serve the scripts too.
 sys.path.insert(0, str(ROOT / "tests"))
 # fabrik3d.chain.STALL, restated so the references do not import the library's internals.
 STALL = 1e-3

@@ -27,7 +27,7 @@ from typing import Any
 
 import common  # noqa: F401  (puts tests/ on sys.path)
 import numpy as np
-from limits_helpers import violations
+from helpers.limits import violations
 
 import fabrik3d
 from fabrik3d import Cone, EllipticalCone, Hinge, Rigid, Skeleton, Twist

@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 import fabrik3d
-from fabrik3d import presets
+from fabrik3d.model import presets
 
 
 def grid(columns: int, rows: int, depth: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -26,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 import fabrik3d
-from fabrik3d import gltf, presets
-from fabrik3d.take import Take, load_take, save_take
+from fabrik3d.io import gltf
+from fabrik3d.io.take import Take, load_take, save_take
+from fabrik3d.model import presets
 
 FPS = 30.0
 

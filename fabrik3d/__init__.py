@@ -2,15 +2,24 @@
 
 Conventions: Y up, scene units (metres in the presets), joint limits in degrees,
 quaternions as (x, y, z, w). Pure Python on numpy.
+
+The layers (docs/architecture.md): ``model`` (skeleton, constraints, rest frames, presets,
+targets) -> ``solver`` (chain, tree, rig, limits, the constrained solve) -> ``batch`` (the
+vectorised twins) -> ``io`` (scene, take, glTF files) -> ``display`` and the front ends (``cli``,
+``notebook``; the web app is the package ``fabrik3d_web``). Submodules are reachable as attributes
+(``fabrik3d.presets.get("humanoid")``), imported on first use.
 """
 
-from fabrik3d.batch import BatchResult, solve_batch
-from fabrik3d.chain import ChainResult, solve_chain
-from fabrik3d.constraints import Cone, EllipticalCone, Hinge, Rigid, Twist
-from fabrik3d.scene import Scene, load_scene, save_scene
-from fabrik3d.skeleton import Skeleton
-from fabrik3d.solver import SolveResult, solve
-from fabrik3d.targets import Target
+import importlib
+from typing import Any
+
+from fabrik3d.batch.solve import BatchResult, solve_batch
+from fabrik3d.io.scene import Scene, load_scene, save_scene
+from fabrik3d.model.constraints import Cone, EllipticalCone, Hinge, Rigid, Twist
+from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.model.targets import Target
+from fabrik3d.solver.chain import ChainResult, solve_chain
+from fabrik3d.solver.tree import SolveResult, solve
 
 __all__ = [
     "BatchResult",
@@ -31,3 +40,23 @@ __all__ = [
     "solve_chain",
 ]
 __version__ = "0.1.0"
+
+# Submodules and subpackages reachable as attributes, imported on first use (so ``import fabrik3d``
+# stays cheap and the notebook's and the CLI's dependencies load only when asked for).
+_SUBMODULES = frozenset(
+    {
+        "batch", "checks", "cli", "display", "io", "model", "notebook", "rotations", "solver",
+        # the old paths (thin re-exports of the layers' modules)
+        "chain", "constraints", "frames", "gltf", "presets", "scene", "skeleton", "take", "targets",
+    }
+)  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"fabrik3d.{name}")
+    raise AttributeError(f"module 'fabrik3d' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_SUBMODULES})

@@ -23,8 +23,9 @@ from typing import NoReturn
 
 import numpy as np
 
-from fabrik3d import files, gltf, presets, take
-from fabrik3d.scene import Scene, load_scene
+from fabrik3d.io import files, gltf, take
+from fabrik3d.io.scene import Scene, load_scene
+from fabrik3d.model import presets
 
 
 class _Parser(argparse.ArgumentParser):

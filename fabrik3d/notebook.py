@@ -34,10 +34,10 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
         "fabrik3d.notebook needs pythreejs and ipywidgets; install them with: pip install 'fabrik3d[notebook]'"
     ) from exc
 
+from fabrik3d.io.scene import Scene
+from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.rotations import quat_to_matrix
-from fabrik3d.scene import Scene
-from fabrik3d.skeleton import Skeleton
-from fabrik3d.solver import SolveResult
+from fabrik3d.solver.tree import SolveResult
 
 __all__ = ["SkeletonView", "bone_tubes", "limit_outlines"]
 
@@ -284,7 +284,7 @@ class SkeletonView(widgets.HBox):
         Raises:
             ValueError: when the file cannot be written (nothing is left behind).
         """
-        from fabrik3d.gltf import export_pose
+        from fabrik3d.io.gltf import export_pose
 
         export_pose(self.skeleton, self._result, path)
 

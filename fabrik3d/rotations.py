@@ -42,7 +42,7 @@ def sub(a: Vec, b: Vec) -> Vec:
 
 def dist(a: Vec, b: Vec) -> float:
     """``|a − b|``, written out (``math.dist`` rounds differently) so that the batch solve's numpy
-    form of it gives the same floats (``fabrik3d.batch_limited``)."""
+    form of it gives the same floats (``fabrik3d.batch.constrained.solve``)."""
     dx, dy, dz = a[0] - b[0], a[1] - b[1], a[2] - b[2]
     return math.sqrt(dx * dx + dy * dy + dz * dz)
 

@@ -1,115 +1,25 @@
-"""Targets for ``solve``: points, or ``Target`` with an orientation; checked at the boundary."""
+"""Old import path, kept working: ``fabrik3d.targets`` is now ``fabrik3d.model.targets``."""
 
-from __future__ import annotations
+from fabrik3d.model.targets import (
+    Goal,
+    Target,
+    by_effector,
+    degrees_between,
+    effector_weights,
+    goal,
+    goals,
+    pole_points,
+    unit_quaternion,
+)
 
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, NamedTuple
-
-import numpy as np
-
-from fabrik3d import checks
-from fabrik3d import rotations as rot
-
-
-@dataclass(frozen=True)
-class Target:
-    """A target for an end effector (or, as ``root_target``, for the root).
-
-    Args:
-        position: ``(3,)`` point, scene units.
-        orientation: optional unit quaternion ``(x, y, z, w)``: the effector's last
-            bone and frame align to it (a hand's palm). Position wins when the two
-            conflict.
-        weight: the orientation's share, in (0, 1], in the last bone's stage-1
-            direction.
-    """
-
-    position: Any
-    orientation: Any = None
-    weight: float = 1.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "position", checks.point(self.position, "position"))
-        if self.orientation is not None:
-            object.__setattr__(self, "orientation", unit_quaternion(self.orientation, "orientation"))
-        w = checks.positive(self.weight, "weight")
-        if w > 1.0:
-            raise ValueError(f"weight: must be in (0, 1], got {w:g}")
-        object.__setattr__(self, "weight", w)
-
-
-def unit_quaternion(value: Any, name: str) -> np.ndarray:
-    """A ``(4,)`` unit quaternion (x, y, z, w), or ``ValueError`` naming ``name``."""
-    try:
-        q = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a quaternion (x, y, z, w), got {value!r}") from None
-    if q.shape != (4,) or not np.all(np.isfinite(q)):
-        raise ValueError(f"{name}: expected four finite numbers (x, y, z, w), got {value!r}")
-    # (written out, as ``solve_batch`` normalises its (B, 4) orientations: the same floats)
-    length = np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    if abs(float(length) - 1.0) > 1e-6:
-        raise ValueError(f"{name}: not a unit quaternion (length {length:.6g})")
-    return q / length
-
-
-class Goal(NamedTuple):
-    """A checked target as plain floats: position, optional orientation, orientation weight."""
-
-    position: rot.Vec
-    orientation: rot.Quat | None
-    weight: float
-
-
-def goal(value: Any, name: str) -> Goal:
-    """A ``Goal`` from a point or a ``Target``."""
-    if isinstance(value, Target):
-        q = None if value.orientation is None else tuple(value.orientation.tolist())
-        return Goal(tuple(value.position.tolist()), q, value.weight)  # type: ignore[arg-type]
-    return Goal(checks.vec(value, name), None, 1.0)
-
-
-def by_effector(skeleton: Any, value: Any, argument: str, what: str) -> list[tuple[int, str, Any]]:
-    """``(index, name, item)`` for each entry of the mapping ``value``, in skeleton order.
-
-    Raises ``ValueError`` naming ``argument`` when ``value`` is not a mapping (``what``
-    says what it maps to) or a key is not an end effector (listing the valid names).
-    """
-    if type(value) is not dict and not isinstance(value, Mapping):
-        raise ValueError(f"{argument}: expected a mapping from end-effector names to {what}")
-    effectors = skeleton.end_effectors
-    for name in value:
-        if name not in effectors:
-            raise ValueError(
-                f"{argument}: {name!r} is not an end effector of this skeleton; valid names are {', '.join(effectors)}"
-            )
-    return [(skeleton.index(n), n, value[n]) for n in effectors if n in value]
-
-
-def goals(skeleton: Any, targets: Any) -> dict[int, Goal]:
-    """Targets by effector index, in skeleton order; ``ValueError`` listing valid names."""
-    items = by_effector(skeleton, targets, "targets", "points or Targets")
-    return {j: goal(item, f"targets[{n!r}]") for j, n, item in items}
-
-
-def effector_weights(skeleton: Any, weights: Any) -> dict[int, float] | None:
-    """Centroid weights by effector index (``None`` for the plain mean)."""
-    if weights is None:
-        return None
-    items = by_effector(skeleton, weights, "weights", "positive numbers")
-    return {j: checks.positive(item, f"weights[{n!r}]") for j, n, item in items}
-
-
-def pole_points(skeleton: Any, poles: Any) -> dict[int, rot.Vec]:
-    """Pole points by effector index."""
-    if poles is None:
-        return {}
-    items = by_effector(skeleton, poles, "poles", "points")
-    return {j: tuple(checks.point(item, f"poles[{n!r}]").tolist()) for j, n, item in items}  # type: ignore[misc]
-
-
-def degrees_between(a: rot.Quat, b: rot.Quat) -> float:
-    """Angle of the rotation between two frames, in degrees."""
-    return math.degrees(rot.angle_between(a, b))
+__all__ = [
+    "Goal",
+    "Target",
+    "by_effector",
+    "degrees_between",
+    "effector_weights",
+    "goal",
+    "goals",
+    "pole_points",
+    "unit_quaternion",
+]

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fabrik3d import presets
-from fabrik3d.scene import Scene, save_scene
+from fabrik3d.io.scene import Scene, save_scene
+from fabrik3d.model import presets
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "fabrik3d"
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import IN_CI, ROOT
-from limits_helpers import qmat
+from helpers.limits import qmat
 
 import fabrik3d
-from fabrik3d import constraints, presets
-from fabrik3d.scene import Scene
+from fabrik3d.io.scene import Scene
+from fabrik3d.model import constraints, presets
 
 try:
     from fabrik3d.notebook import SkeletonView

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from helpers.limits import qmat
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from limits_helpers import qmat
 
 from fabrik3d import rotations as rot
 

@@ -28,8 +28,8 @@ from trame.ui.vuetify3 import SinglePageWithDrawerLayout
 from trame.widgets import vtk as vtk_widgets
 from trame.widgets import vuetify3 as v3
 
-from fabrik3d import presets
-from fabrik3d.scene import Scene
+from fabrik3d.io.scene import Scene
+from fabrik3d.model import presets
 
 from . import panel
 from .controller import Controller

@@ -21,10 +21,12 @@ from typing import Any
 import numpy as np
 
 import fabrik3d
-from fabrik3d import checks, gltf, presets
-from fabrik3d.scene import Scene, parse_scene
-from fabrik3d.skeleton import Skeleton
-from fabrik3d.take import Take, take_to_json
+from fabrik3d import checks
+from fabrik3d.io import gltf
+from fabrik3d.io.scene import Scene, parse_scene
+from fabrik3d.io.take import Take, take_to_json
+from fabrik3d.model import presets
+from fabrik3d.model.skeleton import Skeleton
 
 # An uploaded scene file larger than this is refused (the octopus preset is ~20 kB).
 MAX_SCENE_BYTES = 2 * 1024 * 1024
@@ -48,13 +50,6 @@ class Snapshot:
     root_target: np.ndarray | None
     poles: dict[str, np.ndarray]
     result: fabrik3d.SolveResult
-
-
-def unconstrained(skeleton: Skeleton) -> Skeleton:
-    """The same skeleton without joint limits (for the "limits off" switch)."""
-    if not skeleton.constraints:
-        return skeleton
-    return Skeleton(skeleton.names, skeleton.parents, skeleton.rest_positions)
 
 
 def skeleton_size(skeleton: Skeleton) -> float:
@@ -100,7 +95,7 @@ class Controller:
     def _load(self, scene: Scene, source: str) -> None:
         self.scene = scene
         self.source = source
-        self._free = unconstrained(scene.skeleton)
+        self._free = scene.skeleton.without_constraints()
         self.size = skeleton_size(scene.skeleton)
         self.tolerance = scene.tolerance
         self.max_iterations = min(scene.max_iterations, MAX_ITERATIONS)

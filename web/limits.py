@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from fabrik3d import rotations as rot
-from fabrik3d.skeleton import Skeleton
+from fabrik3d.model.skeleton import Skeleton
 
 
 def limit_fans(

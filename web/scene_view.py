@@ -56,7 +56,7 @@ from vtkmodules.vtkRenderingCore import (
     vtkRenderWindowInteractor,
 )
 
-from fabrik3d.skeleton import Skeleton
+from fabrik3d.model.skeleton import Skeleton
 
 from .limits import limit_fans
 

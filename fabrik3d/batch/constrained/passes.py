@@ -1,0 +1,394 @@
+"""The constrained solver's reaching passes (``fabrik3d.solver.constrained.passes``), vectorised over a batch.
+
+Each function here is its scalar twin in ``fabrik3d.solver.constrained.passes`` written on batch
+values: a position is a tuple of three ``(m,)`` float arrays (one per coordinate,
+one element per problem), a frame a tuple of four ``(x, y, z, w)``; the rig's
+constants stay tuples of floats (the ``fabrik3d.rotations`` arithmetic takes
+both). The expressions are the scalar ones in the same order, so each problem's
+floats are the scalar solve's (``+ - * / sqrt`` are correctly rounded in both;
+``numpy``'s trigonometric functions may differ from ``math``'s in the last bit).
+Branches become masks: both sides are computed and ``np.where`` chooses
+(``fabrik3d.batch.math``). Orientation targets and a root orientation are here
+too; poles are in ``fabrik3d.batch.constrained.poles``.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from fabrik3d import rotations as rot
+from fabrik3d.batch import math as bm
+from fabrik3d.solver.constrained.passes import SWIVEL_MISFIT, SWIVEL_REFINE, SWIVELS
+
+if TYPE_CHECKING:
+    from fabrik3d.solver.constrained.plan import LimitedPlan
+    from fabrik3d.solver.rig import Rig
+
+BVec = tuple[Any, Any, Any]
+BQuat = tuple[Any, Any, Any, Any]
+_X = (1.0, 0.0, 0.0)
+_Y = (0.0, 1.0, 0.0)
+
+
+def take(v: tuple, idx: np.ndarray) -> tuple:
+    """The problems ``idx`` of a batch tuple (constants stay)."""
+    return tuple(x[idx] if isinstance(x, np.ndarray) else x for x in v)
+
+
+def full(v: tuple, m: int) -> tuple:
+    """A batch tuple of ``m`` problems (constants broadcast into fresh arrays)."""
+    return tuple(x if isinstance(x, np.ndarray) and x.shape == (m,) else np.full(m, x, dtype=float) for x in v)
+
+
+def put(v: tuple, idx: np.ndarray, w: tuple, m: int) -> tuple:
+    """``v`` (``m`` problems) with the problems ``idx`` replaced by ``w``."""
+    out = tuple(np.array(x, dtype=float) for x in full(v, m))
+    for x, y in zip(out, w):
+        x[idx] = y
+    return out
+
+
+def take_all(seq: list, idx: np.ndarray) -> list:
+    """The problems ``idx`` of a list of batch tuples (a pose or its frames; ``None`` stays)."""
+    return [None if v is None else take(v, idx) for v in seq]
+
+
+def put_all(seq: list, idx: np.ndarray, got: list, m: int) -> None:
+    """In place: each batch tuple of ``seq`` (``m`` problems) with the problems ``idx`` replaced by
+    ``got``'s, for the entries ``got`` holds (not ``None``)."""
+    for j, v in enumerate(got):
+        if v is not None:
+            seq[j] = put(seq[j], idx, v, m)
+
+
+class BatchPasses:
+    """Stage 1 and stage 2 with limits on ``m`` problems of one rig and target set (``plan``).
+
+    ``goal`` maps each targeted effector to its ``(m,)``-array target position, ``turn`` each
+    effector with an orientation target to its ``(m,)``-array orientation and its weight, and
+    ``share`` (``(m,)``) is the share of the orientation targets' weights still in force
+    (``LimitedSolve.yield_share``, per problem). ``root_frame``: the root's fixed frame, or None.
+    """
+
+    def __init__(
+        self,
+        r: Rig,
+        plan: LimitedPlan,
+        goal: dict[int, BVec],
+        turn: dict[int, tuple[BQuat, float]] | None = None,
+        root_frame: rot.Quat | None = None,
+    ) -> None:
+        self.r = r
+        self.plan = plan
+        self.goal = goal
+        self.turn = turn or {}
+        self.share: Any = 1.0
+        self.root_frame = root_frame
+
+    # -- stage 1: effectors inward ---------------------------------------------------------------
+    def stage1(self, pose: list[BVec], frames: list[BQuat]) -> tuple[list[BVec], list[BQuat]]:
+        r, plan = self.r, self.plan
+        q = list(pose)
+        qf = list(frames)
+        for j in plan.down:
+            g = self.goal.get(j)
+            if g is not None:
+                q[j] = g
+                if j in self.turn:
+                    qf[j] = self.turn[j][0]
+                continue
+            kids = plan.kids[j]
+            if r.rigid[j]:
+                q[j], qf[j] = self.rigid_stage1(j, pose[j], frames[j], q, kids)
+            elif len(kids) == 1:
+                q[j], qf[j] = self.reach_inward(j, kids[0][0], pose, frames, q, qf)
+            else:
+                sx = sy = sz = sw = 0.0
+                for c, w in kids:
+                    d = bm.unit_or(rot.sub(pose[j], q[c]), bm.unit_or(rot.sub(pose[j], pose[c]), (0.0, 1.0, 0.0)))
+                    p = rot.add(q[c], d, r.lengths[c])
+                    sx, sy, sz, sw = sx + w * p[0], sy + w * p[1], sz + w * p[2], sw + w
+                q[j] = (sx / sw, sy / sw, sz / sw)
+        return q, qf
+
+    def reach_inward(
+        self, j: int, c: int, pose: list[BVec], frames: list[BQuat], q: list[BVec], qf: list[BQuat]
+    ) -> tuple[BVec, BQuat]:
+        r = self.r
+        e_c = self.plan.offset_dir[c]
+        old_bone = rot.rotate(frames[j], e_c)
+        bone = bm.unit_or(rot.sub(q[c], pose[j]), old_bone)
+        aim = self.turn.get(c)
+        if aim is not None:
+            wanted = rot.rotate(aim[0], e_c)
+            w = aim[1] * self.share
+            bone = bm.unit_or(rot.add(tuple(x * (1.0 - w) for x in bone), wanted, w), wanted)  # type: ignore[arg-type]
+        limit = r.limits[c].swing
+        if limit is None and r.limits[j].swing is None:
+            return rot.add(q[c], bone, -r.lengths[c]), frames[j]
+        frame = rot.mul(bm.swing(old_bone, bone, rot.x_axis(frames[j])), frames[j])
+        if limit is not None:
+            local = rot.rotate_inv(frame, rot.y_axis(qf[c]))
+            previous = rot.rotate_inv(frames[j], rot.y_axis(frames[c]))
+            allowed = bm.project(limit, local, previous)
+            moved = bm.changed(allowed, local)
+            if moved.any():
+                turned = rot.mul(frame, bm.swing(allowed, local, r.rest_x[c]))
+                frame = bm.pick(moved, turned, frame)
+                bone = bm.pick(moved, rot.rotate(frame, e_c), bone)
+        return rot.add(q[c], bone, -r.lengths[c]), frame
+
+    def rigid_stage1(
+        self, j: int, pj: BVec, fj: BQuat, q: list[BVec], kids: list[tuple[int, float]]
+    ) -> tuple[BVec, BQuat]:
+        r = self.r
+        turn = self.rigid_turn(pj, fj, q, kids, centred=True)
+        frame = rot.mul(turn, fj) if len(kids) < 3 else turn
+        sx = sy = sz = sw = 0.0
+        for c, w in kids:
+            p = rot.sub(q[c], rot.rotate(frame, r.offset[c]))
+            sx, sy, sz, sw = sx + w * p[0], sy + w * p[1], sz + w * p[2], sw + w
+        return (sx / sw, sy / sw, sz / sw), frame
+
+    def rigid_turn(self, pj: BVec, fj: BQuat, q: list[BVec], kids: list[tuple[int, float]], centred: bool) -> BQuat:
+        r = self.r
+        if len(kids) <= 2:
+            if len(kids) == 1:
+                c = kids[0][0]
+                a, a_ok = bm.unit(rot.rotate(fj, r.offset[c]))
+                b, b_ok = bm.unit(rot.sub(q[c], pj))
+            else:
+                (c1, _), (c2, _) = kids
+                a, a_ok = bm.unit(rot.rotate(fj, rot.sub(r.offset[c2], r.offset[c1])))
+                b, b_ok = bm.unit(rot.sub(q[c2], q[c1]))
+            return bm.pick(a_ok & b_ok, bm.swing(a, b, rot.rotate(fj, _X)), rot.IDENTITY)
+        ws = [w for _, w in kids]
+        src: list[Any] = [r.offset[c] for c, _ in kids]
+        dst: list[Any] = [rot.sub(q[c], pj) for c, _ in kids]
+        if centred:
+            total = sum(ws)
+            ms = tuple(sum(w * s[i] for w, s in zip(ws, src)) / total for i in range(3))
+            md = tuple(sum(w * d[i] for w, d in zip(ws, dst)) / total for i in range(3))
+            src = [rot.sub(s, ms) for s in src]  # type: ignore[arg-type]
+            dst = [rot.sub(d, md) for d in dst]  # type: ignore[arg-type]
+        return bm.fit_rotation(src, dst, ws, fj)
+
+    # -- stage 2: root outward -----------------------------------------------------------------
+    def stage2(
+        self,
+        q: list[BVec],
+        old: list[BQuat],
+        start: list[BVec],
+        active: list[bool],
+        up: list[int],
+        kids: list[list[tuple[int, float]]],
+        rng: random.Random | None = None,
+    ) -> tuple[list[BVec], list[BQuat]]:
+        """Place active joints outward from the fixed root, limiting each frame.
+
+        With ``rng``, every bone aims in a random direction instead (a restart): the scalar
+        stage 2's draws, in its order, so the same for every problem.
+        """
+        r = self.r
+        parents, children, first_child, lengths, hinged = (
+            r.parents,
+            r.children,
+            r.first_child,
+            r.lengths,
+            self.plan.hinged,
+        )
+        pose = list(q)
+        frames = list(old)
+        root = r.order[0]
+        pose[root] = start[root]
+        for j in up:
+            p = parents[j]
+            fp = frames[p] if p >= 0 else rot.IDENTITY
+            pj = pose[j]
+            if not children[j]:
+                frames[j] = self.effector_frame(j, fp)
+                continue
+            if r.rigid[j]:
+                if p < 0:
+                    frames[j] = self.limit_frame(
+                        j, rot.IDENTITY, old[j] if self.root_frame is None else self.root_frame
+                    )
+                else:
+                    turn = self.rigid_turn(pj, old[j], q, kids[j], centred=False)
+                    fit = rot.mul(turn, old[j]) if len(kids[j]) < 3 else turn
+                    if rng is not None:
+                        drawn = rot.normalize_quat(tuple(rng.gauss(0.0, 1.0) for _ in range(4)))  # type: ignore[arg-type]
+                        fit = full(drawn, len(pj[0]))
+                    frames[j] = self.limit_frame(j, fp, fit)
+                for c in children[j]:
+                    pose[c] = rot.add(pj, rot.rotate(frames[j], r.offset[c]))
+                continue
+            first = first_child[j]
+            if active[first]:
+                aim = bm.unit_or(rot.sub(q[first], pj), rot.y_axis(old[j]))
+                if rng is not None:
+                    drawn = rot.unit(tuple(rng.gauss(0.0, 1.0) for _ in range(3)))  # type: ignore[arg-type]
+                    aim = aim if drawn is None else full(drawn, len(pj[0]))
+                previous = None
+                if hinged[j]:
+                    previous = rot.rotate_inv(old[p], rot.y_axis(old[j])) if p >= 0 else rot.y_axis(old[j])
+                frames[j] = self.aim_frame(j, fp, aim, previous)
+                if rng is None and hinged[first] and active[first_child[first]]:
+                    frames[j] = self.swivel_for_hinge(j, first, fp, pj, frames[j], q, previous)
+            elif p >= 0:
+                frames[j] = rot.mul(fp, rot.mul(rot.conj(old[p]), old[j]))
+            for c, _ in kids[j]:
+                if c == first:
+                    pose[c] = rot.add(pj, rot.y_axis(frames[j]), lengths[c])
+                else:
+                    d = bm.unit_or(rot.sub(q[c], pj), bm.unit_or(rot.sub(start[c], start[j]), (0.0, 1.0, 0.0)))
+                    pose[c] = rot.add(pj, d, lengths[c])
+        return pose, frames
+
+    def aim_frame(self, j: int, fp: BQuat, aim: BVec, previous: BVec | None) -> BQuat:
+        r = self.r
+        local = rot.rotate_inv(fp, aim)
+        limit = r.limits[j].swing
+        if limit is not None:
+            local = bm.project(limit, local, previous)
+        return rot.mul(fp, rot.mul(bm.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
+
+    def misfit(self, c: int, g: int, pj: BVec, f: BQuat, target: BVec) -> np.ndarray:
+        """How far hinge ``c`` must correct its bone toward ``target`` (its child ``g``'s point)
+        when its parent's frame is ``f`` (0 where the direction is undefined)."""
+        r = self.r
+        pc = rot.add(pj, rot.y_axis(f), r.lengths[c])
+        d, ok = bm.unit(rot.sub(target, pc))
+        local = rot.rotate_inv(f, d)
+        allowed = bm.project(r.limits[c].swing, local, None)
+        dx, dy, dz = (a - b for a, b in zip(local, allowed))
+        return np.where(ok, np.sqrt(dx * dx + dy * dy + dz * dz), 0.0)
+
+    def swivel_for_hinge(
+        self, j: int, c: int, fp: BQuat, pj: BVec, frame: BQuat, q: list[BVec], previous: BVec | None
+    ) -> BQuat:
+        """``passes.ReachingPasses.swivel_for_hinge`` on the problems whose hinge needs it."""
+        r = self.r
+        g = r.first_child[c]
+        m = len(frame[3])
+        axis, ok = bm.unit(rot.sub(q[g], pj))
+        need = np.flatnonzero(ok & (self.misfit(c, g, pj, frame, q[g]) >= SWIVEL_MISFIT))
+        if not len(need):
+            return frame
+        at = (take(fp, need), take(pj, need), take(axis, need), take(q[g], need), take(q[c], need))
+        prev = None if previous is None else take(previous, need)
+        # The first of the coarse turns (k = 1, 2, ...; + before -) that lets the hinge bend: all
+        # twelve tried at once on the problems repeated, one block per turn.
+        step = 2.0 * math.pi / SWIVELS
+        count = len(need)
+        turns = [(k, sign) for k in range(1, SWIVELS // 2 + 1) for sign in (1.0, -1.0)]
+        rep = np.tile(np.arange(count), len(turns))
+        angles = np.repeat([sign * k * step for k, sign in turns], count)
+        tried, fits = self.swivelled(
+            j, c, g, tuple(take(x, rep) for x in at), None if prev is None else take(prev, rep), angles
+        )
+        fits = fits.reshape(len(turns), count)
+        found = fits.any(axis=0)
+        first = fits.argmax(axis=0)  # the first turn that fits (0 where none does)
+        pick = first * count + np.arange(count)
+        best = bm.pick(found, take(tried, pick), take(frame, need))
+        k_of = np.array([k for k, _ in turns], dtype=float)[first]
+        sign_of = np.array([sign for _, sign in turns])[first]
+        idx = np.flatnonzero(found)
+        if len(idx):  # then halve the last interval toward the smallest turn that does
+            at_i = tuple(take(x, idx) for x in at)
+            prev_i = None if prev is None else take(prev, idx)
+            f = take(best, idx)
+            sign, kk = sign_of[idx], k_of[idx]
+            lo, hi = (kk - 1.0) * step, kk * step
+            for _ in range(SWIVEL_REFINE):
+                mid = 0.5 * (lo + hi)
+                h, fits = self.swivelled(j, c, g, at_i, prev_i, sign * mid)
+                hi = np.where(fits, mid, hi)
+                lo = np.where(fits, lo, mid)
+                f = bm.pick(fits, h, f)
+            best = put(best, idx, f, count)
+        return put(frame, need, best, m)
+
+    def swivelled(
+        self, j: int, c: int, g: int, at: tuple, previous: BVec | None, angle: Any
+    ) -> tuple[BQuat, np.ndarray]:
+        """``j``'s frame with its aim turned by ``angle`` about the line to grandchild ``g``, and
+        where that lets hinge ``c`` bend (``at``: parent frame, ``j``'s point, the line's unit
+        axis, ``g``'s and ``c``'s stage-1 points)."""
+        fp, pj, axis, target, qc = at
+        aim, ok = bm.unit(rot.rotate(bm.axis_angle(axis, angle), rot.sub(qc, pj)))
+        f = self.aim_frame(j, fp, aim, previous)
+        return f, ok & (self.misfit(c, g, pj, f, target) < SWIVEL_MISFIT)
+
+    def effector_frame(self, j: int, fp: BQuat) -> BQuat:
+        """``ReachingPasses.effector_frame``: a leaf's frame, its parent's turned about the bone
+        toward an orientation target (within its Twist limit)."""
+        r = self.r
+        base = rot.mul(fp, r.rest_local[j])
+        aim = self.turn.get(j)
+        if aim is None:
+            return base
+        tau = bm.twist_angle(rot.mul(rot.conj(base), aim[0]), _Y)
+        limit = r.limits[j].twist
+        if limit is not None:
+            tau = bm.clamp_angle(tau, *limit)
+        return rot.mul(base, bm.axis_angle(_Y, tau))
+
+    def project(self, pose: list[BVec], frames: list[BQuat]) -> tuple[list[BVec], list[BQuat]]:
+        """``LimitedSolve.project``: a pose projected onto the limits, one stage 2 of every joint
+        toward itself."""
+        r = self.r
+        every = [[(c, 1.0) for c in r.children[j]] for j in range(len(pose))]
+        return self.stage2(pose, frames, pose, [True] * len(pose), r.order, every)
+
+    # -- frames -----------------------------------------------------------------------------------
+    def pose_frames(self, pose: list[BVec]) -> list[BQuat]:
+        """``Rig.pose_frames``: every joint's frame by the swing rule, rigid joints fitted."""
+        r = self.r
+        out: list[BQuat] = [rot.IDENTITY] * len(pose)  # (filled parents first)
+        for j in r.order:
+            p = r.parents[j]
+            fp = out[p] if p >= 0 else rot.IDENTITY
+            kids = r.children[j]
+            if r.rigid[j]:
+                pj = pose[j]
+                d, ok = bm.unit(rot.sub(pose[kids[0]], pj))
+                swung = bm.pick(ok, self.swing_frame(j, fp, d), full(fp, len(pj[0])))
+                dst = [rot.sub(pose[c], pj) for c in kids]
+                out[j] = bm.fit_rotation([r.offset[c] for c in kids], dst, [1.0] * len(kids), swung)
+                continue
+            c = r.first_child[j]
+            rested = full(rot.mul(fp, r.rest_local[j]), len(pose[j][0]))
+            if c < 0:
+                out[j] = rested
+                continue
+            d, ok = bm.unit(rot.sub(pose[c], pose[j]))
+            out[j] = bm.pick(ok, self.swing_frame(j, fp, d), rested)
+        return out
+
+    def swing_frame(self, j: int, fp: BQuat, d: BVec) -> BQuat:
+        """``Rig.swing_frame``: joint ``j``'s frame whose bone points along the unit ``d``."""
+        r = self.r
+        return rot.mul(fp, rot.mul(bm.swing(r.rest_dir[j], rot.rotate_inv(fp, d), r.rest_x[j]), r.rest_local[j]))
+
+    def limit_frame(self, j: int, fp: BQuat, frame: BQuat) -> BQuat:
+        """``frame`` with joint ``j``'s swing and twist limits applied (relative to ``fp``)."""
+        r = self.r
+        lim = r.limits[j]
+        if lim.swing is None and lim.twist is None:
+            return frame
+        d0 = r.rest_dir[j]
+        motion = rot.mul(rot.mul(rot.conj(fp), frame), rot.conj(r.rest_local[j]))
+        tau = bm.twist_angle(motion, d0)
+        d = rot.rotate(motion, d0)
+        if lim.swing is not None:
+            d = bm.project(lim.swing, d, None)
+        if lim.twist is not None:
+            tau = bm.clamp_angle(tau, *lim.twist)
+        motion = rot.mul(bm.swing(d0, d, r.rest_x[j]), bm.axis_angle(d0, tau))
+        return rot.mul(fp, rot.mul(motion, r.rest_local[j]))

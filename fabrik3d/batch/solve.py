@@ -1,0 +1,408 @@
+"""Batch solving: ``solve_batch`` poses one skeleton for ``B`` independent problems at once.
+
+Each problem ``b`` is what ``fabrik3d.solve`` would solve with ``targets[name][b]``,
+``positions[b]``, ``root_target[b]`` and ``poles[name][b]`` (an argument given
+without the batch axis is shared by every problem), and its result equals that
+solve's (positions, frames, iterations and errors, to rounding: about 1e-12).
+
+* Skeletons without joint constraints, solved without poles and orientation
+  targets (the plain path of ``solve``), run vectorised over the batch with numpy:
+  one numpy operation per joint and step for all live problems, in place on
+  preallocated arrays, problems dropping out as they converge or stop. One target
+  runs the chain kernel on its root path (``fabrik3d.batch.chain``), several the
+  tree solve (``fabrik3d.batch.tree``); then branches and frames
+  (``fabrik3d.batch.frames``).
+* Skeletons with joint limits, and solves with orientation targets, a root
+  orientation or poles on targeted effectors (the constrained path of ``solve``),
+  run vectorised too (``fabrik3d.batch.constrained.solve``): the constrained solver's
+  attempts, damped steps, pole turns, restarts and warm retries on batch values,
+  with the same expressions as ``fabrik3d.solver.constrained.solve``. The last few problems of an
+  attempt go to ``solve``, as do batches smaller than ``batch_limited.MIN_BATCH``
+  (256), where the loop is faster.
+* A pole on an effector without a target (whose limb keeps its start pose) is not
+  vectorised: ``solve`` runs once per problem, with the same inputs and results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fabrik3d import checks
+from fabrik3d.batch import chain as batch_chain
+from fabrik3d.batch import frames as batch_frames
+from fabrik3d.batch import tree as batch_tree
+from fabrik3d.batch.constrained import solve as batch_limited
+from fabrik3d.model import targets as tg
+from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.solver.rig import rig
+from fabrik3d.solver.tree import solve
+
+# An orientation target: ``(B|1, 4)`` quaternions as given, its weight, and the ``Target`` it came
+# from when one ``Target`` serves every problem (its orientation is normalised already).
+Turn = tuple[np.ndarray, float, "tg.Target | None"]
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Outcome of ``solve_batch`` for ``B`` problems on a skeleton of ``n`` joints.
+
+    Attributes:
+        positions: ``(B, n, 3)`` joint positions, scene units.
+        rotations: ``(B, n, 4)`` world frames, unit quaternions (x, y, z, w), as in ``SolveResult``.
+        iterations: ``(B,)`` iterations run per problem.
+        errors: targeted effector name -> ``(B,)`` distances to its targets, scene units.
+        converged: ``(B,)`` whether every error of the problem is within the tolerance.
+        orientation_errors: effector name -> ``(B,)`` angles in degrees, for targets with orientations.
+    """
+
+    positions: np.ndarray
+    rotations: np.ndarray
+    iterations: np.ndarray
+    errors: dict[str, np.ndarray]
+    converged: np.ndarray
+    orientation_errors: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def solve_batch(
+    skeleton: Skeleton,
+    targets: Mapping[str, Any],
+    *,
+    positions: Any = None,
+    root_target: Any = None,
+    poles: Mapping[str, Any] | None = None,
+    weights: Mapping[str, float] | None = None,
+    tolerance: float = 1e-3,
+    max_iterations: int = 100,
+) -> BatchResult:
+    """Solve ``B`` independent problems on ``skeleton`` (see the module docstring).
+
+    Args:
+        skeleton: the skeleton to pose (``n`` joints).
+        targets: end-effector name -> ``(B, 3)`` target points (or ``(3,)``, shared by all
+            problems); for a target with an orientation, a tuple ``(positions (B, 3),
+            orientations (B, 4)[, weight])`` or a ``fabrik3d.Target`` shared by all.
+        positions: start poses, ``(B, n, 3)`` or ``(n, 3)`` for all (default: the rest pose).
+        root_target: new root positions, ``(B, 3)`` or ``(3,)``, or a ``fabrik3d.Target`` for all.
+        poles: effector name -> pole points, ``(B, 3)`` or ``(3,)``.
+        weights: effector name -> weight > 0 for the sub-base centroids, as in ``solve``.
+        tolerance: distance (scene units, > 0) at which a target counts as reached.
+        max_iterations: upper bound on iterations per problem (>= 1).
+
+    Returns:
+        ``BatchResult``; problem ``b`` equals ``solve`` on problem ``b``.
+
+    Raises:
+        ValueError: naming the argument, for unknown names (listing the valid ones),
+            wrong shapes, batch sizes that disagree between arguments, NaN or inf
+            values, non-unit quaternions, weights <= 0, a non-positive tolerance
+            or ``max_iterations < 1``. The caller's arrays are never modified.
+    """
+    if not isinstance(skeleton, Skeleton):
+        raise ValueError(f"skeleton: expected a fabrik3d.Skeleton, got {type(skeleton).__name__}")
+    tol, max_it = checks.settings(tolerance, max_iterations)
+    w = tg.effector_weights(skeleton, weights)
+    points, turns = _targets(skeleton, targets)
+    pole_points = _named_points(skeleton, poles, "poles")
+    n = len(skeleton)
+    start = None if positions is None else _array(positions, "positions", (n, 3))
+    root_goal = root_target if isinstance(root_target, tg.Target) else None
+    root = None if root_target is None or root_goal is not None else _array(root_target, "root_target", (3,))
+    if root_goal is not None:
+        root = root_goal.position[None]
+    sizes = [(f"targets[{skeleton.names[e]!r}]", a) for e, a in points.items()]
+    sizes += [(f"poles[{skeleton.names[e]!r}]", a) for e, a in pole_points.items()]
+    sizes += [("positions", start), ("root_target", root)]
+    bsize = _batch_size(sizes)
+    for e, (q, _, _) in turns.items():
+        if q.shape[0] not in (1, bsize):
+            raise ValueError(f"targets[{skeleton.names[e]!r}]: {q.shape[0]} orientations for {bsize} problems")
+    if bsize == 0:
+        names = skeleton.names
+        return BatchResult(
+            np.empty((0, n, 3)),
+            np.empty((0, n, 4)),
+            np.zeros(0, dtype=np.int64),
+            {names[e]: np.empty(0) for e in points},
+            np.zeros(0, dtype=bool),
+            {names[e]: np.empty(0) for e in turns},
+        )
+    root_frame = None if root_goal is None else root_goal.orientation
+    if not (skeleton.constraints or pole_points or turns or root_frame is not None):
+        return _vectorised(skeleton, bsize, points, start, root, w, tol, max_it)
+    if not points or not set(pole_points) <= set(points) or bsize < batch_limited.MIN_BATCH:
+        return _one_by_one(skeleton, bsize, points, turns, start, root_goal, root, pole_points, weights, tol, max_it)
+    return _limited(skeleton, bsize, points, turns, start, root_goal, root, pole_points, w, weights, tol, max_it)
+
+
+def _vectorised(
+    skeleton: Skeleton,
+    bsize: int,
+    points: dict[int, np.ndarray],
+    start: np.ndarray | None,
+    root: np.ndarray | None,
+    weights: dict[int, float] | None,
+    tol: float,
+    max_it: int,
+) -> BatchResult:
+    """The plain solve, vectorised over the batch; positions are filled as ``(n, 3, B)`` views of the result."""
+    r = rig(skeleton)
+    n = len(skeleton)
+    pts = skeleton.rest_positions[None] if start is None else start
+    first = batch_tree.start_pose(r, skeleton.rest_positions, pts, root)  # (n, 3, 1 or B)
+    out = np.empty((bsize, n, 3))
+    pose = out.transpose(1, 2, 0)  # (n, 3, B): joint, coordinate, problem
+    goal = {e: np.broadcast_to(a, (bsize, 3)) for e, a in points.items()}
+    if not goal:
+        pose[...] = first
+        active, iterations = [False] * n, np.zeros(bsize, dtype=np.int64)
+    elif len(goal) == 1:
+        ((e, t),) = goal.items()
+        path = list(skeleton.path_to_root(e))
+        lengths = [r.lengths[j] for j in path[1:]]
+        if path == list(range(n)):  # a plain chain: its results are the positions
+            iterations = batch_chain.solve_chains(first, lengths, np.ascontiguousarray(t.T), tol, max_it, out)
+        else:
+            pose[...] = first
+            res = np.empty((bsize, len(path), 3))
+            iterations = batch_chain.solve_chains(first[path], lengths, np.ascontiguousarray(t.T), tol, max_it, res)
+            out[:, path] = res
+        active = [j in set(path) for j in range(n)]
+    else:
+        pose[...] = first
+        active = [False] * n
+        for e in goal:
+            for j in skeleton.path_to_root(e):
+                active[j] = True
+        iterations = batch_tree.solve_tree(skeleton, r, first, goal, weights, active, tol, max_it, out)
+    frames = batch_frames.finish(skeleton, r, pose, first, active)
+    rotations = np.empty((bsize, n, 4))
+    for j, frame in enumerate(frames):
+        for k in range(4):
+            rotations[:, j, k] = frame[k]
+    return BatchResult(out, rotations, iterations, *_errors(skeleton, out, goal, tol))
+
+
+def _limited(
+    skeleton: Skeleton,
+    bsize: int,
+    points: dict[int, np.ndarray],
+    turns: dict[int, Turn],
+    start: np.ndarray | None,
+    root_goal: tg.Target | None,
+    root: np.ndarray | None,
+    poles: dict[int, np.ndarray],
+    w: dict[int, float] | None,
+    weights: Mapping[str, float] | None,
+    tol: float,
+    max_it: int,
+) -> BatchResult:
+    """The constrained solve (joint limits, orientation targets, a root orientation, poles on
+    targeted effectors): ``fabrik3d.batch.constrained.solve``, then ``solve`` for the problems it hands back."""
+    r = rig(skeleton)
+    first = batch_tree.start_pose(
+        r, skeleton.rest_positions, skeleton.rest_positions[None] if start is None else start, root
+    )
+    goals = {e: tg.Goal(tuple(p[0].tolist()), None, 1.0) for e, p in points.items()}
+    targets = {e: np.broadcast_to(p, (bsize, 3)) for e, p in points.items()}
+    root_frame = None if root_goal is None else root_goal.orientation
+    out, rotations, iterations, scalar = batch_limited.solve(
+        r, goals, w, targets, first, tol, max_it, start is None, _unit_turns(turns), root_frame, poles
+    )
+    if scalar.any():
+        idx = np.flatnonzero(scalar)
+
+        def some(a: Any) -> Any:
+            return a if a is None or a.shape[0] == 1 else a[idx]
+
+        subset = {e: some(p) for e, p in points.items()}
+        subset_turns = {e: (some(q), weight, source) for e, (q, weight, source) in turns.items()}
+        subset_poles = {e: some(p) for e, p in poles.items()}
+        rest = _one_by_one(
+            skeleton,
+            len(idx),
+            subset,
+            subset_turns,
+            some(start),
+            root_goal,
+            some(root),
+            subset_poles,
+            weights,
+            tol,
+            max_it,
+        )
+        out[idx], rotations[idx], iterations[idx] = rest.positions, rest.rotations, rest.iterations
+    turned = {}
+    for e, (q, _) in _unit_turns(turns).items():
+        a = rotations[:, e]
+        d = np.abs(a[:, 0] * q[:, 0] + a[:, 1] * q[:, 1] + a[:, 2] * q[:, 2] + a[:, 3] * q[:, 3])
+        turned[skeleton.names[e]] = np.degrees(2.0 * np.arccos(np.minimum(1.0, d)))  # (tg.degrees_between)
+    return BatchResult(out, rotations, iterations, *_errors(skeleton, out, targets, tol), turned)
+
+
+def _errors(
+    skeleton: Skeleton, out: np.ndarray, targets: dict[int, np.ndarray], tol: float
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Per targeted effector, the ``(B,)`` distances of the poses ``out`` ``(B, n, 3)`` to its
+    ``(B, 3)`` targets, and where every one is within ``tol``."""
+    errors = {}
+    converged = np.ones(len(out), dtype=bool)
+    for e, t in targets.items():
+        d = out[:, e] - t
+        errors[skeleton.names[e]] = v = np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2])
+        converged &= v <= tol
+    return errors, converged
+
+
+def _one_by_one(
+    skeleton: Skeleton,
+    bsize: int,
+    points: dict[int, np.ndarray],
+    turns: dict[int, Turn],
+    start: np.ndarray | None,
+    root_goal: tg.Target | None,
+    root: np.ndarray | None,
+    poles: dict[int, np.ndarray],
+    weights: Mapping[str, float] | None,
+    tol: float,
+    max_it: int,
+) -> BatchResult:
+    """Constrained problems: ``solve`` once per problem (not vectorised yet)."""
+    names = skeleton.names
+    n = len(skeleton)
+    out = np.empty((bsize, n, 3))
+    rotations = np.empty((bsize, n, 4))
+    iterations = np.zeros(bsize, dtype=np.int64)
+    errors = {names[e]: np.empty(bsize) for e in points}
+    turned = {names[e]: np.empty(bsize) for e in turns}
+    converged = np.empty(bsize, dtype=bool)
+
+    def row(a: np.ndarray, b: int) -> np.ndarray:
+        return a[b if a.shape[0] > 1 else 0]
+
+    for b in range(bsize):
+        goals: dict[str, Any] = {}
+        for e, p in points.items():
+            if e in turns:
+                q, weight, source = turns[e]
+                goals[names[e]] = source if source is not None else tg.Target(row(p, b), row(q, b), weight)
+            else:
+                goals[names[e]] = row(p, b)
+        if root_goal is not None:
+            root_b: Any = root_goal
+        else:
+            root_b = None if root is None else row(root, b)
+        res = solve(
+            skeleton,
+            goals,
+            positions=None if start is None else row(start, b),
+            root_target=root_b,
+            poles={names[e]: row(p, b) for e, p in poles.items()} or None,
+            weights=weights,
+            tolerance=tol,
+            max_iterations=max_it,
+        )
+        out[b], rotations[b], iterations[b], converged[b] = res.positions, res.rotations, res.iterations, res.converged
+        for name, v in res.errors.items():
+            errors[name][b] = v
+        for name, v in res.orientation_errors.items():
+            turned[name][b] = v
+    return BatchResult(out, rotations, iterations, errors, converged, turned)
+
+
+def _targets(skeleton: Skeleton, targets: Any) -> tuple[dict[int, np.ndarray], dict[int, Turn]]:
+    """Target points ``(B|1, 3)`` and orientation targets (``Turn``) by effector index, skeleton order."""
+    points, turns = {}, {}
+    for e, name, value in tg.by_effector(skeleton, targets, "targets", "(B, 3) arrays of points"):
+        where = f"targets[{name!r}]"
+        if isinstance(value, tg.Target):
+            points[e] = value.position[None]
+            if value.orientation is not None:
+                turns[e] = (value.orientation[None], value.weight, value)
+        elif isinstance(value, tuple) and len(value) in (2, 3) and np.ndim(value[0]) == 2:
+            points[e] = _array(value[0], f"{where} positions", (3,))
+            weight = 1.0 if len(value) == 2 else checks.positive(value[2], f"{where} weight")
+            if weight > 1.0:
+                raise ValueError(f"{where} weight: must be in (0, 1], got {weight:g}")
+            turns[e] = (_quaternions(value[1], f"{where} orientations"), weight, None)
+        else:
+            points[e] = _array(value, where, (3,))
+    return points, turns
+
+
+def _named_points(skeleton: Skeleton, value: Any, what: str) -> dict[int, np.ndarray]:
+    """``(B|1, 3)`` points by effector index for ``poles``."""
+    if value is None:
+        return {}
+    return {e: _array(v, f"{what}[{n!r}]", (3,)) for e, n, v in tg.by_effector(skeleton, value, what, "points")}
+
+
+def _array(value: Any, name: str, item: tuple[int, ...]) -> np.ndarray:
+    """A float copy of shape ``(B,) + item`` (``item`` alone becomes ``(1,) + item``), finite and bounded."""
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name}: expected an array of numbers of shape (B, {', '.join(map(str, item))})") from None
+    if arr.shape == item:
+        arr = arr[None]
+    if arr.ndim != len(item) + 1 or arr.shape[1:] != item:
+        shape = ", ".join(map(str, item))
+        raise ValueError(
+            f"{name}: expected shape (B, {shape}) or ({shape}{',' if len(item) == 1 else ''}), got {arr.shape}"
+        )
+    bad = ~(np.abs(arr) <= checks.MAX_COORD)
+    if bad.any():
+        b = int(np.argwhere(bad)[0][0])
+        what = "finite (no NaN or inf)" if not np.isfinite(arr).all() else f"at most {checks.MAX_COORD:g} in magnitude"
+        raise ValueError(f"{name}[{b}]: coordinates must be {what}")
+    return arr
+
+
+def _quaternions(value: Any, name: str) -> np.ndarray:
+    """``(B, 4)`` unit quaternions (x, y, z, w) as given (within 1e-6 of unit length); ``ValueError``
+    naming the first bad one."""
+    try:
+        q = np.array(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name}: expected an array of quaternions of shape (B, 4)") from None
+    if q.ndim != 2 or q.shape[1] != 4:
+        raise ValueError(f"{name}: expected shape (B, 4), got {q.shape}")
+    length = _lengths(q)
+    bad = ~(np.abs(length - 1.0) <= 1e-6)
+    if bad.any():
+        b = int(np.argmax(bad))
+        raise ValueError(f"{name}[{b}]: not a unit quaternion (length {length[b]:.6g})")
+    return q
+
+
+def _lengths(q: np.ndarray) -> np.ndarray:
+    """Lengths of ``(B, 4)`` quaternions, written out as ``targets.unit_quaternion`` does."""
+    return np.sqrt(q[:, 0] * q[:, 0] + q[:, 1] * q[:, 1] + q[:, 2] * q[:, 2] + q[:, 3] * q[:, 3])
+
+
+def _unit_turns(turns: dict[int, Turn]) -> dict[int, tuple[np.ndarray, float]]:
+    """The orientations normalised as ``fabrik3d.Target`` normalises them (once: a ``Target``'s
+    own are already), with their weights."""
+    return {e: (q if source else q / _lengths(q)[:, None], w) for e, (q, w, source) in turns.items()}
+
+
+def _batch_size(sizes: list[tuple[str, np.ndarray | None]]) -> int:
+    """The common batch size ``B`` of the batched arguments; ``ValueError`` naming one that disagrees."""
+    known: tuple[str, int] | None = None
+    for name, arr in sizes:
+        if arr is None or arr.shape[0] == 1:
+            continue
+        if known is None:
+            known = (name, arr.shape[0])
+        elif arr.shape[0] != known[1]:
+            raise ValueError(f"{name}: {arr.shape[0]} problems, but {known[0]} has {known[1]}")
+    if known is None:  # every argument is shared (or a batch of one)
+        return 1 if any(arr is not None for _, arr in sizes) else _no_batch()
+    return known[1]
+
+
+def _no_batch() -> int:
+    raise ValueError("targets: empty, and no other argument has a batch axis: cannot tell the number of problems")

@@ -1,0 +1,1 @@
+"""Files: scenes, takes and glTF, each written atomically (``files``)."""

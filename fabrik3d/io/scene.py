@@ -1,0 +1,150 @@
+"""Scene files: a skeleton, its targets and the solver settings, as JSON.
+
+Format (``"format": "fabrik3d.scene"``, ``"version": 1``)::
+
+    {
+      "format": "fabrik3d.scene", "version": 1,
+      "joints": [{"name": "pelvis", "parent": null, "position": [0, 0.95, 0],
+                  "constraints": [{"type": "Cone", "max_deg": 30}]}, ...],
+      "targets": {"hand_l": [0.5, 1.2, 0.3]},
+      "root_target": null,
+      "weights": {"hand_l": 2.0},
+      "solver": {"tolerance": 0.001, "max_iterations": 100}
+    }
+
+Only ``format``, ``version`` and ``joints`` are required. Positions are in scene
+units, Y up. Errors name the place in the file, e.g.
+``joints[4].parent: unknown joint 'hipp'``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fabrik3d import checks
+from fabrik3d.io import files
+from fabrik3d.model.skeleton import Skeleton, _json_vector
+from fabrik3d.solver.tree import SolveResult, solve
+
+FORMAT = "fabrik3d.scene"
+VERSION = 1
+
+
+@dataclass
+class Scene:
+    """A skeleton with targets and solver settings.
+
+    Attributes:
+        skeleton: the skeleton.
+        targets: end-effector name -> ``(3,)`` target point, scene units.
+        root_target: optional ``(3,)`` root position.
+        weights: optional end-effector name -> centroid weight > 0.
+        tolerance: reach tolerance, scene units.
+        max_iterations: iteration limit.
+    """
+
+    skeleton: Skeleton
+    targets: dict[str, np.ndarray] = field(default_factory=dict)
+    root_target: np.ndarray | None = None
+    weights: dict[str, float] | None = None
+    tolerance: float = 1e-3
+    max_iterations: int = 100
+
+    def __post_init__(self) -> None:
+        effectors = self.skeleton.end_effectors
+        for name in self.targets:
+            if name not in effectors:
+                raise ValueError(f"targets.{name}: not an end effector; valid names are {', '.join(effectors)}")
+        self.targets = {k: checks.point(v, f"targets.{k}") for k, v in self.targets.items()}
+        if self.root_target is not None:
+            self.root_target = checks.point(self.root_target, "root_target")
+        if self.weights is not None:
+            for name, value in self.weights.items():
+                if name not in effectors:
+                    raise ValueError(f"weights.{name}: not an end effector; valid names are {', '.join(effectors)}")
+                checks.positive(value, f"weights.{name}")
+            self.weights = {k: float(v) for k, v in self.weights.items()}
+        self.tolerance, self.max_iterations = checks.settings(self.tolerance, self.max_iterations)
+
+    def solve(self, positions: np.ndarray | None = None) -> SolveResult:
+        """``fabrik3d.solve`` with this scene's targets and settings."""
+        return solve(
+            self.skeleton,
+            self.targets,
+            positions=positions,
+            root_target=self.root_target,
+            weights=self.weights,
+            tolerance=self.tolerance,
+            max_iterations=self.max_iterations,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form described in the module docstring."""
+        out: dict[str, Any] = {"format": FORMAT, "version": VERSION}
+        out.update(self.skeleton.to_dict())
+        out["targets"] = {k: [float(x) for x in v] for k, v in self.targets.items()}
+        out["root_target"] = None if self.root_target is None else [float(x) for x in self.root_target]
+        if self.weights is not None:
+            out["weights"] = dict(self.weights)
+        out["solver"] = {"tolerance": self.tolerance, "max_iterations": self.max_iterations}
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Scene:
+        """A scene from its JSON form; ``ValueError`` naming the place of any problem."""
+        if not isinstance(data, Mapping):
+            raise ValueError("scene: expected a JSON object")
+        if data.get("format") != FORMAT:
+            raise ValueError(f"format: expected {FORMAT!r}, got {data.get('format')!r}")
+        if type(data.get("version")) is not int or data.get("version") != VERSION:
+            raise ValueError(f"version: expected {VERSION}, got {data.get('version')!r}")
+        skeleton = Skeleton.from_dict(data)
+        targets = _mapping(data.get("targets", {}), "targets")
+        weights = data.get("weights")
+        if weights is not None:
+            weights = _mapping(weights, "weights")
+        solver = _mapping(data.get("solver", {}), "solver")
+        unknown = set(solver) - {"tolerance", "max_iterations"}
+        if unknown:
+            raise ValueError(f"solver: unknown settings {sorted(unknown)}")
+        root = data.get("root_target")
+        try:
+            checks.settings(solver.get("tolerance", 1e-3), solver.get("max_iterations", 100))
+        except ValueError as exc:
+            raise ValueError(f"solver.{exc}") from None
+        return cls(
+            skeleton,
+            {k: np.array(_json_vector(v, f"targets.{k}")) for k, v in targets.items()},
+            None if root is None else np.array(_json_vector(root, "root_target")),
+            weights,
+            solver.get("tolerance", 1e-3),
+            solver.get("max_iterations", 100),
+        )
+
+
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where}: expected an object")
+    return dict(value)
+
+
+def parse_scene(text: str | bytes, source: str = "scene") -> Scene:
+    """A scene from JSON text; errors are prefixed with ``source``."""
+    return files.parse_json(text, source, Scene.from_dict)
+
+
+def load_scene(path: str | os.PathLike[str]) -> Scene:
+    """Read a scene file; ``ValueError`` naming the file and the place of any problem."""
+    return parse_scene(files.read_bytes(path), str(path))
+
+
+def save_scene(scene: Scene, path: str | os.PathLike[str]) -> None:
+    """Write ``scene`` as JSON, atomically (a failure leaves no half-written file)."""
+    text = json.dumps(scene.to_dict(), indent=2, allow_nan=False)
+    files.write_atomic(path, (text + "\n").encode())

@@ -1,0 +1,1 @@
+"""The model: skeletons, joint constraints (declarations and JSON), rest frames, presets, targets."""

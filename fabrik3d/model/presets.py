@@ -1,0 +1,156 @@
+"""Ready-made skeletons: ``names()`` lists them, ``get(name)`` builds one.
+
+All are Y up, in metres, facing +Z (a character's left is +X).
+
+* ``humanoid``: about 1.75 m tall, pelvis root; spine_01..03, chest, neck, head;
+  per side (``_l``, ``_r``) clavicle, shoulder, elbow, wrist, hand and hip, knee,
+  ankle, toe. End effectors: head, hand_l, hand_r, toe_l, toe_r. T-pose with
+  elbows and knees slightly bent, so that FABRIK bends them the natural way.
+* ``robot_arm``: a six-joint serial arm (base, shoulder, elbow, wrist_1..3) with
+  a tool tip, in an L pose.
+* ``octopus``: a body with a mantle and eight tentacles of eight segments each.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from fabrik3d.model.constraints import Cone, Constraint, EllipticalCone, Hinge, Rigid, Twist
+from fabrik3d.model.skeleton import Skeleton
+
+
+def names() -> tuple[str, ...]:
+    """Names of the presets."""
+    return tuple(_BUILDERS)
+
+
+def get(name: str) -> Skeleton:
+    """A new skeleton of the preset ``name``; ``ValueError`` listing the presets if unknown."""
+    try:
+        builder = _BUILDERS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown preset {name!r}; presets are {', '.join(_BUILDERS)}") from None
+    return builder()
+
+
+def _build(
+    joints: list[tuple[str, str | None, tuple[float, float, float]]],
+    limits: dict[str, Constraint | list[Constraint]] | None = None,
+) -> Skeleton:
+    names_ = [j[0] for j in joints]
+    parents = [-1 if j[1] is None else names_.index(j[1]) for j in joints]
+    return Skeleton(names_, parents, [j[2] for j in joints], limits)
+
+
+def humanoid() -> Skeleton:
+    """The default humanoid (see the module docstring)."""
+    joints: list[tuple[str, str | None, tuple[float, float, float]]] = [
+        ("pelvis", None, (0.0, 0.95, 0.0)),
+        ("spine_01", "pelvis", (0.0, 1.05, -0.01)),
+        ("spine_02", "spine_01", (0.0, 1.17, -0.015)),
+        ("spine_03", "spine_02", (0.0, 1.29, -0.01)),
+        ("chest", "spine_03", (0.0, 1.40, 0.0)),
+        ("neck", "chest", (0.0, 1.50, 0.0)),
+        ("head", "neck", (0.0, 1.75, 0.02)),
+    ]
+    for side, sx in (("l", 1.0), ("r", -1.0)):
+        joints += [
+            (f"clavicle_{side}", "chest", (sx * 0.03, 1.43, 0.0)),
+            (f"shoulder_{side}", f"clavicle_{side}", (sx * 0.18, 1.43, -0.01)),
+            (f"elbow_{side}", f"shoulder_{side}", (sx * 0.46, 1.43, -0.03)),
+            (f"wrist_{side}", f"elbow_{side}", (sx * 0.72, 1.43, -0.01)),
+            (f"hand_{side}", f"wrist_{side}", (sx * 0.81, 1.43, -0.01)),
+        ]
+    for side, sx in (("l", 1.0), ("r", -1.0)):
+        joints += [
+            (f"hip_{side}", "pelvis", (sx * 0.09, 0.92, 0.0)),
+            (f"knee_{side}", f"hip_{side}", (sx * 0.09, 0.51, 0.02)),
+            (f"ankle_{side}", f"knee_{side}", (sx * 0.09, 0.09, -0.01)),
+            (f"toe_{side}", f"ankle_{side}", (sx * 0.09, 0.02, 0.13)),
+        ]
+    return _build(joints, HUMANOID_LIMITS)
+
+
+def robot_arm() -> Skeleton:
+    """A six-joint serial arm with a tool tip (see the module docstring)."""
+    return _build(
+        [
+            ("base", None, (0.0, 0.25, 0.0)),
+            ("shoulder", "base", (0.0, 0.25, 0.12)),
+            ("elbow", "shoulder", (0.0, 0.7, 0.12)),
+            ("wrist_1", "elbow", (0.0, 0.7, 0.52)),
+            ("wrist_2", "wrist_1", (0.0, 0.7, 0.62)),
+            ("wrist_3", "wrist_2", (0.0, 0.7, 0.7)),
+            ("tool", "wrist_3", (0.0, 0.7, 0.78)),
+        ],
+        {
+            "base": Hinge((0, 1, 0), -170, 170),  # turntable: yaw of the shoulder offset
+            "shoulder": Hinge((1, 0, 0), -100, 100),
+            "elbow": Hinge((1, 0, 0), -135, 135),
+            "wrist_1": Hinge((1, 0, 0), -120, 120),
+            "wrist_2": Hinge((0, 1, 0), -120, 120),
+            "wrist_3": Hinge((1, 0, 0), -90, 90),
+        },
+    )
+
+
+def octopus() -> Skeleton:
+    """A body with a mantle and eight tentacles (see the module docstring)."""
+    joints: list[tuple[str, str | None, tuple[float, float, float]]] = [
+        ("body", None, (0.0, 0.6, 0.0)),
+        ("mantle", "body", (0.0, 0.9, -0.05)),
+    ]
+    for k in range(8):
+        a = 2.0 * math.pi * (k + 0.5) / 8.0
+        cx, cz = math.cos(a), math.sin(a)
+        x, y, z = 0.12 * cx, 0.55, 0.12 * cz
+        joints.append((f"tentacle_{k + 1}_0", "body", (x, y, z)))
+        for s in range(1, 9):
+            # Each segment reaches out and curls down, a little shorter than the last.
+            step = 0.09 * (1.0 - 0.05 * s)
+            droop = 0.2 + 0.08 * s
+            h = math.cos(droop)
+            x, y, z = x + step * h * cx, y - step * math.sin(droop), z + step * h * cz
+            joints.append((f"tentacle_{k + 1}_{s}", f"tentacle_{k + 1}_{s - 1}", (x, y, z)))
+    limits: dict[str, Constraint | list[Constraint]] = {"body": Rigid()}
+    for k in range(8):
+        for s in range(8):
+            limits[f"tentacle_{k + 1}_{s}"] = Cone(40)
+    return _build(joints, limits)
+
+
+# Joint limits of the humanoid (degrees). Shoulders and hips: EllipticalCone(left, right, up,
+# down) with "right" forward for the left side and backward for the right side, so "up" is up
+# (shoulders) or outward/inward (hips).
+HUMANOID_LIMITS: dict[str, Constraint | list[Constraint]] = {
+    "pelvis": Rigid(),
+    "spine_01": [Cone(20), Twist(-20, 20)],
+    "spine_02": [Cone(20), Twist(-20, 20)],
+    "spine_03": [Cone(20), Twist(-20, 20)],
+    "chest": [Rigid(), Cone(15), Twist(-15, 15)],
+    "neck": [Cone(45), Twist(-60, 60)],
+    "head": Twist(-80, 80),
+    "clavicle_l": Cone(20),
+    "clavicle_r": Cone(20),
+    "shoulder_l": EllipticalCone(left_deg=45, right_deg=100, up_deg=85, down_deg=95, right_axis=(0, 0, 1)),
+    "shoulder_r": EllipticalCone(left_deg=100, right_deg=45, up_deg=85, down_deg=95, right_axis=(0, 0, -1)),
+    "elbow_l": [Hinge((0, 1, 0), -150, 0), Twist(-85, 85)],
+    "elbow_r": [Hinge((0, 1, 0), 0, 150), Twist(-85, 85)],
+    "wrist_l": Cone(70),
+    "wrist_r": Cone(70),
+    "hand_l": Twist(-90, 90),
+    "hand_r": Twist(-90, 90),
+    "hip_l": EllipticalCone(left_deg=30, right_deg=120, up_deg=50, down_deg=30, right_axis=(0, 0, 1)),
+    "hip_r": EllipticalCone(left_deg=30, right_deg=120, up_deg=30, down_deg=50, right_axis=(0, 0, 1)),
+    "knee_l": [Hinge((1, 0, 0), 0, 150), Twist(-30, 30)],
+    "knee_r": [Hinge((1, 0, 0), 0, 150), Twist(-30, 30)],
+    "ankle_l": Cone(40),
+    "ankle_r": Cone(40),
+}
+
+_BUILDERS: dict[str, Callable[[], Skeleton]] = {
+    "humanoid": humanoid,
+    "robot_arm": robot_arm,
+    "octopus": octopus,
+}

@@ -1,0 +1,338 @@
+"""The skeleton: a tree of named joints with a rest pose.
+
+A skeleton of ``n`` joints is given by
+
+* ``names``: ``n`` unique, non-empty joint names;
+* ``parents``: ``(n,)`` parent index per joint, ``-1`` for the one root;
+* ``rest_positions``: ``(n, 3)`` joint positions of the rest pose, in scene units
+  (metres in the presets), Y up.
+
+Bone ``j`` runs from ``parents[j]`` to ``j``; its length, fixed for life, is
+``bone_lengths[j]`` (0 for the root). A joint's *first child* is its child with
+the lowest index; its frame's +Y points along the bone to that child.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from fabrik3d.checks import MAX_COORD
+from fabrik3d.model import constraints as _constraints
+from fabrik3d.model import frames as _frames
+
+MIN_BONE = 1e-9
+
+
+class Skeleton:
+    """A tree of named joints (see the module docstring for the conventions).
+
+    Args:
+        names: joint names, unique and non-empty.
+        parents: parent index per joint, exactly one ``-1`` (the root).
+        rest_positions: ``(n, 3)`` rest positions in scene units.
+        constraints: optional mapping from joint name to a constraint or a list of
+            constraints (``fabrik3d.constraints``).
+        rest_frames: optional mapping from joint name to its rest frame, a unit
+            quaternion (x, y, z, w) whose +Y points along the rest bone to the first
+            child; other joints take the default (``fabrik3d.frames``).
+
+    Raises:
+        ValueError: naming the joint and the problem, for duplicate or empty
+            names, no root or several roots, a cycle, a parent index out of range,
+            non-finite coordinates (or beyond 1e9 in magnitude), a bone shorter than
+            1e-9, or wrong shapes.
+    """
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        parents: Sequence[int] | np.ndarray,
+        rest_positions: Any,
+        constraints: Mapping[str, Any] | None = None,
+        rest_frames: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.names: tuple[str, ...] = _check_names(names)
+        n = len(self.names)
+        self.parents: np.ndarray = _check_parents(parents, self.names)
+        self.rest_positions: np.ndarray = _check_positions(rest_positions, self.names)
+        self.order: tuple[int, ...] = _topological_order(self.parents, self.names)
+        self.root: int = self.order[0]
+        kids: list[list[int]] = [[] for _ in range(n)]
+        for j in range(n):
+            if self.parents[j] >= 0:
+                kids[self.parents[j]].append(j)
+        self._children: tuple[tuple[int, ...], ...] = tuple(tuple(k) for k in kids)
+        self._end_effectors = tuple(self.names[i] for i in range(n) if not kids[i])
+        lengths = np.zeros(n)
+        for j in range(n):
+            p = self.parents[j]
+            if p >= 0:
+                lengths[j] = float(np.linalg.norm(self.rest_positions[j] - self.rest_positions[p]))
+                if not lengths[j] >= MIN_BONE:
+                    raise ValueError(
+                        f"joint {self.names[j]!r}: bone from {self.names[p]!r} is shorter "
+                        f"than {MIN_BONE} ({lengths[j]:.3g})"
+                    )
+        lengths.setflags(write=False)
+        self.bone_lengths: np.ndarray = lengths
+        self._index = {name: i for i, name in enumerate(self.names)}
+        self.rest_frames: np.ndarray = _frames.rest_frames(self, rest_frames)
+        self.explicit_rest_frames: tuple[str, ...] = tuple(n for n in self.names if n in (rest_frames or {}))
+        # Read-only, like every other attribute: the rig and the solver's plans cached on a
+        # skeleton (``fabrik3d.solver.rig.rig``) rely on it never changing.
+        self.constraints: Mapping[str, tuple[Any, ...]] = MappingProxyType(
+            _constraints.check_constraints(self, constraints or {})
+        )
+        _constraints.check_axes(self)
+
+    # -- derived structure -------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __repr__(self) -> str:
+        return f"Skeleton({len(self)} joints, root {self.names[self.root]!r}, effectors {self.end_effectors})"
+
+    def index(self, name: str) -> int:
+        """Index of the joint called ``name``; ``ValueError`` listing the names if unknown."""
+        try:
+            return self._index[name]
+        except (KeyError, TypeError):
+            raise ValueError(f"unknown joint {name!r}; joints are {', '.join(self.names)}") from None
+
+    def children(self, i: int) -> tuple[int, ...]:
+        """Indices of joint ``i``'s children, in skeleton order."""
+        if not 0 <= i < len(self._children):
+            raise ValueError(f"joint index {i} out of range [0, {len(self._children) - 1}]")
+        return self._children[i]
+
+    def first_child(self, i: int) -> int:
+        """Index of joint ``i``'s first child, or ``-1`` for a leaf."""
+        kids = self._children[i]
+        return kids[0] if kids else -1
+
+    @property
+    def end_effectors(self) -> tuple[str, ...]:
+        """Names of the leaves (joints without children), in skeleton order."""
+        return self._end_effectors
+
+    @property
+    def sub_bases(self) -> tuple[str, ...]:
+        """Names of the joints with two or more children, in skeleton order."""
+        return tuple(self.names[i] for i in range(len(self)) if len(self._children[i]) >= 2)
+
+    @property
+    def chains(self) -> tuple[tuple[int, ...], ...]:
+        """The chains of the tree, as tuples of joint indices, parent to child.
+
+        Each chain starts at the root or a sub-base and ends at the next sub-base or
+        at an end effector, both included; chains are listed in skeleton order of
+        their first bone.
+        """
+        out = []
+        for j in self.order:
+            p = int(self.parents[j])
+            if p < 0 or not (p == self.root or len(self._children[p]) >= 2):
+                continue
+            chain = [p, j]
+            while len(self._children[chain[-1]]) == 1:
+                chain.append(self._children[chain[-1]][0])
+            out.append(tuple(chain))
+        out.sort(key=lambda c: c[1])
+        return tuple(out)
+
+    def path_to_root(self, i: int) -> tuple[int, ...]:
+        """Joint indices from the root down to joint ``i``, both included."""
+        path = [i]
+        while self.parents[path[-1]] >= 0:
+            path.append(int(self.parents[path[-1]]))
+        return tuple(reversed(path))
+
+    def without_constraints(self) -> Skeleton:
+        """The same skeleton without joint limits: same joints, rest pose and rest frames (explicit
+        ones kept), so its solved rotations are those of this skeleton's frames. ``self`` when it has
+        no limits."""
+        if not self.constraints:
+            return self
+        given = {name: self.rest_frames[self.index(name)] for name in self.explicit_rest_frames}
+        return Skeleton(self.names, self.parents, self.rest_positions, rest_frames=given or None)
+
+    # -- serialisation ---------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form: ``{"joints": [{"name", "parent", "position", "constraints"}]}``.
+
+        ``parent`` is the parent's name (``None`` for the root).
+        """
+        joints = []
+        for j, name in enumerate(self.names):
+            p = int(self.parents[j])
+            joint: dict[str, Any] = {
+                "name": name,
+                "parent": self.names[p] if p >= 0 else None,
+                "position": [float(v) for v in self.rest_positions[j]],
+            }
+            if name in self.constraints:
+                joint["constraints"] = [c.to_dict() for c in self.constraints[name]]
+            if name in self.explicit_rest_frames:
+                joint["rest_frame"] = [float(v) for v in self.rest_frames[j]]
+            joints.append(joint)
+        return {"joints": joints}
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "") -> Skeleton:
+        """Build a skeleton from ``to_dict()``'s form.
+
+        Errors name the place, e.g. ``joints[4].parent: unknown joint 'hipp'``;
+        ``where`` is prefixed to those places (used by scene files).
+        """
+        from fabrik3d.model.constraints import JointLimitError, constraint_from_dict
+
+        if not isinstance(data, Mapping) or not isinstance(data.get("joints"), list):
+            raise ValueError(f"{where or 'skeleton'}: expected an object with a 'joints' list")
+        joints = data["joints"]
+        names: list[str] = []
+        for k, joint in enumerate(joints):
+            at = f"{where}joints[{k}]"
+            if not isinstance(joint, Mapping):
+                raise ValueError(f"{at}: expected an object with name, parent and position")
+            name = joint.get("name")
+            if not isinstance(name, str) or not name:
+                raise ValueError(f"{at}.name: expected a non-empty string, got {name!r}")
+            if name in names:
+                raise ValueError(f"{at}.name: duplicate joint name {name!r}")
+            names.append(name)
+        parents: list[int] = []
+        positions: list[list[float]] = []
+        constraints: dict[str, list[Any]] = {}
+        frames: dict[str, Any] = {}
+        for k, joint in enumerate(joints):
+            at = f"{where}joints[{k}]"
+            parent = joint.get("parent")
+            if parent is None:
+                parents.append(-1)
+            elif isinstance(parent, str) and parent in names:
+                parents.append(names.index(parent))
+            else:
+                raise ValueError(f"{at}.parent: unknown joint {parent!r}")
+            positions.append(_json_vector(joint.get("position"), f"{at}.position"))
+            if joint.get("rest_frame") is not None:
+                from fabrik3d.model.targets import unit_quaternion
+
+                frames[names[k]] = unit_quaternion(joint["rest_frame"], f"{at}.rest_frame")
+            raw = joint.get("constraints", [])
+            if not isinstance(raw, list):
+                raise ValueError(f"{at}.constraints: expected a list")
+            if raw:
+                constraints[names[k]] = [constraint_from_dict(c, f"{at}.constraints[{m}]") for m, c in enumerate(raw)]
+        try:
+            return cls(names, parents, positions, constraints, frames)
+        except JointLimitError as exc:
+            at = f"{where}joints[{names.index(exc.joint)}].constraints"
+            at += f"[{exc.position}]" if exc.position is not None else ""
+            raise ValueError(f"{at}{'.' + exc.field if exc.field else ''}: {exc.message}") from None
+        except ValueError as exc:
+            raise ValueError(f"{where or 'skeleton'}: {exc}") from None
+
+
+def _json_vector(value: Any, where: str) -> list[float]:
+    """A finite 3-vector from JSON, or a ``ValueError`` naming ``where``."""
+    ok = (
+        isinstance(value, list)
+        and len(value) == 3
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    )
+    out: list[float] = []
+    if ok:
+        try:
+            out = [float(v) for v in value]
+        except OverflowError:  # an int beyond float range
+            ok = False
+    if not ok or not all(math.isfinite(v) for v in out):
+        raise ValueError(f"{where}: expected three finite numbers, got {value!r}")
+    return out
+
+
+def _check_names(names: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(names, str):
+        raise ValueError("names: expected a sequence of joint names, got a single string")
+    out = tuple(names)
+    if len(out) < 2:
+        raise ValueError(f"names: a skeleton has at least two joints, got {len(out)}")
+    seen: set[str] = set()
+    for i, name in enumerate(out):
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"joint {i}: name must be a non-empty string, got {name!r}")
+        if name in seen:
+            raise ValueError(f"joint {name!r}: duplicate name")
+        seen.add(name)
+    return out
+
+
+def _check_parents(parents: Any, names: tuple[str, ...]) -> np.ndarray:
+    n = len(names)
+    arr = np.asarray(parents)
+    if arr.shape != (n,):
+        raise ValueError(f"parents: expected shape ({n},), got {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+            arr = arr.astype(np.int64)
+        else:
+            raise ValueError(f"parents: expected integer indices, got {arr.dtype}")
+    arr = arr.astype(np.int64)
+    for j in range(n):
+        if not -1 <= arr[j] < n:
+            raise ValueError(f"joint {names[j]!r}: parent index {int(arr[j])} out of range [-1, {n - 1}]")
+    roots = [names[j] for j in range(n) if arr[j] == -1]
+    if not roots:
+        raise ValueError("parents: no root (every joint has a parent, so they form a cycle)")
+    if len(roots) > 1:
+        raise ValueError(f"parents: several roots ({', '.join(map(repr, roots))}); a skeleton has one")
+    arr.setflags(write=False)
+    return arr
+
+
+def _check_positions(positions: Any, names: tuple[str, ...]) -> np.ndarray:
+    n = len(names)
+    try:
+        arr = np.array(positions, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"rest_positions: expected an ({n}, 3) array of numbers") from None
+    if arr.shape != (n, 3):
+        raise ValueError(f"rest_positions: expected shape ({n}, 3), got {arr.shape}")
+    bad = ~np.all(np.isfinite(arr), axis=1)
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise ValueError(f"joint {names[j]!r}: non-finite rest position {arr[j].tolist()}")
+    big = np.abs(arr).max(axis=1) > MAX_COORD  # beyond it, squared bone lengths could overflow to inf
+    if big.any():
+        j = int(np.argmax(big))
+        raise ValueError(f"joint {names[j]!r}: rest position {arr[j].tolist()} beyond {MAX_COORD:g} in magnitude")
+    arr.setflags(write=False)
+    return arr
+
+
+def _topological_order(parents: np.ndarray, names: tuple[str, ...]) -> tuple[int, ...]:
+    """Depth-first pre-order from the root (children in index order); detects cycles."""
+    n = len(parents)
+    kids: list[list[int]] = [[] for _ in range(n)]
+    root = -1
+    for j in range(n):
+        if parents[j] < 0:
+            root = j
+        else:
+            kids[parents[j]].append(j)
+    order: list[int] = []
+    stack = [root]
+    while stack:
+        j = stack.pop()
+        order.append(j)
+        stack.extend(reversed(kids[j]))
+    if len(order) != n:
+        reached = set(order)
+        j = next(k for k in range(n) if k not in reached)
+        raise ValueError(f"joint {names[j]!r}: in a cycle of parents, not connected to the root")
+    return tuple(order)

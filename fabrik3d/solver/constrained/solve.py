@@ -1,0 +1,394 @@
+"""FABRIK with joint limits, orientation frames, rigid sub-bases, poles and orientation targets.
+
+The paper's section 4, on the tree of section 3. Every joint carries a world
+frame ``F_j`` (``fabrik3d.frames``) through both passes. This module holds the
+solve's plan and its loop; the passes are in ``fabrik3d.solver.constrained.passes``, the damped
+least-squares steps in ``fabrik3d.solver.constrained.damped``, the pole turns in ``fabrik3d.solver.constrained.poles``.
+
+* **Start**: the start pose is projected onto the limits by one stage-2 pass
+  toward itself (so even a solve with no iteration returns a valid pose).
+* **Poles** (before each stage 1, and once more after the last iteration;
+  ``fabrik3d.solver.constrained.poles``): each joint strictly between a poled effector and the
+  nearest sub-base or root turns about the line through its neighbours toward
+  the pole (stage 2 projects it onto the limits); after ``YIELD_AFTER`` slow
+  iterations the poles stop for the rest of the solve (targets win).
+* **Stage 1** (effectors inward): a targeted effector goes onto its target (with
+  an orientation, its parent's bone direction blends toward the orientation by
+  the target's weight). A joint with one active child ``c`` takes the point at
+  ``c``'s bone length on the line to its old position, its frame turned by the
+  bone's minimal rotation; then ``c``'s limit is applied *inverted*: the joint's
+  frame turns by the least rotation that puts ``c``'s bone inside ``c``'s limit,
+  which moves the joint. A non-rigid sub-base takes the centroid of its
+  children's proposals (as in ``fabrik3d.solver``); a ``Rigid`` joint takes the
+  best rigid fit of its rest child offsets to its children's stage-1 positions
+  (one proposer: the minimal rotation; two: the minimal rotation of the line
+  between them; three or more: weighted Horn fit).
+* **Stage 2** (root outward): each joint's frame is computed in its parent's
+  fresh frame, aiming its bone at its child's stage-1 position, then limited
+  (swing, then twist); its child goes along the frame's +Y at the bone's length.
+  A ``Rigid`` joint turns about its position to best fit its children's stage-1
+  positions (same rules), is limited, and places all its children rigidly. An
+  effector's frame takes the twist toward its orientation target, within its
+  ``Twist`` limit.
+
+A hinge bends one way only, and FABRIK, which keeps bends on the side where
+they were, can fold it the wrong way, where its limit straightens it: stage 2
+then swivels the hinge's parent bone about the line to the grandchild by the
+smallest turn that lets the hinge bend (``swivel_for_hinge``).
+
+Where the reaching passes fight the limits, FABRIK's progress slows to a crawl.
+An iteration whose FABRIK passes leave more than ``FABRIK_GAIN`` of the error
+adds ``DAMPED_STEPS`` damped least-squares steps (``fabrik3d.solver.constrained.damped``) on the joints' turns (the
+Jacobian ``u × (P_e − P_j)`` of each effector for each turning axis above it,
+each joint's new rotation limited, the pose rebuilt by forward kinematics;
+Levenberg-Marquardt style damping); a step is kept only if it lowers the error
+(one that does not ends the iteration's steps, and the next is damped harder).
+Where the FABRIK passes made the pose worse than it was and the damped steps then
+bettered it by at least ``SLOW_GAIN`` of the error, the next iteration makes the
+damped steps alone (no poles, no FABRIK passes), until they slow down.
+
+Orientation targets: the effector's frame takes the twist toward its target
+within its ``Twist`` limit; the twist asked beyond it joins the residuals and,
+once every position is nearly reached, the damped steps (which turn the parent's
+frame through the joints above). Orientations yield to positions while stuck.
+
+The root stays put, its frame too (unless ``root_target`` carries an
+orientation). Progress is judged by the root of the sum of squared errors, so
+one unreachable target does not freeze the others. Stopping: every error within
+tolerance, ``max_iterations``, or 10 consecutive iterations that each fail to
+better the best error by ``LIMITED_STALL * tolerance``; the best pose seen is
+returned. A cold solve (from the rest pose) that stalls short of reachable
+targets restarts from random poses within the limits; a warm one makes one
+attempt from the rest pose, kept only if it reaches (see ``run``). Untargeted
+branches keep their (projected) start-pose local rotations relative to the
+joint they hang from, so every constraint holds after every solve.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from fabrik3d import rotations as rot
+from fabrik3d.model.targets import Goal
+from fabrik3d.rotations import add as _add
+from fabrik3d.rotations import sub as _sub
+from fabrik3d.solver.constrained.damped import ORIENTATION_IN_FORCE, DampedSteps
+from fabrik3d.solver.constrained.passes import ReachingPasses
+from fabrik3d.solver.constrained.plan import limited_plan
+from fabrik3d.solver.constrained.poles import PoleTurns
+from fabrik3d.solver.rig import Rig
+
+_Y = (0.0, 1.0, 0.0)
+STALL_RUN = 10
+# With limits, progress is slower but also ends sooner in a compromise: a larger epsilon.
+LIMITED_STALL = 1e-2
+# Restarts from random poses within the limits draw from this fixed seed (deterministic).
+RESTART_SEED = 20110101
+# A restart is abandoned after RESTART_RUN iterations in a row each improving by < RESTART_GAIN.
+RESTART_RUN = 5
+RESTART_GAIN = 0.01
+# An iteration whose FABRIK passes leave more than this share of the error adds damped steps.
+FABRIK_GAIN = 0.5
+# Damped least-squares steps per iteration (a step that does not lower the error ends them), and
+# their damping (metres), adapted as they go.
+DAMPED_STEPS = 2
+# Orientation targets start to yield after this many stalled iterations in a row, and poles
+# stop after this many slow ones in a row (each bettering the error by less than SLOW_GAIN of it).
+YIELD_AFTER = 3
+SLOW_GAIN = 0.1
+START_DAMPING, MIN_DAMPING, MAX_DAMPING = 0.05, 1e-4, 10.0
+MAX_RESTARTS = 10
+# A warm solve stuck short of targets within reach makes one attempt from the rest pose, this long.
+FALLBACK_ITERATIONS = 6
+
+
+class LimitedSolve(ReachingPasses, DampedSteps, PoleTurns):
+    """One constrained solve on a ``Rig``; positions and frames are lists of tuples."""
+
+    def __init__(
+        self,
+        r: Rig,
+        goals: dict[int, Goal],
+        weights: dict[int, float] | None,
+        poles: dict[int, rot.Vec],
+        root_frame: rot.Quat | None,
+    ) -> None:
+        self.r = r
+        self.goals = goals
+        self.poles = poles
+        self.root_frame = root_frame
+        plan = self.plan = limited_plan(r, tuple(goals), weights)
+        self.active, self.up, self.down, self.kids = plan.active, plan.up, plan.down, plan.kids
+        self.hinged, self.turnable, self.offset_dir = plan.hinged, plan.turnable, plan.offset_dir
+        self.effectors_beneath, self.turns = plan.effectors_beneath, plan.turns
+        self.leaf_dir = {e: plan.offset_dir[e] for e in goals}
+        self.pole_turned: set[int] = set()
+        self.damping = START_DAMPING
+        self.yield_share = 1.0  # the share of orientation targets' weights still in force
+        self.poles_yielded = False  # whether poles stopped turning joints (for the rest of the solve)
+        self.oriented = any(g.orientation is not None for g in goals.values())
+        self.tol = 0.0
+        self.pole_blocked: set[int] = set()
+        self.swung: set[int] = set()  # effectors whose whole chain was swung toward the pole
+        self.swing_blocked: set[int] = set()
+
+    # -- the solve ---------------------------------------------------------------------------
+    def run(
+        self, start: list[rot.Vec], tol: float, max_it: int, cold: bool
+    ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
+        """Project ``start``, iterate, place untargeted branches; returns (pose, frames, iterations).
+
+        A ``cold`` solve (from the rest pose) with every target within its chain's
+        length of the root gives up quickly on a local minimum and restarts
+        (``restarts``); a warm one iterates by the stall rule and, stuck short of
+        such targets, tries twice more (``warm_retries``).
+        """
+        r = self.r
+        self.tol = tol
+        initial = r.pose_frames(start)
+        if self.root_frame is not None:
+            initial[r.order[0]] = self.root_frame
+        pose, frames = self.project(start, initial)
+        start, start_frames = pose, frames
+        if cold and self.within_reach(start):
+            err, pose, frames, it = self.restarts(pose, frames, start, start_frames, max_it)
+        else:
+            err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, STALL_RUN, 0.0)
+            if not cold and err > tol and it < max_it and self.within_reach(start):
+                err, pose, frames, it = self.warm_retries(err, pose, frames, it, start, start_frames, max_it)
+        if self.poles:
+            pose, frames = self.final_poles(pose, frames, start, tol, whole=cold)
+        self.place_untargeted(pose, frames, start, start_frames)
+        return pose, frames, it
+
+    def project(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        """A pose projected onto the limits: one stage-2 pass of every joint toward itself."""
+        r = self.r
+        every = [True] * len(pose)
+        all_kids = [[(c, 1.0) for c in r.children[j]] for j in range(len(pose))]
+        return self.stage2(pose, frames, pose, frames, every, r.order, all_kids)
+
+    def restarts(
+        self,
+        pose: list[rot.Vec],
+        frames: list[rot.Quat],
+        start: list[rot.Vec],
+        start_frames: list[rot.Quat],
+        max_it: int,
+    ) -> tuple[float, list[rot.Vec], list[rot.Quat], int]:
+        """A cold solve: an attempt quick to give up on a local minimum, then up to
+        ``MAX_RESTARTS`` restarts from random poses within the limits (a fixed seed, so the
+        same input gives the same output), then the stall rule from the best of them. A
+        restart's pose is kept if it ranks better (``rank``: it reaches the positions where
+        the kept one does not, or it is nearer to them while neither does, or both reach them
+        and it is nearer to every target, orientations in full force)."""
+        tol = self.tol
+        err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, RESTART_RUN, RESTART_GAIN)
+        draw = random.Random(RESTART_SEED)
+        for _ in range(MAX_RESTARTS):
+            if err <= tol or it >= max_it:
+                break
+            seed = self.stage2(start, start_frames, start, start_frames, self.active, self.up, self.kids, draw)
+            got = self.attempt(*seed, start, tol, it, max_it, RESTART_RUN, RESTART_GAIN)
+            it = got[3]
+            if self.rank(got[0], got[1]) < self.rank(err, pose):
+                err, pose, frames = got[:3]
+        if err > tol and it < max_it:  # no restart reached: carry on from the best attempt
+            got = self.attempt(pose, frames, start, tol, it, max_it, STALL_RUN, 0.0)
+            it = got[3]
+            if not self.rank(err, pose) < self.rank(got[0], got[1]):  # (unless that ranks better)
+                err, pose, frames = got[:3]
+        return err, pose, frames, it
+
+    def warm_retries(
+        self,
+        err: float,
+        pose: list[rot.Vec],
+        frames: list[rot.Quat],
+        it: int,
+        start: list[rot.Vec],
+        start_frames: list[rot.Quat],
+        max_it: int,
+    ) -> tuple[float, list[rot.Vec], list[rot.Quat], int]:
+        """A warm solve stuck short of targets within reach. Poles may hold them off (targets
+        win: again from the start without them), or the last pose may have led into a local
+        minimum (again from the rest pose, moved with the root). Each attempt runs at most
+        ``FALLBACK_ITERATIONS`` and is kept only if it reaches every target: a warm solve never
+        jumps to random poses, but reaching wins over continuity here."""
+        r = self.r
+        tol = self.tol
+        self.poles_yielded = True
+        seeds = [(start, start_frames)] if self.poles else []
+        shift = _sub(start[r.order[0]], r.rest_start[r.order[0]])
+        rest = [_add(p, shift) for p in r.rest_start]
+        rest_frames = list(r.rest_frames)  # (a translated rest pose has the rest frames)
+        if self.root_frame is not None:
+            rest_frames[r.order[0]] = self.root_frame
+        seeds.append(self.project(rest, rest_frames))
+        for seed_pose, seed_frames in seeds:
+            if err <= tol or it >= max_it:
+                break
+            limit = min(max_it, it + FALLBACK_ITERATIONS)
+            got = self.attempt(seed_pose, seed_frames, start, tol, it, limit, RESTART_RUN, RESTART_GAIN)
+            it = got[3]
+            if got[0] <= tol:
+                err, pose, frames = got[:3]
+        return err, pose, frames, it
+
+    def within_reach(self, start: list[rot.Vec]) -> bool:
+        """Whether every target is within the length of its chain from the root."""
+        r = self.r
+        root = start[r.order[0]]
+        for e, g in self.goals.items():
+            length, j = 0.0, e
+            while r.parents[j] >= 0:
+                length, j = length + r.lengths[j], r.parents[j]
+            if rot.dist(root, g.position) > length:
+                return False
+        return True
+
+    def attempt(
+        self,
+        pose: list[rot.Vec],
+        frames: list[rot.Quat],
+        start: list[rot.Vec],
+        tol: float,
+        it: int,
+        max_it: int,
+        patience: int,
+        gain: float,
+    ) -> tuple[float, list[rot.Vec], list[rot.Quat], int]:
+        """Iterate from one pose until reached, out of iterations, or settled.
+
+        Progress is judged by the root of the sum of squared errors ``e`` (so one
+        unreachable target does not freeze the others). Settled: ``patience``
+        iterations in a row that each fail to better the best ``e`` so far by
+        ``LIMITED_STALL * tol`` and by ``gain`` times it (robust to oscillation). Returns
+        the largest error (orientation targets in full force, even if they yielded),
+        pose and frames of the best iterated pose (the given pose if no iteration ran;
+        with orientation targets, the best by ``rank``, the given pose included) and the
+        iteration count.
+        """
+        self.yield_share = 1.0
+        err, score = self.largest_error(pose, frames), self.squared_errors(pose, frames)
+        best = (score, err, pose, frames)
+        # With orientation targets, the pose returned is the best by rank (see ``rank``), the
+        # given one included, so that yielding orientations never makes them worse than that.
+        top = (self.rank(err, pose), err, pose, frames) if self.oriented else None
+        eps = LIMITED_STALL * tol
+        stalls = ran = slow = 0
+        weak = False
+        while err > tol and it < max_it and stalls < patience:
+            it += 1
+            if weak:  # FABRIK's passes made it worse last time, damped steps much better: only those
+                new_pose, new_frames, new_score = pose, frames, score
+            else:
+                if self.poles and not self.poles_yielded:
+                    pose = self.apply_poles(pose)
+                q, qf = self.stage1(pose, frames)
+                new_pose, new_frames = self.stage2(q, qf, start, frames, self.active, self.up, self.kids)
+                new_score = self.squared_errors(new_pose, new_frames)
+            destructive, weak = weak or new_score > score, False
+            if self.turns and stalls == 0 and new_score > FABRIK_GAIN**2 * score:
+                # FABRIK alone is slow here (limits fight the reaching passes): add damped
+                # least-squares steps (not while stalled: then they did not help either).
+                for _ in range(DAMPED_STEPS):
+                    step_pose, step_frames = self.damped_step(new_pose, new_frames, self.damping)
+                    step_score = self.squared_errors(step_pose, step_frames)
+                    if step_score < new_score:
+                        weak = destructive and step_score < (1.0 - SLOW_GAIN) ** 2 * score
+                        new_pose, new_frames, new_score = step_pose, step_frames, step_score
+                        self.damping = max(self.damping * 0.5, MIN_DAMPING)
+                        if new_score <= tol * tol:  # every target reached: no need for another
+                            break
+                    else:  # (damped harder next time; this iteration has had its step)
+                        self.damping = min(self.damping * 4.0, MAX_DAMPING)
+                        break
+            pose, frames = new_pose, new_frames
+            err, score = self.largest_error(pose, frames), self.squared_errors(pose, frames)
+            low = math.sqrt(best[0])
+            stalls = stalls + 1 if low - math.sqrt(score) < max(eps, gain * low) else 0
+            slow = slow + 1 if low - math.sqrt(score) < SLOW_GAIN * low else 0
+            if slow >= YIELD_AFTER:
+                # A pole on a side the limits forbid can hold a reachable target off, or slow the
+                # solve to a crawl: targets win, the poles stop turning joints (the final pole
+                # turn still runs, if it costs no reach).
+                self.poles_yielded = True
+            if stalls >= YIELD_AFTER and self.yield_share > ORIENTATION_IN_FORCE:
+                # Orientation targets yield to their positions while stuck; once out of force,
+                # the positions alone are the goal: start the stall count afresh.
+                self.yield_share *= 0.25
+                if self.yield_share <= ORIENTATION_IN_FORCE:
+                    err, score, stalls = self.largest_error(pose, frames), self.squared_errors(pose, frames), 0
+                    best = (score, err, pose, frames)
+            if not ran or score < best[0] or err <= tol:
+                best, ran = (score, err, pose, frames), 1
+            if top is not None:
+                full = self.full_error(pose, frames)
+                if self.rank(full, pose) < top[0]:
+                    top = (self.rank(full, pose), full, pose, frames)
+        if top is not None:
+            self.yield_share = 1.0
+            return top[1], top[2], top[3], it
+        return best[1], best[2], best[3], it
+
+    def full_error(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> float:
+        """The largest error with orientation targets in full force (even if they yielded)."""
+        share, self.yield_share = self.yield_share, 1.0
+        err = self.largest_error(pose, frames)
+        self.yield_share = share
+        return err
+
+    def rank(self, err: float, pose: list[rot.Vec]) -> tuple[bool, float]:
+        """Order of poses with orientation targets (lower is better): positions first, then every
+        target (``err``: the largest error in full force)."""
+        off = self.position_error(pose)
+        return (True, off) if off > self.tol else (False, err)
+
+    def residuals(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> list[float]:
+        """Per target, its distance; for an orientation target also how far its last bone's
+        direction is from the orientation's, and the twist it needs beyond the effector's Twist
+        limit (radians), both scaled by the bone's length (distances too), while orientations
+        are in force. (Twist within the limit is the effector's own; beyond it, the joints above
+        must turn the parent's frame.)"""
+        r = self.r
+        out = [rot.dist(pose[e], g.position) for e, g in self.goals.items()]
+        if self.yield_share > ORIENTATION_IN_FORCE:
+            for e, g in self.goals.items():
+                if g.orientation is not None:
+                    bone = _sub(pose[e], pose[r.parents[e]])
+                    wanted = rot.rotate(g.orientation, self.leaf_dir[e])
+                    out.append(
+                        rot.dist(_add((0.0, 0.0, 0.0), bone, 1.0 / r.lengths[e]), wanted) * r.lengths[e] * g.weight
+                    )
+                    excess = self.twist_excess(e, g, frames[r.parents[e]])[0]
+                    if excess is not None:
+                        out.append(abs(excess) * r.lengths[e] * g.weight)
+        return out
+
+    def position_error(self, pose: list[rot.Vec]) -> float:
+        """The largest distance of a targeted effector from its target."""
+        return max((rot.dist(pose[e], g.position) for e, g in self.goals.items()), default=0.0)
+
+    def largest_error(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> float:
+        return max(self.residuals(pose, frames), default=0.0)
+
+    def squared_errors(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> float:
+        return sum(x * x for x in self.residuals(pose, frames))
+
+    # -- untargeted branches -------------------------------------------------------------------
+
+    def place_untargeted(
+        self, pose: list[rot.Vec], frames: list[rot.Quat], start: list[rot.Vec], start_frames: list[rot.Quat]
+    ) -> None:
+        """Untargeted branches keep their start local rotations, riding on the joint they hang from."""
+        r = self.r
+        for j in self.up:
+            turn = rot.mul(frames[j], rot.conj(start_frames[j]))
+            for c in r.children[j]:
+                if self.active[c]:
+                    continue
+                for x in r.subtree(c):
+                    pose[x] = _add(pose[j], rot.rotate(turn, _sub(start[x], start[j])))
+                    frames[x] = rot.mul(turn, start_frames[x])

@@ -1,0 +1,488 @@
+"""Multi-end-effector FABRIK on a skeleton (the paper's section 3).
+
+``solve(skeleton, targets)`` moves the targeted end effectors onto their
+targets. One iteration is
+
+* **Stage 1**, from every targeted effector inward: the effector goes onto its
+  target; every other *active* joint (one on a path from the root to a targeted
+  effector) takes the point proposed by each of its active children, the point
+  at the child's bone length from the child's new position on the line to the
+  joint's old position. A sub-base with several proposals takes their centroid:
+  the plain mean, as in the paper, or, with ``weights``, each proposal weighted
+  by the sum of the weights of the targeted effectors beneath it.
+* **Stage 2**, from the root outward: the root stays where it is (at
+  ``root_target`` if given) and each active joint goes on the line to its
+  stage-1 point at its bone's length from its parent.
+
+The solve stops when every targeted effector is within ``tolerance``, after
+``max_iterations``, or when an iteration changes the largest error by less
+than ``STALL * tolerance`` (``fabrik3d.chain.STALL``): the pose has settled.
+An iteration that makes the largest error worse is kept (with an unreachable
+target, the first iterations trade its error for the others'), so a
+reachable target is never frozen by an unreachable one. Work is done in
+skeleton order, so the result does not depend on the order of ``targets``.
+
+With one targeted effector, the path from the root to it is solved by the
+single-chain algorithm of ``fabrik3d.chain`` (so an unreachable target
+straightens the path in one step, and a straight path is bent once).
+
+Branches without a target do not pull: they keep their shape and move rigidly
+with the frame of the joint they hang from (``fabrik3d.frames``), keeping their
+local rotations; a branch hanging from the root moves with the root's position.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+from fabrik3d import checks
+from fabrik3d import rotations as rot
+from fabrik3d.model import targets as tg
+from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.solver.chain import STALL, run_chain
+from fabrik3d.solver.constrained.solve import LimitedSolve
+from fabrik3d.solver.rig import Rig, rig
+
+_TINY2 = 1e-24
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """Outcome of ``solve``.
+
+    Attributes:
+        positions: ``(n, 3)`` joint positions in skeleton order, scene units.
+        rotations: ``(n, 4)`` world frames as unit quaternions (x, y, z, w); each
+            frame's +Y points along the bone to the joint's first child.
+        iterations: iterations run (0 when every target was already reached).
+        errors: targeted effector name -> distance to its target, scene units.
+        converged: whether every error is within the tolerance.
+        orientation_errors: effector name -> angle in degrees between its frame and
+            its target's orientation, for targets given with an orientation.
+    """
+
+    positions: np.ndarray
+    rotations: np.ndarray
+    iterations: int
+    errors: dict[str, float]
+    converged: bool
+    orientation_errors: dict[str, float] = field(default_factory=dict)
+
+
+def solve(
+    skeleton: Skeleton,
+    targets: Mapping[str, Any],
+    *,
+    positions: np.ndarray | None = None,
+    root_target: Any = None,
+    poles: Mapping[str, Any] | None = None,
+    weights: Mapping[str, float] | None = None,
+    tolerance: float = 1e-3,
+    max_iterations: int = 100,
+) -> SolveResult:
+    """Pose ``skeleton`` so its targeted end effectors reach their targets.
+
+    Skeletons with joint constraints, and solves with poles or orientation
+    targets, run the constrained solver of ``fabrik3d.solver.constrained.solve``; the others the
+    plain tree solve described in this module.
+
+    Args:
+        skeleton: the skeleton to pose.
+        targets: end-effector name -> ``(3,)`` target point or ``fabrik3d.Target``.
+        positions: ``(n, 3)`` start pose (default: the rest pose); interactive
+            callers pass the previous result's positions. Bone directions are taken
+            from it and lengths from the skeleton. Not modified.
+        root_target: ``(3,)`` new root position, or a ``Target`` (with an optional
+            orientation for the root's frame): the whole start pose first moves
+            with the root, then FABRIK runs with the root fixed there.
+        poles: effector name -> ``(3,)`` pole point that the chain's inner joints
+            bend toward (elbows, knees).
+        weights: effector name -> weight > 0 for the sub-base centroids.
+        tolerance: distance (scene units, > 0) at which a target counts as reached.
+        max_iterations: upper bound on iterations (>= 1).
+
+    Raises:
+        ValueError: naming the argument, for unknown or non-effector target names
+            (listing the valid ones), wrong shapes, NaN or inf values, non-unit
+            quaternions, weights <= 0, a non-positive tolerance or
+            ``max_iterations < 1``.
+    """
+    r = rig(skeleton)
+    goals = tg.goals(skeleton, targets)
+    w = tg.effector_weights(skeleton, weights)
+    pole_points = tg.pole_points(skeleton, poles)
+    root_goal = None if root_target is None else tg.goal(root_target, "root_target")
+    tolerance, max_iterations = checks.settings(tolerance, max_iterations)
+    start = _start_pose(skeleton, r, positions, root_goal)
+    constrained = bool(skeleton.constraints or pole_points) or any(g.orientation is not None for g in goals.values())
+    if constrained or (root_goal is not None and root_goal.orientation is not None):
+        root_frame = None if root_goal is None else root_goal.orientation
+        solver = LimitedSolve(r, goals, w, pole_points, root_frame)
+        pose, frames, iterations = solver.run(start, tolerance, max_iterations, cold=positions is None)
+    else:
+        pose, frames, iterations = _solve_plain(skeleton, r, start, goals, w, tolerance, max_iterations)
+    names = skeleton.names
+    errors = {names[e]: math.dist(pose[e], g.position) for e, g in goals.items()}
+    turned = {names[e]: tg.degrees_between(frames[e], g.orientation) for e, g in goals.items() if g.orientation}
+    return SolveResult(
+        positions=np.fromiter(chain.from_iterable(pose), float, 3 * len(pose)).reshape(len(pose), 3),
+        rotations=np.fromiter(chain.from_iterable(frames), float, 4 * len(frames)).reshape(len(frames), 4),
+        iterations=iterations,
+        errors=errors,
+        converged=all(v <= tolerance for v in errors.values()),
+        orientation_errors=turned,
+    )
+
+
+def _solve_plain(
+    skeleton: Skeleton,
+    r: Rig,
+    start: list[rot.Vec],
+    goals: dict[int, tg.Goal],
+    weights: dict[int, float] | None,
+    tol: float,
+    max_it: int,
+) -> tuple[list[rot.Vec], list[rot.Quat], int]:
+    """The unconstrained solve: one path by the chain algorithm, or the tree."""
+    xs, ys, zs = (list(v) for v in zip(*start))
+    plan = _plan(skeleton, r, tuple(goals), weights)
+    if not goals:
+        iterations = 0
+    elif len(goals) == 1:
+        (g,) = goals.values()
+        iterations = _solve_path(plan, xs, ys, zs, g.position, tol, max_it)
+    else:
+        goal = {e: g.position for e, g in goals.items()}
+        iterations = _solve_tree(plan, xs, ys, zs, goal, r.rest_rows, tol, max_it)
+    pose = list(zip(xs, ys, zs))
+    frames = _finish(r, plan, pose, start)
+    return pose, frames, iterations
+
+
+class _Plan:
+    """What the plain solve needs to know about one set of targeted effectors (and their
+    centroid weights), worked out once.
+
+    Attributes:
+        active: per joint, whether it lies on a path from the root to a targeted effector.
+        path, lengths: for one target, the joints from the root to it and the bones between them.
+        whole: whether that path is every joint of the skeleton, in index order.
+        inward, outward: the tree solve's stage-1 and stage-2 steps (``_tree_steps``);
+            empty for fewer than two targets.
+        finish: ``_finish``'s steps (``_finish_steps``).
+        start_frames: whether ``_finish`` needs the start pose's frames (an active joint
+            has an untargeted child).
+    """
+
+    __slots__ = ("active", "finish", "inward", "lengths", "outward", "path", "start_frames", "whole")
+
+    def __init__(
+        self, skeleton: Skeleton, r: Rig, effectors: tuple[int, ...], weights: dict[int, float] | None
+    ) -> None:
+        self.active = _active(skeleton, effectors)
+        self.path = skeleton.path_to_root(effectors[0]) if len(effectors) == 1 else ()
+        self.lengths = [r.lengths[j] for j in self.path[1:]]
+        self.whole = self.path == tuple(range(len(r.parents)))
+        self.inward: _Inward = []
+        self.outward: _Outward = []
+        if len(effectors) > 1:
+            self.inward, self.outward = _tree_steps(skeleton, r, effectors, weights, self.active)
+        self.finish = _finish_steps(r, self.active)
+        self.start_frames = any(how == _KEEP or (carried and p >= 0) for _, p, _, how, carried in self.finish)
+
+
+def _plan(skeleton: Skeleton, r: Rig, effectors: tuple[int, ...], weights: dict[int, float] | None) -> _Plan:
+    """The ``_Plan`` of ``effectors`` (indices in skeleton order) on ``skeleton``, cached in its rig."""
+    key: Any = effectors
+    if weights is not None and len(effectors) > 1:  # only the targeted effectors' weights count
+        key = (effectors, tuple(weights.get(e, 1.0) for e in effectors))
+    else:
+        weights = None
+    return r.cached(key, lambda: _Plan(skeleton, r, effectors, weights))
+
+
+def _start_pose(skeleton: Skeleton, r: Rig, positions: Any, root: tg.Goal | None) -> list[rot.Vec]:
+    """The start pose with the skeleton's bone lengths, moved (and turned) with the root's goal."""
+    if positions is None:
+        if root is None:
+            return list(r.rest_start)
+        xs, ys, zs = (list(v) for v in zip(*r.rest_rows))
+    else:
+        xs, ys, zs = checks.columns(positions, "positions")
+        if len(xs) != len(skeleton):
+            raise ValueError(f"positions: expected shape ({len(skeleton)}, 3), got {np.shape(positions)}")
+    if root is None:
+        return r.bone_pose(xs, ys, zs)
+    return r.bone_pose(xs, ys, zs, root.position, root.orientation)
+
+
+def _solve_path(
+    plan: _Plan,
+    xs: list[float],
+    ys: list[float],
+    zs: list[float],
+    target: tuple[float, float, float],
+    tol: float,
+    max_it: int,
+) -> int:
+    """One target: the single-chain algorithm on the path from the root, in place."""
+    path = plan.path
+    if plan.whole:  # the skeleton is this chain, in index order
+        iterations, _ = run_chain(xs, ys, zs, plan.lengths, target, tol, max_it)
+        return iterations
+    px, py, pz = [xs[j] for j in path], [ys[j] for j in path], [zs[j] for j in path]
+    iterations, _ = run_chain(px, py, pz, plan.lengths, target, tol, max_it)
+    for k, j in enumerate(path):
+        xs[j], ys[j], zs[j] = px[k], py[k], pz[k]
+    return iterations
+
+
+def _active(skeleton: Skeleton, goal: Iterable[int]) -> list[bool]:
+    active = [False] * len(skeleton)
+    for e in goal:
+        for j in skeleton.path_to_root(e):
+            active[j] = True
+    return active
+
+
+# _solve_tree's steps: stage 1 runs (first child, ((joint, child, child's bone), ...), None) along
+# a chain of one-child joints, or (sub-base, (), ((child, weight, child's bone), ...)) for a
+# centroid; stage 2 runs (first parent, ((joint, parent, joint's bone), ...)) down each chain.
+_Inward = list[tuple[int, tuple[tuple[int, int, float], ...], tuple[tuple[int, float, float], ...] | None]]
+_Outward = list[tuple[int, tuple[tuple[int, int, float], ...]]]
+
+
+def _tree_steps(
+    skeleton: Skeleton, r: Rig, goal: Iterable[int], weights: dict[int, float] | None, active: list[bool]
+) -> tuple[_Inward, _Outward]:
+    """``tree_plan`` as the steps of ``_solve_tree``'s loops, cut into runs along chains.
+
+    In stage 1 an untargeted active joint with one active child proposing with
+    weight 1 takes that proposal (the centroid of one point is that point); such
+    joints in a row, each the child of the next, form one run. In stage 2 a run
+    is a row of joints each the parent of the next.
+    """
+    up, down, kids = tree_plan(skeleton, r, dict.fromkeys(goal), weights, active)
+    d = r.lengths
+    targeted = set(goal)
+    inward: _Inward = []
+    run: list[tuple[int, int, float]] = []
+    for j in down:
+        if j in targeted:
+            continue
+        if len(kids[j]) == 1 and kids[j][0][1] == 1.0:
+            c = kids[j][0][0]
+            if run and run[-1][0] == c:
+                run.append((j, c, d[c]))
+                continue
+            _close(inward, run)
+            run = [(j, c, d[c])]
+        else:
+            _close(inward, run)
+            run = []
+            inward.append((j, (), tuple((c, wc, d[c]) for c, wc in kids[j])))
+    _close(inward, run)
+    outward: _Outward = []
+    steps: list[tuple[int, int, float]] = []
+    for j in up:
+        p = r.parents[j]
+        if not steps or steps[-1][0] != p:
+            if steps:
+                outward.append((steps[0][1], tuple(steps)))
+            steps = []
+        steps.append((j, p, d[j]))
+    if steps:
+        outward.append((steps[0][1], tuple(steps)))
+    return inward, outward
+
+
+def _close(inward: _Inward, run: list[tuple[int, int, float]]) -> None:
+    if run:
+        inward.append((run[0][1], tuple(run), None))
+
+
+def _solve_tree(
+    plan: _Plan,
+    xs: list[float],
+    ys: list[float],
+    zs: list[float],
+    goal: dict[int, tuple[float, float, float]],
+    rest: list[rot.Vec],
+    tol: float,
+    max_it: int,
+) -> int:
+    """Several targets: stage 1 with sub-base centroids, stage 2 outward; in place.
+
+    ``rest`` is the rest pose, for a bone whose direction is lost in both stages.
+    """
+    n = len(xs)
+    inward, outward = plan.inward, plan.outward
+    qx, qy, qz = [0.0] * n, [0.0] * n, [0.0] * n
+    for e, (tx, ty, tz) in goal.items():  # stage 1 puts every effector onto its target
+        qx[e], qy[e], qz[e] = tx, ty, tz
+    aims = [(e, tx, ty, tz) for e, (tx, ty, tz) in goal.items()]
+    sqrt = math.sqrt
+    tiny = _TINY2
+    eps = STALL * tol
+    err = math.inf
+    it = 0
+    while True:
+        new = 0.0  # the largest error
+        for e, tx, ty, tz in aims:
+            v = sqrt((xs[e] - tx) * (xs[e] - tx) + (ys[e] - ty) * (ys[e] - ty) + (zs[e] - tz) * (zs[e] - tz))
+            if v > new:
+                new = v
+        if it and abs(err - new) < eps:  # settled (an unreachable target keeps the others' compromise)
+            break
+        err = new
+        if not (err > tol and it < max_it):
+            break
+        it += 1
+        # Stage 1: effectors on their targets (set above), then inward with centroids at sub-bases.
+        for k, run, many in inward:
+            if many is None:  # along a chain: each joint at its child's bone length from the child
+                px, py, pz = qx[k], qy[k], qz[k]
+                for j, c, dc in run:
+                    x = xs[j]
+                    y = ys[j]
+                    z = zs[j]
+                    dx = x - px
+                    dy = y - py
+                    dz = z - pz
+                    l2 = dx * dx + dy * dy + dz * dz
+                    if l2 < tiny:  # keep the old bone's direction
+                        dx, dy, dz = x - xs[c], y - ys[c], z - zs[c]
+                        l2 = dx * dx + dy * dy + dz * dz
+                    s = dc / sqrt(l2)
+                    px += dx * s
+                    py += dy * s
+                    pz += dz * s
+                    qx[j] = px
+                    qy[j] = py
+                    qz[j] = pz
+                continue
+            sx = sy = sz = sw = 0.0
+            for c, wc, dc in many:
+                dx, dy, dz = xs[k] - qx[c], ys[k] - qy[c], zs[k] - qz[c]
+                l2 = dx * dx + dy * dy + dz * dz
+                if l2 < tiny:  # keep the old bone's direction
+                    dx, dy, dz = xs[k] - xs[c], ys[k] - ys[c], zs[k] - zs[c]
+                    l2 = dx * dx + dy * dy + dz * dz
+                s = dc / sqrt(l2)
+                sx += wc * (qx[c] + dx * s)
+                sy += wc * (qy[c] + dy * s)
+                sz += wc * (qz[c] + dz * s)
+                sw += wc
+            qx[k], qy[k], qz[k] = sx / sw, sy / sw, sz / sw
+        # Stage 2: the root stays; every active joint back at its length from its parent.
+        for k, run2 in outward:
+            px, py, pz = xs[k], ys[k], zs[k]
+            for j, p, dj in run2:
+                cx = qx[j]
+                cy = qy[j]
+                cz = qz[j]
+                dx = cx - px
+                dy = cy - py
+                dz = cz - pz
+                l2 = dx * dx + dy * dy + dz * dz
+                if l2 < tiny:  # keep the stage-1 bone, or else the rest bone, direction
+                    dx, dy, dz = cx - qx[p], cy - qy[p], cz - qz[p]
+                    l2 = dx * dx + dy * dy + dz * dz
+                    if l2 < tiny:
+                        dx, dy, dz = (rest[j][i] - rest[p][i] for i in range(3))
+                        l2 = dx * dx + dy * dy + dz * dz
+                s = dj / sqrt(l2)
+                px += dx * s
+                py += dy * s
+                pz += dz * s
+                xs[j] = px
+                ys[j] = py
+                zs[j] = pz
+    return it
+
+
+def tree_plan(
+    skeleton: Skeleton, r: Rig, goal: Mapping[int, Any], weights: dict[int, float] | None, active: list[bool]
+) -> tuple[list[int], list[int], list[list[tuple[int, float]]]]:
+    """The tree solve's orders and centroid weights.
+
+    Returns ``up`` (active joints but the root, parents first: stage 2), ``down``
+    (active joints, children first: stage 1) and, per joint, its active children
+    with their proposal weights (1, or with ``weights`` the sum of the weights of
+    the targeted effectors beneath the child).
+    """
+    n = len(active)
+    up = [j for j in r.order[1:] if active[j]]
+    down = [j for j in reversed(r.order) if active[j]]
+    beneath = [0.0] * n
+    for e in goal:
+        for j in skeleton.path_to_root(e):
+            beneath[j] += 1.0 if weights is None else weights.get(e, 1.0)
+    kids: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+    for j in up:
+        kids[r.parents[j]].append((j, 1.0 if weights is None else beneath[j]))
+    return up, down, kids
+
+
+def _finish(r: Rig, plan: _Plan, pose: list[rot.Vec], start: list[rot.Vec]) -> list[rot.Quat]:
+    """Place the untargeted branches and compute every frame; ``pose`` is updated in place.
+
+    Frames follow the swing rule of ``fabrik3d.frames``. An active joint whose
+    first child has no target keeps its start local rotation (the root: its start
+    frame); each untargeted branch then moves rigidly with the frame of the joint
+    it hangs from (with the position only, for the root).
+    """
+    start_frames = r.pose_frames(start) if plan.start_frames else []
+    rest_local = r.rest_local
+    swing_frame = r.swing_frame
+    sqrt = math.sqrt
+    identity = rot.IDENTITY
+    frames: list[rot.Quat] = [identity] * len(pose)
+    for j, p, c, how, carried in plan.finish:
+        parent_frame = frames[p] if p >= 0 else identity
+        if how == _SWING:
+            # bone_direction(pose[j], pose[c]): bones keep their lengths (>= 1e-9), so it exists
+            (ax, ay, az), (bx, by, bz) = pose[j], pose[c]
+            vx, vy, vz = bx - ax, by - ay, bz - az
+            n = sqrt(vx * vx + vy * vy + vz * vz)
+            frames[j] = swing_frame(j, parent_frame, (vx / n, vy / n, vz / n))
+        elif how == _LEAF:
+            frames[j] = rot.mul(parent_frame, rest_local[j])
+        elif p < 0:  # _KEEP at the root: its start frame
+            frames[j] = start_frames[j]
+        else:  # _KEEP: the start local rotation
+            frames[j] = rot.mul(parent_frame, rot.mul(rot.conj(start_frames[p]), start_frames[j]))
+        if carried:
+            turn = identity if p < 0 else rot.mul(frames[j], rot.conj(start_frames[j]))
+            pj, sj = pose[j], start[j]
+            for x in carried:
+                v = rot.rotate(turn, (start[x][0] - sj[0], start[x][1] - sj[1], start[x][2] - sj[2]))
+                pose[x] = (pj[0] + v[0], pj[1] + v[1], pj[2] + v[2])
+    return frames
+
+
+# How ``_finish`` gets a joint's frame: by the swing rule from its bone, a leaf's from its
+# parent's, or kept from the start pose (an active joint whose first child has no target).
+_SWING, _LEAF, _KEEP = 0, 1, 2
+
+
+def _finish_steps(r: Rig, active: list[bool]) -> list[tuple[int, int, int, int, tuple[int, ...]]]:
+    """``(j, parent, first child, how, carried)`` per joint in skeleton order for ``_finish``;
+    ``carried`` lists the joints of the untargeted branches hanging from an active ``j``."""
+    steps = []
+    for j in r.order:
+        c = r.first_child[j]
+        how = _LEAF if c < 0 else _KEEP if active[j] and not active[c] else _SWING
+        carried: list[int] = []
+        if active[j]:
+            for k in r.children[j]:
+                if not active[k]:
+                    carried.extend(r.subtree(k))
+        steps.append((j, r.parents[j], c, how, tuple(carried)))
+    return steps

@@ -1,0 +1,234 @@
+"""Helpers for the web UI's end-to-end tests and benchmark: a real server, a real headless chromium.
+
+``WebServer`` runs ``python -m fabrik3d.cli serve --no-browser`` on a free port of
+127.0.0.1 in a subprocess and always stops it; ``open_page`` loads the app in
+playwright's chromium and waits (bounded) for the first rendered frame. Every wait
+here has a timeout: a dead server fails a test, it never hangs it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+# Flags that work for Debian's chromium in a container without a GPU or network.
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+]
+VIEWPORT = {"width": 1280, "height": 800}
+
+# In-page probes: image frames of the 3D view (load events of its <img>) and mouse moves, as performance.now().
+INSTRUMENT_JS = """() => {
+  if (window.__fabrik) return true;
+  window.__fabrik = {frames: [], moves: []};
+  const view = document.querySelector('#view3d');
+  view.addEventListener('load', (e) => {
+    if (e.target.tagName === 'IMG') window.__fabrik.frames.push(performance.now());
+  }, true);
+  window.addEventListener('mousemove', () => window.__fabrik.moves.push(performance.now()), true);
+  return true;
+}"""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class WebServer:
+    """``fabrik3d serve`` in a subprocess on 127.0.0.1 (a context manager; always stopped).
+
+    Args:
+        args: extra arguments for ``fabrik3d serve`` (e.g. ``["--preset", "robot_arm"]``).
+        timeout: seconds to wait for the page to answer.
+    """
+
+    def __init__(self, args: Sequence[str] = (), timeout: float = 60.0) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.log = tempfile.NamedTemporaryFile(prefix="fabrik3d-serve-", suffix=".log", delete=False)
+        cmd = [sys.executable, "-m", "fabrik3d.cli", "serve", "--no-browser", "--port", str(self.port), *args]
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+        try:
+            self._wait(timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.output()}")
+            with contextlib.suppress(OSError):
+                with urllib.request.urlopen(self.url, timeout=2) as reply:
+                    if reply.status == 200:
+                        return
+            time.sleep(0.2)
+        raise TimeoutError(f"server did not answer within {timeout} s:\n{self.output()}")
+
+    @property
+    def alive(self) -> bool:
+        """Whether the process still runs and answers HTTP."""
+        if self.proc.poll() is not None:
+            return False
+        try:
+            with urllib.request.urlopen(self.url, timeout=5) as reply:
+                return reply.status == 200
+        except OSError:
+            return False
+
+    def output(self) -> str:
+        """What the server printed so far (the end of it)."""
+        self.log.flush()
+        return Path(self.log.name).read_text(errors="replace")[-4000:]
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the server process so far (Linux ``/proc``), seconds."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after 10 s) and remove its log."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+        self.log.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.log.name)
+
+    def __enter__(self) -> WebServer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+@contextlib.contextmanager
+def browser() -> Iterator[Any]:
+    """Debian's headless chromium through playwright (never a downloaded browser)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS, headless=True, timeout=60_000)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def open_page(b: Any, url: str, timeout: float = 60.0) -> Any:
+    """A new page on the app, after the first frame of the 3D view arrived (bounded)."""
+    page = b.new_page(viewport=VIEWPORT, accept_downloads=True)
+    page.set_default_timeout(timeout * 1000)
+    page.goto(url, timeout=timeout * 1000)
+    page.wait_for_function(
+        "window.trame && window.trame.state && window.trame.state.get('joint_names')", timeout=timeout * 1000
+    )
+    page.wait_for_selector("#view3d img[src^='blob:']", state="attached", timeout=timeout * 1000)
+    page.evaluate(INSTRUMENT_JS)
+    wait_until(page, "window.__fabrik.frames.length > 0 || document.querySelector('#view3d img').complete", timeout)
+    return page
+
+
+def get_state(page: Any, key: str) -> Any:
+    """``window.trame.state.get(key)``."""
+    return page.evaluate("(k) => window.trame.state.get(k)", key)
+
+
+def trigger(page: Any, name: str, args: Sequence[Any] = (), timeout: float = 15.0) -> Any:
+    """``await window.trame.trigger(name, args)``, failing after ``timeout`` seconds."""
+    return page.evaluate(
+        """([name, args, ms]) => Promise.race([
+             window.trame.trigger(name, args),
+             new Promise((_, reject) => setTimeout(() => reject(new Error('trigger ' + name + ' timed out')), ms)),
+           ])""",
+        [name, list(args), int(timeout * 1000)],
+    )
+
+
+def wait_until(page: Any, js_condition: str, timeout: float = 15.0, arg: Any = None) -> None:
+    """Poll a JS expression (or arrow function taking ``arg``) until truthy; ``TimeoutError`` after ``timeout``."""
+    expr = js_condition if js_condition.lstrip().startswith(("(", "async")) else f"() => ({js_condition})"
+    page.wait_for_function(expr, arg=arg, timeout=timeout * 1000, polling=50)
+
+
+def view_box(page: Any) -> dict[str, float]:
+    """The 3D view's bounding box in page CSS pixels (x, y, width, height)."""
+    box = page.locator("#view3d").bounding_box(timeout=10_000)
+    assert box is not None, "the 3D view is not on the page"
+    return box
+
+
+def handle_point(page: Any, name: str) -> tuple[float, float]:
+    """Page coordinates (CSS pixels) of the handle of ``name``, from ``target_screen_position``."""
+    box = view_box(page)
+    x, y = trigger(page, "target_screen_position", [name])
+    return box["x"] + x, box["y"] + y
+
+
+def frame_count(page: Any) -> int:
+    """How many frames of the 3D view the page received since it was instrumented."""
+    return int(page.evaluate("window.__fabrik.frames.length"))
+
+
+def settle(page: Any, since: float | None = None, quiet: float = 0.4, timeout: float = 10.0) -> None:
+    """Wait until a frame newer than ``since`` (page ``performance.now()`` ms, if given) arrived and no
+    new frame came for ``quiet`` seconds: the view shows its final, still image."""
+    wait_until(
+        page,
+        """([since, ms]) => { const f = window.__fabrik.frames; const last = f.length ? f[f.length - 1] : 0;
+             return (since === null || last > since) && performance.now() - last > ms; }""",
+        timeout,
+        arg=[since, quiet * 1000],
+    )
+
+
+def now(page: Any) -> float:
+    """The page's clock, ``performance.now()`` in milliseconds."""
+    return float(page.evaluate("performance.now()"))
+
+
+def drag(page: Any, start: tuple[float, float], end: tuple[float, float], steps: int = 20, pause: float = 0.03) -> None:
+    """A real mouse drag from ``start`` to ``end`` (page CSS pixels) in ``steps`` moves.
+
+    Moves come ``pause`` seconds apart: vtk.js sends a move to the server only when it
+    follows another within 200 ms, as a user's continuous drag does.
+    """
+    page.mouse.move(*start)
+    page.mouse.down()
+    for k in range(1, steps + 1):
+        f = k / steps
+        page.mouse.move(start[0] + f * (end[0] - start[0]), start[1] + f * (end[1] - start[1]))
+        time.sleep(pause)
+    page.mouse.up()

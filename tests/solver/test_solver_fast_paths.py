@@ -1,0 +1,267 @@
+"""The single-solve fast paths give what the plain paths give.
+
+``checks.vec`` / ``checks.columns`` read common inputs without numpy's round trip
+and must accept, reject and convert exactly as ``checks.point`` / ``checks.points``;
+``Rig.swing_frame`` writes the rotation helpers out in one function and must give
+their floats; the solver's per-target-set plans are cached on the skeleton's rig and
+must not change any result, however the cache fills and empties.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fabrik3d import Skeleton, checks, solve, solve_batch, solve_chain
+from fabrik3d import rotations as rot
+from fabrik3d.model import presets
+from fabrik3d.solver.rig import Rig, pose_frames, rig
+
+BIG = checks.MAX_COORD
+
+
+def bare(name: str) -> Skeleton:
+    s = presets.get(name)
+    return Skeleton(s.names, s.parents, s.rest_positions)
+
+
+def outcome(check: Callable[[Any, str], Any], value: object) -> tuple:
+    """``check(value)`` as a tuple of floats, or the error message."""
+    try:
+        out = check(value, "arg")
+    except ValueError as exc:
+        return ("error", str(exc))
+    if isinstance(out, np.ndarray):
+        return tuple(out.tolist())
+    return tuple(out)
+
+
+POINTS = [
+    [0.5, -1.0, 2.0],
+    (0.5, -1.0, 2.0),
+    [0, 1, 2],
+    [0.0, 1, 2.0],
+    [True, 0.0, 1.0],
+    [np.float64(1.0), 2.0, 3.0],
+    [BIG, -BIG, 0.0],
+    [math.nextafter(BIG, math.inf), 0.0, 0.0],
+    [0.0, -math.nextafter(BIG, math.inf), 0.0],
+    [10**400, 0.0, 0.0],
+    [10**9, -(10**9), 0],
+    [math.nan, 0.0, 0.0],
+    [0.0, math.inf, 0.0],
+    [0.0, 0.0, -math.inf],
+    [0.0, 1.0],
+    [0.0, 1.0, 2.0, 3.0],
+    [[0.0, 1.0, 2.0]],
+    "abc",
+    None,
+    ["a", 0.0, 0.0],
+    np.array([0.5, -1.0, 2.0]),
+    np.array([0.5, -1.0, 2.0], dtype=np.float32),
+    np.array([1, 2, 3]),
+    np.array([0.5, -1.0, 2.0], dtype=">f8"),
+    np.array([0.0, math.nan, 0.0]),
+    np.array([0.0, 0.0, 2e9]),
+    np.array([[0.5, -1.0, 2.0]]),
+    np.array(1.0),
+    np.array([1.0, 2.0, 3.0, 4.0])[::1][1:],
+    np.array([0.0, 1.0, 2.0, 3.0, 4.0, 5.0])[::2],
+    np.array([1.0, 2.0, 3.0], dtype=object),
+]
+
+
+@pytest.mark.parametrize("value", POINTS, ids=range(len(POINTS)))
+def test_vec_accepts_rejects_and_converts_as_point(value: object) -> None:
+    assert outcome(checks.vec, value) == outcome(checks.point, value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.floats(), st.floats(-2e9, 2e9), st.integers(-(10**10), 10**10), st.booleans()),
+        min_size=2,
+        max_size=4,
+    ),
+    st.sampled_from(["list", "tuple", "array"]),
+)
+def test_vec_agrees_with_point_on_random_values(values: list, form: str) -> None:
+    value = {"list": values, "tuple": tuple(values), "array": np.array(values, dtype=float)}[form]
+    assert outcome(checks.vec, value) == outcome(checks.point, value)
+
+
+def _columns_outcome(check: Callable[[Any, str], Any], value: object) -> tuple:
+    try:
+        out = check(value, "arg")
+    except ValueError as exc:
+        return ("error", str(exc))
+    if isinstance(out, np.ndarray):
+        return tuple(map(tuple, out.T.tolist()))
+    return tuple(map(tuple, out))
+
+
+ROWS = [
+    np.arange(12.0).reshape(4, 3),
+    np.arange(12.0).reshape(4, 3).T.copy().T,  # Fortran order
+    np.arange(24.0).reshape(4, 6)[:, ::2],  # not contiguous
+    np.arange(12, dtype=np.float32).reshape(4, 3),
+    np.arange(12).reshape(4, 3),
+    np.arange(12.0).reshape(4, 3).astype(">f8"),
+    np.zeros((0, 3)),
+    np.full((3, 3), 3e8),  # sum of squares beyond 1e18, every coordinate within bounds
+    np.array([[0.0, 0.0, 0.0], [0.0, 2e9, 0.0]]),
+    np.array([[0.0, 0.0, 0.0], [0.0, math.nan, 0.0]]),
+    np.array([[0.0, 0.0, 0.0], [math.inf, 0.0, 0.0]]),
+    np.array([[0.0, 0.0, 0.0], [1e300, 1e300, 0.0]]),
+    np.zeros((3, 2)),
+    np.zeros(3),
+    [[0, 0, 0], [0, 1, 0]],
+    [[0.0, 0.0, 0.0], [0.0, 10**400, 0.0]],
+    [["a", 0, 0], [0, 1, 0]],
+    "abc",
+]
+
+
+@pytest.mark.parametrize("value", ROWS, ids=range(len(ROWS)))
+def test_columns_accepts_rejects_and_converts_as_points(value: object) -> None:
+    assert _columns_outcome(checks.columns, value) == _columns_outcome(checks.points, value)
+
+
+def _composed_swing_frame(r: Rig, j: int, parent_frame: rot.Quat, direction: rot.Vec) -> rot.Quat:
+    local = rot.rotate(rot.conj(parent_frame), direction)
+    s = rot.swing(r.rest_dir[j], local, r.rest_x[j])
+    return rot.mul(parent_frame, rot.mul(s, r.rest_local[j]))
+
+
+def test_swing_frame_gives_the_rotation_helpers_floats() -> None:
+    rng = np.random.default_rng(11)
+    s = bare("humanoid")
+    r = rig(s)
+    for _ in range(400):
+        j = int(rng.integers(len(s)))
+        parent_frame = rot.normalize_quat(tuple(rng.normal(size=4).tolist()))
+        kind = rng.integers(4)
+        if kind == 0:  # a random direction
+            direction = rot.unit(tuple(rng.normal(size=3).tolist()))
+        else:  # along, opposite or nearly opposite the rest direction, in world axes
+            local = r.rest_dir[j] if kind == 1 else tuple(-v for v in r.rest_dir[j])
+            if kind == 3:
+                local = rot.unit(tuple(v + 1e-9 * e for v, e in zip(local, rng.normal(size=3))))
+            direction = rot.rotate(parent_frame, local)
+        assert direction is not None
+        assert r.swing_frame(j, parent_frame, direction) == _composed_swing_frame(r, j, parent_frame, direction)
+
+
+def test_cached_plans_do_not_change_results() -> None:
+    """255 target subsets of the octopus churn the plan cache (it holds 64); every result equals
+    a solve on a fresh skeleton with an empty cache, bit for bit."""
+    cached = bare("octopus")
+    effectors = cached.end_effectors
+    rng = np.random.default_rng(3)
+    problems = []
+    for mask in range(1, 2 ** len(effectors)):
+        chosen = [e for k, e in enumerate(effectors) if mask >> k & 1]
+        targets = {e: cached.rest_positions[cached.index(e)] + rng.normal(size=3) * 0.2 for e in chosen}
+        weights = {e: float(rng.uniform(0.5, 2.0)) for e in chosen} if mask % 7 == 0 else None
+        problems.append((targets, weights))
+    for targets, weights in problems + problems[::-3]:
+        got = solve(cached, targets, weights=weights, max_iterations=3)
+        fresh = solve(
+            Skeleton(cached.names, cached.parents, cached.rest_positions), targets, weights=weights, max_iterations=3
+        )
+        assert got.positions.tobytes() == fresh.positions.tobytes()
+        assert got.rotations.tobytes() == fresh.rotations.tobytes()
+        assert (got.iterations, got.errors) == (fresh.iterations, fresh.errors)
+    assert len(rig(cached).plans) <= 64
+
+
+def test_results_are_fresh_arrays() -> None:
+    """Changing a result (or the cached rest pose's copy) never leaks into the next solve."""
+    s = bare("humanoid")
+    first = solve(s, {})
+    first.positions[:] = 7.0
+    first.rotations[:] = 0.0
+    again = solve(s, {})
+    np.testing.assert_allclose(again.positions, s.rest_positions, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(again.rotations, axis=1), 1.0)
+    hand = solve(s, {"hand_l": s.rest_positions[s.index("hand_l")] + [0.1, 0.0, 0.1]})
+    np.testing.assert_allclose(solve(s, {}).positions, s.rest_positions, atol=1e-12)
+    assert not np.allclose(hand.positions, s.rest_positions)
+
+
+def test_skeleton_state_the_caches_rely_on_is_read_only() -> None:
+    s = bare("humanoid")
+    for arr in (s.parents, s.rest_positions, s.bone_lengths, s.rest_frames):
+        with pytest.raises(ValueError, match="read-only"):
+            arr[0] = 0
+    assert isinstance(s.names, tuple) and isinstance(s.order, tuple) and isinstance(s.end_effectors, tuple)
+    limited = presets.get("humanoid")
+    assert limited.constraints  # the preset has joint limits
+    with pytest.raises(TypeError):
+        limited.constraints["head"] = ()  # type: ignore[index]
+    with pytest.raises(TypeError):
+        s.constraints["head"] = ()  # type: ignore[index]
+
+
+def test_degenerate_steps_at_the_base_match_the_vectorised_chain() -> None:
+    """A chain whose stage-1 pass puts joint 1 exactly on the base, in every axis-aligned
+    orientation: the base's stage-1 point, worked out only for such a step, must be the one
+    the batch solver's vectorised chain (written independently, with numpy) uses."""
+    folded = np.array([[0.0, 0.0, 0.0], [0.0, -1.0, 0.0], [1.0, -1.0, 0.0]])
+    target = np.array([0.0, 1.0, 0.0])
+    names = ["a", "b", "c"]
+    for perm in itertools.permutations(range(3)):
+        for signs in itertools.product((1.0, -1.0), repeat=3):
+            pts, t = folded[:, perm] * signs, target[list(perm)] * signs
+            one = solve_chain(pts, t)
+            assert np.isfinite(one.positions).all() and one.reached
+            s = Skeleton(names, [-1, 0, 1], pts)
+            many = solve_batch(s, {"c": np.repeat(t[None], 32, axis=0)}, positions=pts)
+            np.testing.assert_allclose(many.positions, np.broadcast_to(one.positions, many.positions.shape), atol=1e-9)
+            assert (many.iterations == one.iterations).all()
+
+
+def test_plans_with_other_weights_are_other_plans() -> None:
+    """The same targets with other centroid weights (or none, or an empty mapping, which weighs
+    each proposal by its targeted effectors) on one skeleton give what fresh skeletons give."""
+    cached = bare("humanoid")
+    targets = {
+        name: cached.rest_positions[cached.index(name)] + offset
+        for name, offset in (("head", [0.0, -0.1, 0.2]), ("hand_l", [0.3, 0.4, 0.2]), ("hand_r", [-0.2, 0.5, 0.3]))
+    }
+    results = []
+    for weights in (None, {"hand_l": 4.0}, {"hand_l": 0.25}, {}, {"toe_l": 3.0}, None, {"hand_l": 4.0}):
+        got = solve(cached, targets, weights=weights)
+        fresh = solve(bare("humanoid"), targets, weights=weights)
+        assert got.positions.tobytes() == fresh.positions.tobytes()
+        assert got.rotations.tobytes() == fresh.rotations.tobytes()
+        results.append(got.positions)
+    assert not np.allclose(results[1], results[2])  # the weights do matter
+
+
+@pytest.mark.parametrize(
+    ("positions", "pattern"),
+    [
+        (np.zeros((3, 3)), r"^positions: expected shape \(25, 3\)"),
+        (np.zeros((25, 2)), r"^positions"),
+        (np.full((25, 3), math.nan), r"^positions.*finite"),
+        ("abc", r"^positions"),
+    ],
+)
+def test_pose_frames_names_bad_positions(positions: object, pattern: str) -> None:
+    with pytest.raises(ValueError, match=pattern):
+        pose_frames(bare("humanoid"), positions)  # type: ignore[arg-type]
+
+
+def test_pose_frames_of_a_solved_pose_are_the_solves_frames() -> None:
+    s = bare("humanoid")
+    res = solve(s, {"hand_l": s.rest_positions[s.index("hand_l")] + [0.2, 0.3, 0.1], "head": [0.05, 1.6, 0.1]})
+    np.testing.assert_allclose(pose_frames(s, res.positions), res.rotations, atol=1e-12)
+    np.testing.assert_array_equal(pose_frames(s, res.positions.tolist()), pose_frames(s, res.positions))
