@@ -1,4 +1,5 @@
-"""Old import path, kept working: ``fabrik3d.constraints`` is now ``fabrik3d.model.constraints`` and ``fabrik3d.solver.limits``."""
+"""Old import path, kept working: ``fabrik3d.constraints`` is now ``fabrik3d.model.constraints`` (the
+declarations) and ``fabrik3d.solver.limits`` (the projections)."""
 
 from fabrik3d.model.constraints import (
     Cone,

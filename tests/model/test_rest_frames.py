@@ -61,3 +61,20 @@ def test_scene_files_carry_rest_frames_and_name_bad_ones() -> None:
     bad["joints"][1]["rest_frame"] = [0, 0, 0, 2]
     with pytest.raises(ValueError, match=r"joints\[1\]\.rest_frame: not a unit quaternion"):
         parse_scene(json.dumps(bad), "scene.json")
+
+
+def test_without_constraints_keeps_the_rest_frames() -> None:
+    """Turning limits off (the web UI's switch) keeps explicit rest frames, so the solved rotations
+    are this skeleton's frames; rebuilding from joints and rest pose alone loses them."""
+    s = Skeleton(*CHAIN, constraints={"b": Cone(40)}, rest_frames={"a": TURN})
+    free = s.without_constraints()
+    assert free.constraints == {} and free.explicit_rest_frames == ("a",)
+    np.testing.assert_array_equal(free.rest_frames, s.rest_frames)
+    target = {"c": [0.5, 1.6, 0.2]}
+    got = fabrik3d.solve(free, target).rotations
+    want = fabrik3d.solve(Skeleton(*CHAIN, rest_frames={"a": TURN}), target).rotations
+    np.testing.assert_array_equal(got, want)
+    lost = fabrik3d.solve(Skeleton(*CHAIN), target).rotations
+    assert np.abs(got - lost).max() > 0.1  # the rest frame's turn shows in the solved rotations
+    plain = Skeleton(*CHAIN)
+    assert plain.without_constraints() is plain
