@@ -52,8 +52,11 @@ def test_wheel_contains_the_library_and_the_web_app_but_no_tests(wheel: Path) ->
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names}
     assert "fabrik3d/__init__.py" in names
-    assert "fabrik3d/solver.py" in names
+    assert "fabrik3d/solver/__init__.py" in names
     assert "fabrik3d_web/__init__.py" in names
+    # Every module of the library in the checkout, subpackages included, made it into the wheel.
+    for path in (ROOT / "fabrik3d").rglob("*.py"):
+        assert path.relative_to(ROOT).as_posix() in names
     assert not any(t in ("tests", "web", "benchmarks") for t in tops), sorted(tops)
     assert not any("/tests/" in n or n.startswith("tests/") for n in names)
     # Every module of the web app in the checkout made it into the wheel under its installed name.
