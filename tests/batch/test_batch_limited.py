@@ -403,6 +403,22 @@ def test_a_pole_on_an_untargeted_effector_goes_to_solve_per_problem() -> None:
     assert_equals_solve(s, goal, result, poles=poles, max_iterations=LONG)
 
 
+def test_final_pole_turn_on_a_chain_under_a_rigid_joint_with_root_targets() -> None:
+    """Regression: the poles' final turn runs stage 2, which also places a rigid joint's untargeted
+    children (the humanoid's pelvis and chest carry the legs); the batch's final turn took them for
+    joints of the pose and failed (``TypeError`` in ``put_all``). The head's orientation target and
+    pole, hand targets and per-problem root targets, as in the lead's reproduction."""
+    s = presets.get("humanoid")
+    rng = np.random.default_rng(5)
+    count = 40
+    rest = s.rest_positions
+    goal = {e: rest[s.index(e)] + rng.normal(0.0, 0.12, (count, 3)) for e in ("head", "hand_l", "hand_r")}
+    goal["head"] = (goal["head"], random_turns(count, rng))
+    poles = {"head": rest[s.index("head")] + np.array([0.2, -0.3, 0.4])}
+    root = rest[s.root] + rng.normal(0.0, 0.05, (count, 3))
+    check(s, goal, poles=poles, root_target=root)
+
+
 # -- random constrained chains and trees ------------------------------------------------------------------
 
 
