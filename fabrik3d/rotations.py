@@ -22,6 +22,9 @@ Quat = tuple[float, float, float, float]
 Vec = tuple[float, float, float]
 
 IDENTITY: Quat = (0.0, 0.0, 0.0, 1.0)
+# A frame's +X and +Y axes in its own coordinates (+Y: along the bone; +X: the half-turn axis).
+X_AXIS: Vec = (1.0, 0.0, 0.0)
+Y_AXIS: Vec = (0.0, 1.0, 0.0)
 # Below this squared length a direction is treated as undefined.
 TINY2 = 1e-24
 # Unit vectors whose cross product is shorter than 1e-8 and that point apart count as opposite:

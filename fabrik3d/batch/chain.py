@@ -33,9 +33,9 @@ import math
 
 import numpy as np
 
-from fabrik3d.solver.chain import MAX_BENDS, STALL, STRAIGHT, run_chain
+from fabrik3d.rotations import TINY2
+from fabrik3d.solver.chain import MAX_BENDS, STRAIGHT, run_chain, stalled
 
-_TINY2 = 1e-24
 # With fewer live chains than this, the scalar run_chain finishes them (each numpy call costs ~1 us).
 TAIL = 16
 # With at most this many live chains, the work arrays are compacted into contiguous blocks rather than
@@ -168,7 +168,6 @@ class _Live(LiveColumns):
         self.S, self.NEW = self.s[:m], self.new[:m]
 
     def run(self, iterations: np.ndarray, tol: float, max_it: int) -> None:
-        eps = STALL * tol
         last = self.last
         sub, mul, add = np.subtract, np.multiply, np.add
         it = 0
@@ -185,7 +184,7 @@ class _Live(LiveColumns):
             np.sqrt(new, out=new)
             err = self.err[: self.m]
             done = new <= tol
-            stall = (err - new) < eps
+            stall = stalled(err, new, tol)
             np.copyto(err, new)
             stop = done | stall if it < max_it else np.ones(self.m, dtype=bool)
             if stop.any():
@@ -211,8 +210,8 @@ class _Live(LiveColumns):
             div(lengths[i], s, out=s)
             mul(d, s, out=d)
             p = add(p, d, out=W[i])
-        if last > 1 and not self.l2_m[1:last].min() >= _TINY2:  # NaN too
-            cols = np.flatnonzero(~np.all(self.l2_m[1:last] >= _TINY2, axis=0))
+        if last > 1 and not self.l2_m[1:last].min() >= TINY2:  # NaN too
+            cols = np.flatnonzero(~np.all(self.l2_m[1:last] >= TINY2, axis=0))
             self.w_m[:last, :, cols] = _careful_stage1(self.a[:, :, cols], lengths)[:last]
 
     def stage2(self) -> None:
@@ -228,8 +227,8 @@ class _Live(LiveColumns):
         add(sq0, sq1, out=l2)
         add(l2, sq2, out=l2)
         fix = None
-        if not l2.min() >= _TINY2:
-            cols = np.flatnonzero(~(l2 >= _TINY2))
+        if not l2.min() >= TINY2:
+            cols = np.flatnonzero(~(l2 >= TINY2))
             fix = (cols, _careful_reach(self.a[0][:, cols], W[1][:, cols], self.a[1][:, cols], lengths[0]))
         p = A[0]
         for i in range(1, last + 1):
@@ -243,8 +242,8 @@ class _Live(LiveColumns):
             div(lengths[i - 1], s, out=s)
             mul(d, s, out=d)
             p = add(p, d, out=A[i])
-        if fix is not None or not self.l2_m[1:].min() >= _TINY2:
-            cols = np.flatnonzero(~np.all(self.l2_m[1:] >= _TINY2, axis=0))
+        if fix is not None or not self.l2_m[1:].min() >= TINY2:
+            cols = np.flatnonzero(~np.all(self.l2_m[1:] >= TINY2, axis=0))
             w = self.w_m[:, :, cols]
             w[last] = self.a[last + 1][:, cols]
             w[0] = np.nan  # used only where joint 1 lands on the base
@@ -305,7 +304,7 @@ def _careful_reach(c: np.ndarray, p: np.ndarray, old: np.ndarray, length: float)
     """``p + (c - p) * (length / |c - p|)`` on ``(3, k)`` points; ``c - old`` where ``c`` lies on ``p``."""
     d = c - p
     l2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
-    small = l2 < _TINY2
+    small = l2 < TINY2
     if small.any():  # landed on the joint: keep the old bone's direction
         d = np.where(small, c - old, d)
         l2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
@@ -342,7 +341,7 @@ def _straight(joints: np.ndarray, t: np.ndarray, scale: float) -> np.ndarray:
     far = np.argmax(sq[:, 0] + sq[:, 1] + sq[:, 2], axis=0) + 1
     u = joints[far, :, np.arange(k)].T - b
     n2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2]
-    ok = n2 >= _TINY2
+    ok = n2 >= TINY2
     with np.errstate(invalid="ignore", divide="ignore"):
         u = u / np.sqrt(n2)
     r = np.concatenate([joints, t[None]]) - b

@@ -15,9 +15,9 @@ import numpy as np
 
 from fabrik3d import rotations as rot
 from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.rotations import TINY2
 from fabrik3d.solver.rig import Rig
 
-_TINY2 = 1e-24
 QuatArrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
@@ -85,7 +85,7 @@ def _unit(v: tuple) -> tuple[tuple, np.ndarray]:
     n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
     with np.errstate(invalid="ignore", divide="ignore"):
         n = np.sqrt(n2)
-        return (v[0] / n, v[1] / n, v[2] / n), n2 < _TINY2
+        return (v[0] / n, v[1] / n, v[2] / n), n2 < TINY2
 
 
 # Frames on arrays. The helpers below are ``fabrik3d.rotations``' formulas, term by term in the same

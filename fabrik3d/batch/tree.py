@@ -24,11 +24,10 @@ import numpy as np
 
 from fabrik3d.batch.chain import LiveColumns, blocks
 from fabrik3d.model.skeleton import Skeleton
-from fabrik3d.solver.chain import STALL
+from fabrik3d.rotations import TINY2
+from fabrik3d.solver.chain import settled
 from fabrik3d.solver.rig import Rig, bone_direction
 from fabrik3d.solver.tree import tree_plan
-
-_TINY2 = 1e-24
 
 
 def start_pose(r: Rig, rest: np.ndarray, pts: np.ndarray, root: np.ndarray | None) -> np.ndarray:
@@ -49,7 +48,7 @@ def start_pose(r: Rig, rest: np.ndarray, pts: np.ndarray, root: np.ndarray | Non
             v = (pts[:, j] - pts[:, p]).T
             n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
             u = v / np.sqrt(n2)
-            bad = n2 < _TINY2
+            bad = n2 < TINY2
             if bad.any():  # coincident joints: the rest bone's direction
                 d = bone_direction(rest_rows[p], rest_rows[j])
                 assert d is not None
@@ -177,7 +176,6 @@ class _TreeLive(LiveColumns):
         self.S, self.ONE, self.NEW = self.s[:m], self.one[:m], self.new[:m]
 
     def run(self, iterations: np.ndarray, tol: float, max_it: int) -> None:
-        eps = STALL * tol
         it = 0
         while self.m and it < max_it:
             it += 1
@@ -186,7 +184,7 @@ class _TreeLive(LiveColumns):
             self.stage2()
             new = self.largest_error()
             err = self.err[: self.m]
-            stop = (np.abs(err - new) < eps) | (new <= tol)
+            stop = settled(err, new, tol) | (new <= tol)
             np.copyto(err, new)
             if it >= max_it:
                 stop[:] = True
@@ -224,8 +222,8 @@ class _TreeLive(LiveColumns):
                 first = False
             if total != 1.0:
                 np.divide(Q[j], total, out=Q[j])
-        if self.plan.size > 1 and not self.l2in_m[1:].min() >= _TINY2:  # NaN too; row 0 is the root
-            cols = np.flatnonzero(~np.all(self.l2in_m[1:] >= _TINY2, axis=0))
+        if self.plan.size > 1 and not self.l2in_m[1:].min() >= TINY2:  # NaN too; row 0 is the root
+            cols = np.flatnonzero(~np.all(self.l2in_m[1:] >= TINY2, axis=0))
             self.q_m[:, :, cols] = _careful_stage1(self.plan, self.a[:, :, cols])
 
     def stage2(self) -> None:
@@ -233,8 +231,8 @@ class _TreeLive(LiveColumns):
         X, Q, L2 = self.X, self.Q, self.L2out
         for j, p, length, _ in self.plan.outward:
             np.add(X[p], self._step(Q[j], X[p], length, L2[j]), out=X[j])
-        if self.plan.size > 1 and not self.l2out_m[1:].min() >= _TINY2:
-            cols = np.flatnonzero(~np.all(self.l2out_m[1:] >= _TINY2, axis=0))
+        if self.plan.size > 1 and not self.l2out_m[1:].min() >= TINY2:
+            cols = np.flatnonzero(~np.all(self.l2out_m[1:] >= TINY2, axis=0))
             x = self.a[:, :, cols]
             q = self.q_m[:, :, cols]
             for j, t in self.plan.targets:
@@ -281,7 +279,7 @@ def _careful_stage1(plan: _Plan, x: np.ndarray) -> np.ndarray:
         for c, length, wc in kids:
             d = x[j] - q[c]
             l2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
-            small = l2 < _TINY2
+            small = l2 < TINY2
             if small.any():  # keep the old bone's direction
                 d = np.where(small, x[j] - x[c], d)
                 l2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
@@ -300,12 +298,12 @@ def _careful_stage2(plan: _Plan, x: np.ndarray, q: np.ndarray) -> None:
     for j, p, length, bone in plan.outward:
         d = q[j] - x[p]
         l2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
-        small = l2 < _TINY2
+        small = l2 < TINY2
         if small.any():
             a = q[j] - q[p]
             l2a = a[0] * a[0] + a[1] * a[1] + a[2] * a[2]
             rx, ry, rz = bone
-            tiny = l2a < _TINY2
+            tiny = l2a < TINY2
             d = np.where(small, np.where(tiny, np.array(bone)[:, None], a), d)
             l2 = np.where(small, np.where(tiny, rx * rx + ry * ry + rz * rz, l2a), l2)
         x[j] = x[p] + d * (length / np.sqrt(l2))

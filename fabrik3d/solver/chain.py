@@ -34,11 +34,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from fabrik3d import checks
-from fabrik3d.rotations import unit
+from fabrik3d.rotations import TINY2, unit
 
 # An iteration that improves the error by less than STALL * tolerance ends the solve.
 STALL = 1e-3
@@ -48,7 +49,20 @@ BEND_DEG = 10.0
 MAX_BENDS = 3
 # A stalled chain within STRAIGHT * reach of the line through its target counts as straight.
 STRAIGHT = 1e-2
-_TINY2 = 1e-24
+
+
+def stalled(before: Any, after: Any, tol: float) -> Any:
+    """The chain's stall rule: an iteration took the error from ``before`` to ``after`` (scene
+    units) and bettered it by less than ``STALL * tol``. Floats, or ``(m,)`` arrays (the batch
+    kernel's live chains: then an ``(m,)`` mask)."""
+    return before - after < STALL * tol
+
+
+def settled(before: Any, after: Any, tol: float) -> Any:
+    """The tree's stall rule: an iteration changed the largest error (``before`` to ``after``)
+    by less than ``STALL * tol``, either way (with an unreachable target the largest error may
+    rise). Floats, or ``(m,)`` arrays (an ``(m,)`` mask)."""
+    return abs(before - after) < STALL * tol
 
 
 @dataclass(frozen=True)
@@ -137,8 +151,7 @@ def run_chain(
         return 1, sqrt((px - tx) * (px - tx) + (py - ty) * (py - ty) + (pz - tz) * (pz - tz))
     ex, ey, ez = xs[last] - tx, ys[last] - ty, zs[last] - tz
     err = sqrt(ex * ex + ey * ey + ez * ez)
-    eps = STALL * tol
-    tiny = _TINY2
+    tiny = TINY2
     it = 0
     bent = 0
     # Stage 1 writes to qx, qy, qz and leaves xs, ys, zs as they were (the old joints a degenerate
@@ -195,7 +208,7 @@ def run_chain(
             ys[i] = py
             zs[i] = pz
         new = sqrt((px - tx) * (px - tx) + (py - ty) * (py - ty) + (pz - tz) * (pz - tz))
-        if err - new < eps and new > tol:
+        if stalled(err, new, tol) and new > tol:
             if bent < MAX_BENDS and _bend_if_straight(xs, ys, zs, ds, target):
                 bent += 1
                 err = math.inf  # the bent pose starts afresh: its first iteration may well be worse

@@ -222,8 +222,8 @@ def bind(skeleton: Skeleton, rest_local: Sequence[rot.Quat]) -> list[JointLimits
     limits = [JointLimits() for _ in skeleton.names]
     for name, items in skeleton.constraints.items():
         j = skeleton.index(name)
-        rest_dir = rot.rotate(rest_local[j], (0.0, 1.0, 0.0))
-        rest_x = rot.rotate(rest_local[j], (1.0, 0.0, 0.0))
+        rest_dir = rot.rotate(rest_local[j], rot.Y_AXIS)
+        rest_x = rot.rotate(rest_local[j], rot.X_AXIS)
         lim = limits[j]
         for c in items:
             if isinstance(c, Cone):

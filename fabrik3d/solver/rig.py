@@ -17,9 +17,6 @@ from fabrik3d.solver import limits
 if TYPE_CHECKING:
     from fabrik3d.model.skeleton import Skeleton
 
-_Y = (0.0, 1.0, 0.0)
-_X = (1.0, 0.0, 0.0)
-
 
 # Plans kept per rig (``Rig.cached``).
 MAX_PLANS = 64
@@ -41,8 +38,8 @@ class Rig:
         self.order = list(skeleton.order)
         self.rest_frames = r0
         self.rest_local = [rot.mul(rot.conj(r0[p]), r0[j]) if p >= 0 else r0[j] for j, p in enumerate(self.parents)]
-        self.rest_dir = [rot.rotate(q, _Y) for q in self.rest_local]
-        self.rest_x = [rot.rotate(q, _X) for q in self.rest_local]
+        self.rest_dir = [rot.rotate(q, rot.Y_AXIS) for q in self.rest_local]
+        self.rest_x = [rot.rotate(q, rot.X_AXIS) for q in self.rest_local]
         self.limits = limits.bind(skeleton, self.rest_local)
         self.rigid = [lim.rigid for lim in self.limits]
         self.children = [list(skeleton.children(j)) for j in range(len(r0))]
@@ -97,8 +94,8 @@ class Rig:
         """World frame of joint ``j`` whose bone points along the unit ``direction``.
 
         ``R_p · swing(L0_j·Y, R_p⁻¹·direction, L0_j·X) · L0_j`` (module docstring): the
-        ``rotations`` helpers ``rotate``, ``swing`` and ``mul`` written out in one
-        function, operation for operation (the same floats; tests/test_solver_fast_paths.py
+        ``rotations`` helpers ``rotate`` and ``mul`` written out around ``rotations.swing``,
+        operation for operation (the same floats; tests/solver/test_solver_fast_paths.py
         compares them), since every solve calls it for every joint.
         """
         fx, fy, fz, fw = parent_frame
@@ -111,19 +108,7 @@ class Rig:
         bx = vx + fw * tx + (qy * tz - qz * ty)
         by = vy + fw * ty + (qz * tx - qx * tz)
         bz = vz + fw * tz + (qx * ty - qy * tx)
-        # s = rot.swing(rest_dir, local, rest_x)
-        ax, ay, az = self.rest_dir[j]
-        d = ax * bx + ay * by + az * bz
-        cx = ay * bz - az * by
-        cy = az * bx - ax * bz
-        cz = ax * by - ay * bx
-        c2 = cx * cx + cy * cy + cz * cz
-        if d < 0.0 and c2 < rot.OPPOSITE2:  # opposite: the half turn of rot.swing
-            sx, sy, sz, sw = rot.swing(self.rest_dir[j], (bx, by, bz), self.rest_x[j])
-        else:
-            w = 1.0 + d if d >= 0.0 else c2 / (1.0 - d)
-            n = math.sqrt(c2 + w * w)
-            sx, sy, sz, sw = cx / n, cy / n, cz / n, w / n
+        sx, sy, sz, sw = rot.swing(self.rest_dir[j], (bx, by, bz), self.rest_x[j])
         # rot.mul(parent_frame, rot.mul(s, rest_local))
         lx, ly, lz, lw = self.rest_local[j]
         mx = sw * lx + sx * lw + sy * lz - sz * ly

@@ -16,7 +16,7 @@ targets. One iteration is
 
 The solve stops when every targeted effector is within ``tolerance``, after
 ``max_iterations``, or when an iteration changes the largest error by less
-than ``STALL * tolerance`` (``fabrik3d.chain.STALL``): the pose has settled.
+than ``STALL * tolerance`` (``fabrik3d.solver.chain.settled``): the pose has settled.
 An iteration that makes the largest error worse is kept (with an unreachable
 target, the first iterations trade its error for the others'), so a
 reachable target is never frozen by an unreachable one. Work is done in
@@ -45,11 +45,9 @@ from fabrik3d import checks
 from fabrik3d import rotations as rot
 from fabrik3d.model import targets as tg
 from fabrik3d.model.skeleton import Skeleton
-from fabrik3d.solver.chain import STALL, run_chain
+from fabrik3d.solver.chain import run_chain, settled
 from fabrik3d.solver.constrained.solve import LimitedSolve
 from fabrik3d.solver.rig import Rig, rig
-
-_TINY2 = 1e-24
 
 
 @dataclass(frozen=True)
@@ -328,8 +326,7 @@ def _solve_tree(
         qx[e], qy[e], qz[e] = tx, ty, tz
     aims = [(e, tx, ty, tz) for e, (tx, ty, tz) in goal.items()]
     sqrt = math.sqrt
-    tiny = _TINY2
-    eps = STALL * tol
+    tiny = rot.TINY2
     err = math.inf
     it = 0
     while True:
@@ -338,7 +335,7 @@ def _solve_tree(
             v = sqrt((xs[e] - tx) * (xs[e] - tx) + (ys[e] - ty) * (ys[e] - ty) + (zs[e] - tz) * (zs[e] - tz))
             if v > new:
                 new = v
-        if it and abs(err - new) < eps:  # settled (an unreachable target keeps the others' compromise)
+        if it and settled(err, new, tol):  # settled (an unreachable target keeps the others' compromise)
             break
         err = new
         if not (err > tol and it < max_it):

@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from fabrik3d.solver.constrained.plan import LimitedPlan
     from fabrik3d.solver.rig import Rig
 
-_Y = (0.0, 1.0, 0.0)
-
 
 class BatchDampedSteps:
     """Mixin of ``BatchLimited``: errors, ranks, forward kinematics and damped steps.
@@ -105,7 +103,7 @@ class BatchDampedSteps:
         orientation target ``q``: the twist beyond the limit (radians) and its world axis."""
         r = self.r
         base = rot.mul(fp, r.rest_local[e])
-        tau = bm.twist_angle(rot.mul(rot.conj(base), q), _Y)
+        tau = bm.twist_angle(rot.mul(rot.conj(base), q), rot.Y_AXIS)
         return tau - bm.clamp_angle(tau, *r.limits[e].twist), rot.y_axis(base)  # type: ignore[misc]
 
     # -- damped least-squares steps ------------------------------------------------------------

@@ -30,8 +30,6 @@ if TYPE_CHECKING:
 
 BVec = tuple[Any, Any, Any]
 BQuat = tuple[Any, Any, Any, Any]
-_X = (1.0, 0.0, 0.0)
-_Y = (0.0, 1.0, 0.0)
 
 
 def take(v: tuple, idx: np.ndarray) -> tuple:
@@ -109,7 +107,7 @@ class BatchPasses:
             else:
                 sx = sy = sz = sw = 0.0
                 for c, w in kids:
-                    d = bm.unit_or(rot.sub(pose[j], q[c]), bm.unit_or(rot.sub(pose[j], pose[c]), (0.0, 1.0, 0.0)))
+                    d = bm.unit_or(rot.sub(pose[j], q[c]), bm.unit_or(rot.sub(pose[j], pose[c]), rot.Y_AXIS))
                     p = rot.add(q[c], d, r.lengths[c])
                     sx, sy, sz, sw = sx + w * p[0], sy + w * p[1], sz + w * p[2], sw + w
                 q[j] = (sx / sw, sy / sw, sz / sw)
@@ -165,7 +163,7 @@ class BatchPasses:
                 (c1, _), (c2, _) = kids
                 a, a_ok = bm.unit(rot.rotate(fj, rot.sub(r.offset[c2], r.offset[c1])))
                 b, b_ok = bm.unit(rot.sub(q[c2], q[c1]))
-            return bm.pick(a_ok & b_ok, bm.swing(a, b, rot.rotate(fj, _X)), rot.IDENTITY)
+            return bm.pick(a_ok & b_ok, bm.swing(a, b, rot.rotate(fj, rot.X_AXIS)), rot.IDENTITY)
         ws = [w for _, w in kids]
         src: list[Any] = [r.offset[c] for c, _ in kids]
         dst: list[Any] = [rot.sub(q[c], pj) for c, _ in kids]
@@ -245,7 +243,7 @@ class BatchPasses:
                 if c == first:
                     pose[c] = rot.add(pj, rot.y_axis(frames[j]), lengths[c])
                 else:
-                    d = bm.unit_or(rot.sub(q[c], pj), bm.unit_or(rot.sub(start[c], start[j]), (0.0, 1.0, 0.0)))
+                    d = bm.unit_or(rot.sub(q[c], pj), bm.unit_or(rot.sub(start[c], start[j]), rot.Y_AXIS))
                     pose[c] = rot.add(pj, d, lengths[c])
         return pose, frames
 
@@ -333,11 +331,11 @@ class BatchPasses:
         aim = self.turn.get(j)
         if aim is None:
             return base
-        tau = bm.twist_angle(rot.mul(rot.conj(base), aim[0]), _Y)
+        tau = bm.twist_angle(rot.mul(rot.conj(base), aim[0]), rot.Y_AXIS)
         limit = r.limits[j].twist
         if limit is not None:
             tau = bm.clamp_angle(tau, *limit)
-        return rot.mul(base, bm.axis_angle(_Y, tau))
+        return rot.mul(base, bm.axis_angle(rot.Y_AXIS, tau))
 
     def project(self, pose: list[BVec], frames: list[BQuat]) -> tuple[list[BVec], list[BQuat]]:
         """``LimitedSolve.project``: a pose projected onto the limits, one stage 2 of every joint

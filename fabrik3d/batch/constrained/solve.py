@@ -44,6 +44,7 @@ from fabrik3d.solver.constrained.solve import (
     START_DAMPING,
     YIELD_AFTER,
     LimitedSolve,
+    slowed,
 )
 from fabrik3d.solver.rig import Rig
 
@@ -53,6 +54,11 @@ TAIL = 16
 # Smaller batches run the scalar solve per problem: numpy's per-call cost exceeds the loop's
 # (the humanoid breaks even at about 100 problems, the octopus, 8 tentacles, at a few hundred).
 MIN_BATCH = 256
+
+
+def stalled(low: np.ndarray, now: np.ndarray, gain: np.ndarray, tol: float) -> np.ndarray:
+    """``solver.constrained.solve.stalled`` per problem (``(m,)`` arrays; an ``(m,)`` mask)."""
+    return low - now < np.maximum(LIMITED_STALL * tol, gain * low)
 
 
 class BatchLimited(BatchPasses, BatchDampedSteps, BatchPoleTurns):
@@ -135,7 +141,6 @@ class BatchLimited(BatchPasses, BatchDampedSteps, BatchPoleTurns):
         s = _State(pose, frames, start, given, err, score, active, it, limit, patience, gain, carry)
         if oriented:
             s.top = (*self.rank(err, pose), err, list(pose), list(frames))
-        eps = LIMITED_STALL * tol
         gain2, slow2 = FABRIK_GAIN**2, (1.0 - SLOW_GAIN) ** 2
         while True:
             going = (s.err > tol) & (s.it < s.max_it) & (s.stalls < s.patience)
@@ -195,11 +200,10 @@ class BatchLimited(BatchPasses, BatchDampedSteps, BatchPoleTurns):
             s.weak = weak
             s.pose, s.frames = new_pose, new_frames
             s.err, s.score = self.errors(s.pose, s.frames)
-            low = np.sqrt(s.best_score)
-            gained = low - np.sqrt(s.score)
-            s.stalls = np.where(gained < np.maximum(eps, s.gain * low), s.stalls + 1, 0)
+            low, now = np.sqrt(s.best_score), np.sqrt(s.score)
+            s.stalls = np.where(stalled(low, now, s.gain, tol), s.stalls + 1, 0)
             if self.poles:  # poles stop turning joints after YIELD_AFTER slow iterations in a row
-                s.slow = np.where(gained < SLOW_GAIN * low, s.slow + 1, 0)
+                s.slow = np.where(slowed(low, now), s.slow + 1, 0)
                 s.carry.yielded |= s.slow >= YIELD_AFTER
             yielding = (s.stalls >= YIELD_AFTER) & (s.yield_share > ORIENTATION_IN_FORCE)
             if yielding.any():

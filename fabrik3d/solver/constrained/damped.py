@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from fabrik3d.solver.constrained.plan import LimitedPlan
     from fabrik3d.solver.rig import Rig
 
-_Y = (0.0, 1.0, 0.0)
 # Twist rows join a damped step once every position is within this many tolerances.
 TWIST_NEAR = 5.0
 WORLD_AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
@@ -72,8 +71,8 @@ class DampedSteps:
         base = rot.mul(fp, r.rest_local[e])
         limit = r.limits[e].twist
         if limit is None or g.orientation is None:
-            return None, _Y
-        tau = rot.twist_angle(rot.mul(rot.conj(base), g.orientation), _Y)
+            return None, rot.Y_AXIS
+        tau = rot.twist_angle(rot.mul(rot.conj(base), g.orientation), rot.Y_AXIS)
         return tau - clamp_angle(tau, *limit), rot.y_axis(base)
 
     def forward(

@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from fabrik3d.model.targets import Goal
     from fabrik3d.solver.rig import Rig
 
-_Y = (0.0, 1.0, 0.0)
-_X = (1.0, 0.0, 0.0)
 # A hinge that needs a larger correction than this (a chord of its unit direction) swivels its
 # parent's aim: SWIVELS turns about the line to the grandchild, then SWIVEL_REFINE halvings.
 SWIVEL_MISFIT = 0.2
@@ -130,14 +128,14 @@ class ReachingPasses:
             a, b = rot.unit(rot.rotate(fj, r.offset[c])), rot.unit(_sub(q[c], pj))
             if a is None or b is None:
                 return rot.IDENTITY
-            return rot.swing(a, b, rot.rotate(fj, _X))
+            return rot.swing(a, b, rot.rotate(fj, rot.X_AXIS))
         if len(kids) == 2:
             (c1, _), (c2, _) = kids
             a = rot.unit(rot.rotate(fj, _sub(r.offset[c2], r.offset[c1])))
             b = rot.unit(_sub(q[c2], q[c1]))
             if a is None or b is None:
                 return rot.IDENTITY
-            return rot.swing(a, b, rot.rotate(fj, _X))
+            return rot.swing(a, b, rot.rotate(fj, rot.X_AXIS))
         ws = [w for _, w in kids]
         src = [r.offset[c] for c, _ in kids]
         dst = [_sub(q[c], pj) for c, _ in kids]
@@ -290,11 +288,11 @@ class ReachingPasses:
         g = self.goals.get(j)
         if g is None or g.orientation is None:
             return base
-        tau = rot.twist_angle(rot.mul(rot.conj(base), g.orientation), _Y)
+        tau = rot.twist_angle(rot.mul(rot.conj(base), g.orientation), rot.Y_AXIS)
         limit = r.limits[j].twist
         if limit is not None:
             tau = clamp_angle(tau, *limit)
-        return rot.mul(base, rot.axis_angle(_Y, tau))
+        return rot.mul(base, rot.axis_angle(rot.Y_AXIS, tau))
 
     def limit_frame(self, j: int, fp: rot.Quat, frame: rot.Quat) -> rot.Quat:
         """``frame`` with the joint's swing and twist limits applied (relative to ``fp``)."""

@@ -8,8 +8,6 @@ from fabrik3d import rotations as rot
 from fabrik3d.solver.limits import _BoundHinge
 from fabrik3d.solver.rig import Rig
 
-_Y = (0.0, 1.0, 0.0)
-
 
 class LimitedPlan:
     """What a constrained solve needs of its rig and targeted effectors, fixed for the pair (and
@@ -46,7 +44,7 @@ class LimitedPlan:
             if self.kids[j] and (len(self.kids[j]) == 1 or r.rigid[j]) and not (r.rigid[j] and r.parents[j] < 0)
         ]
         # (a leaf's bone is also along this in its own frame: it copies its parent's rest frame)
-        self.offset_dir = [rot.unit(o) or _Y for o in r.offset]
+        self.offset_dir = [rot.unit(o) or rot.Y_AXIS for o in r.offset]
         targeted = set(effectors)
         self.effectors_beneath = {j: [e for e in r.subtree(j) if e in targeted] for j in self.turnable}
         # Damped least-squares steps after slow FABRIK iterations help limited joints (hinges above all).

@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Any
 
 from fabrik3d import rotations as rot
 from fabrik3d.model.targets import Goal
@@ -79,7 +80,6 @@ from fabrik3d.solver.constrained.plan import limited_plan
 from fabrik3d.solver.constrained.poles import PoleTurns
 from fabrik3d.solver.rig import Rig
 
-_Y = (0.0, 1.0, 0.0)
 STALL_RUN = 10
 # With limits, progress is slower but also ends sooner in a compromise: a larger epsilon.
 LIMITED_STALL = 1e-2
@@ -101,6 +101,19 @@ START_DAMPING, MIN_DAMPING, MAX_DAMPING = 0.05, 1e-4, 10.0
 MAX_RESTARTS = 10
 # A warm solve stuck short of targets within reach makes one attempt from the rest pose, this long.
 FALLBACK_ITERATIONS = 6
+
+
+def stalled(low: float, now: float, gain: float, tol: float) -> bool:
+    """The constrained solve's stall rule: an iteration left the root of the sum of squared errors
+    at ``now``, bettering the best so far, ``low``, by less than ``LIMITED_STALL * tol`` and by less
+    than ``gain`` times it (scene units)."""
+    return low - now < max(LIMITED_STALL * tol, gain * low)
+
+
+def slowed(low: Any, now: Any) -> Any:
+    """An iteration bettered the best root of the sum of squared errors ``low`` by less than
+    ``SLOW_GAIN`` of it, to ``now`` (floats, or ``(m,)`` arrays: then an ``(m,)`` mask)."""
+    return low - now < SLOW_GAIN * low
 
 
 class LimitedSolve(ReachingPasses, DampedSteps, PoleTurns):
@@ -276,7 +289,6 @@ class LimitedSolve(ReachingPasses, DampedSteps, PoleTurns):
         # With orientation targets, the pose returned is the best by rank (see ``rank``), the
         # given one included, so that yielding orientations never makes them worse than that.
         top = (self.rank(err, pose), err, pose, frames) if self.oriented else None
-        eps = LIMITED_STALL * tol
         stalls = ran = slow = 0
         weak = False
         while err > tol and it < max_it and stalls < patience:
@@ -307,9 +319,9 @@ class LimitedSolve(ReachingPasses, DampedSteps, PoleTurns):
                         break
             pose, frames = new_pose, new_frames
             err, score = self.largest_error(pose, frames), self.squared_errors(pose, frames)
-            low = math.sqrt(best[0])
-            stalls = stalls + 1 if low - math.sqrt(score) < max(eps, gain * low) else 0
-            slow = slow + 1 if low - math.sqrt(score) < SLOW_GAIN * low else 0
+            low, now = math.sqrt(best[0]), math.sqrt(score)
+            stalls = stalls + 1 if stalled(low, now, gain, tol) else 0
+            slow = slow + 1 if slowed(low, now) else 0
             if slow >= YIELD_AFTER:
                 # A pole on a side the limits forbid can hold a reachable target off, or slow the
                 # solve to a crawl: targets win, the poles stop turning joints (the final pole
