@@ -24,6 +24,7 @@ a few inputs in a hundred, which a stalled constrained solve, damped with a smal
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -74,7 +75,9 @@ def unit(v: VecLike) -> tuple[Vec, np.ndarray]:
     n2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2]
     ok = np.asarray(n2 >= rot.TINY2)
     n = np.sqrt(np.where(ok, n2, 1.0))
-    u = pick(ok, (v[0] / n, v[1] / n, v[2] / n), v)
+    u = (v[0] / n, v[1] / n, v[2] / n)
+    if not ok.all():  # (the usual case needs no pick: the quotients are new arrays of the full shape)
+        u = pick(ok, u, v)
     return u, ok  # type: ignore[return-value]
 
 
@@ -96,30 +99,42 @@ def _perpendicular(v: VecLike) -> Vec:
 
 
 @_quiet
-def swing(a: VecLike, b: VecLike, half_turn_axis: VecLike) -> Quat:
+def swing(a: VecLike, b: VecLike, half_turn_axis: VecLike, fold: bool = False) -> Quat:
     """``rotations.swing``: minimal rotation taking unit ``a`` onto unit ``b`` (each batch or constant).
 
     Where ``b`` is opposite ``a``: the half turn about ``half_turn_axis`` made
     perpendicular to ``a`` (about ``a``'s perpendicular where they are parallel).
+    With ``fold``, products by a constant 0.0 or 1.0 are skipped as in ``mul`` (the same
+    floats but for the sign of a zero; a component that is a constant zero stays a float):
+    for the plain path's frames (``fabrik3d.batch.frames``), whose rest directions are
+    mostly along the axes; the constrained twins take every product, as the scalar does.
     """
+    m, add, sub, div = (_m, _add, _sub, _div) if fold else (operator.mul, operator.add, operator.sub, operator.truediv)
     ax, ay, az = a
     bx, by, bz = b
-    d = ax * bx + ay * by + az * bz
-    cx = ay * bz - az * by
-    cy = az * bx - ax * bz
-    cz = ax * by - ay * bx
-    opposite = (d < 0.0) & (cx * cx + cy * cy + cz * cz < rot.OPPOSITE2)
-    axis: tuple[Any, ...] = (0.0, 0.0, 0.0)
+    d = add(add(m(ax, bx), m(ay, by)), m(az, bz))
+    cx = sub(m(ay, bz), m(az, by))
+    cy = sub(m(az, bx), m(ax, bz))
+    cz = sub(m(ax, by), m(ay, bx))
+    c2 = add(add(m(cx, cx), m(cy, cy)), m(cz, cz))
+    opposite = (d < 0.0) & (c2 < rot.OPPOSITE2)
+    w = np.where(d >= 0.0, 1.0 + d, c2 / (1.0 - d))  # 1 + cos = sin² / (1 - cos): no cancellation
+    n = np.sqrt(add(c2, w * w))
+    q: tuple[Any, ...] = (div(cx, n), div(cy, n), div(cz, n), w / n)
     if np.any(opposite):  # (the half turn is rare: computed only when some problem needs it)
         hx, hy, hz = half_turn_axis
         k = hx * ax + hy * ay + hz * az
         axis, ok = unit((hx - k * ax, hy - k * ay, hz - k * az))
         axis = pick(ok, axis, unit(_perpendicular(a))[0])
-    c2 = cx * cx + cy * cy + cz * cz
-    w = np.where(d >= 0.0, 1.0 + d, c2 / (1.0 - d))
-    n = np.sqrt(c2 + w * w)
-    q = pick(opposite, (*axis, 0.0), (cx / n, cy / n, cz / n, w / n))
-    return _full(q, (*a, *b, *half_turn_axis))  # type: ignore[return-value]
+        q = pick(opposite, (*axis, 0.0), q)
+    if fold:
+        return q  # type: ignore[return-value]
+    shape = np.broadcast_shapes(*(np.shape(v) for v in (*q, *a, *b, *half_turn_axis)))
+    # (new arrays of the full shape are returned as they are; others broadcast into new ones)
+    return tuple(
+        v if isinstance(v, np.ndarray) and v.shape == shape else np.array(np.broadcast_to(v, shape), dtype=float)
+        for v in q
+    )  # type: ignore[return-value]
 
 
 @_quiet
@@ -176,6 +191,73 @@ def fit_rotation(src: list[VecLike], dst: list[VecLike], weights: list[float], f
     flat = vals[:, -1] - vals[:, -2] <= 1e-9 * np.where(1e-300 > top, 1e-300, top)
     q = normalize_quat((vecs[:, 1, -1], vecs[:, 2, -1], vecs[:, 3, -1], vecs[:, 0, -1]))
     return pick(flat, fallback, q)  # type: ignore[return-value]
+
+
+# -- constants folded ------------------------------------------------------------------------------
+# ``mul`` and ``rotate`` are ``fabrik3d.rotations``' formulas, term by term in the same
+# order, on components that are arrays or Python floats (the rig's constants): a product with a
+# constant 0.0 is dropped and one with 1.0 is the other factor, so rest frames and directions along
+# the axes (common: a rest bone along +Y has the identity rest rotation) cost no array work. Dropping
+# an exact zero term changes nothing but the sign of a zero. (``fabrik3d.batch.frames`` uses them;
+# the constrained twins take ``rotations.mul`` and ``rotate`` as they are, which run on batch tuples.)
+def _m(a: Any, b: Any) -> Any:
+    if type(a) is float:
+        if a == 0.0:
+            return 0.0
+        if a == 1.0:
+            return b
+    if type(b) is float:
+        if b == 0.0:
+            return 0.0
+        if b == 1.0:
+            return a
+    return a * b
+
+
+def _add(a: Any, b: Any) -> Any:
+    if type(b) is float and b == 0.0:
+        return a
+    if type(a) is float and a == 0.0:
+        return b
+    return a + b
+
+
+def _sub(a: Any, b: Any) -> Any:
+    if type(b) is float and b == 0.0:
+        return a
+    if type(a) is float and a == 0.0:
+        return -b
+    return a - b
+
+
+def _div(a: Any, b: Any) -> Any:
+    return 0.0 if type(a) is float and a == 0.0 else a / b
+
+
+def mul(a: QuatLike, b: QuatLike) -> QuatLike:
+    """``rotations.mul`` with constants folded (see above)."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return (
+        _sub(_add(_add(_m(aw, bx), _m(ax, bw)), _m(ay, bz)), _m(az, by)),
+        _add(_add(_sub(_m(aw, by), _m(ax, bz)), _m(ay, bw)), _m(az, bx)),
+        _add(_sub(_add(_m(aw, bz), _m(ax, by)), _m(ay, bx)), _m(az, bw)),
+        _sub(_sub(_sub(_m(aw, bw), _m(ax, bx)), _m(ay, by)), _m(az, bz)),
+    )
+
+
+def rotate(q: QuatLike, v: VecLike) -> VecLike:
+    """``rotations.rotate`` with constants folded (see above)."""
+    qx, qy, qz, qw = q
+    vx, vy, vz = v
+    tx = _m(2.0, _sub(_m(qy, vz), _m(qz, vy)))
+    ty = _m(2.0, _sub(_m(qz, vx), _m(qx, vz)))
+    tz = _m(2.0, _sub(_m(qx, vy), _m(qy, vx)))
+    return (
+        _add(_add(vx, _m(qw, tx)), _sub(_m(qy, tz), _m(qz, ty))),
+        _add(_add(vy, _m(qw, ty)), _sub(_m(qz, tx), _m(qx, tz))),
+        _add(_add(vz, _m(qw, tz)), _sub(_m(qx, ty), _m(qy, tx))),
+    )
 
 
 # -- fabrik3d.constraints --------------------------------------------------------------------------
