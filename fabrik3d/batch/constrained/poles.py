@@ -246,9 +246,9 @@ class BatchPoleTurns:
                 better = (side > best_side[at]) & (self.largest_error(new_pose, new_frames) <= limit[at])
             if better.any():
                 kept, into = np.flatnonzero(better), at[better]
-                # (the active joints only: stage 2 also places a rigid joint's untargeted children,
-                # which the pose does not hold and ``place_untargeted`` places afresh)
-                moved = [v if a else None for v, a in zip(new_pose, plan.active)]
+                # (the joints the pose holds: stage 2 also places a rigid joint's untargeted children,
+                # which a solve's pose leaves out, ``None``, and ``place_untargeted`` places afresh)
+                moved = [None if b is None else v for v, b in zip(new_pose, best_pose)]
                 put_all(best_pose, into, take_all(moved, kept), m)
                 put_all(best_frames, into, take_all(new_frames, kept), m)
                 best_side[into] = side[better]
