@@ -26,6 +26,7 @@ from helpers.batch import assert_equals_solve, random_poses
 from helpers.limits import arbitrary_pose, assert_valid, random_pose, unit
 
 from fabrik3d import BatchResult, Cone, EllipticalCone, Hinge, Rigid, Skeleton, Target, Twist, solve_batch
+from fabrik3d.batch.constrained import attempt as batch_attempt
 from fabrik3d.batch.constrained import solve as batch_limited
 from fabrik3d.model import presets
 from fabrik3d.solver.rig import pose_frames
@@ -204,7 +205,7 @@ def test_restarts_and_warm_retries_run_vectorised(name: str, monkeypatch: pytest
     """With no tail handed back (``TAIL`` 0), nothing goes to ``solve``: a cold batch's restarts and a
     warm batch's retries from the rest pose run in ``batch_limited`` (each called, on several problems)
     and still equal ``solve`` everywhere."""
-    monkeypatch.setattr(batch_limited, "TAIL", 0)
+    monkeypatch.setattr(batch_attempt, "TAIL", 0)
     calls: dict[str, list[int]] = {"restarts": [], "warm_retries": []}
     for call, seen in calls.items():
         inner = getattr(batch_limited, call)
@@ -305,7 +306,7 @@ def test_orientation_targets_with_restarts_and_retries_vectorised(monkeypatch: p
     """With no tail handed back (``TAIL`` 0), a cold batch's restarts (ranked by positions, then
     every target in full force) and a warm batch's retries run with orientation targets in
     ``batch_limited``, and equal ``solve``."""
-    monkeypatch.setattr(batch_limited, "TAIL", 0)
+    monkeypatch.setattr(batch_attempt, "TAIL", 0)
     s = presets.get("humanoid")
     rng = np.random.default_rng(120)
     count = 32
@@ -339,7 +340,7 @@ def test_poles_cold_and_warm(name: str, monkeypatch: pytest.MonkeyPatch) -> None
     ``batch_limited`` (``TAIL`` 0: every problem): the turns before each stage 1, their yielding,
     the final turn (with the whole-chain swings of a cold solve), and equal ``solve``. The final
     turn changes some problems of the humanoid and the octopus (counted here)."""
-    monkeypatch.setattr(batch_limited, "TAIL", 0)
+    monkeypatch.setattr(batch_attempt, "TAIL", 0)
     finals: list[int] = []
     inner = batch_limited.BatchLimited.final_poles
 
@@ -348,7 +349,7 @@ def test_poles_cold_and_warm(name: str, monkeypatch: pytest.MonkeyPatch) -> None
         finals.append(changed_problems(pose, out[0]))
         return out
 
-    monkeypatch.setattr(batch_limited.BatchLimited, "final_poles", counting)
+    monkeypatch.setattr(batch_attempt.BatchLimited, "final_poles", counting)
     s = presets.get(name)
     rng = np.random.default_rng(130 + len(name))
     count = COUNT[name] // 2
@@ -370,7 +371,7 @@ def test_poles_with_restarts_and_warm_retries_vectorised(monkeypatch: pytest.Mon
     """With no tail handed back (``TAIL`` 0), a cold batch's restarts and a warm batch's retries
     (from the start without the poles, then from the rest pose) run with poles in
     ``batch_limited``, and equal ``solve``."""
-    monkeypatch.setattr(batch_limited, "TAIL", 0)
+    monkeypatch.setattr(batch_attempt, "TAIL", 0)
     seen: list[int] = []
     inner = batch_limited.warm_retries
 

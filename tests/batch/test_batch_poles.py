@@ -20,8 +20,8 @@ import pytest
 from helpers.limits import arbitrary_pose, random_pose
 
 import fabrik3d
+from fabrik3d.batch.constrained.attempt import BatchLimited
 from fabrik3d.batch.constrained.poles import PoleMarks
-from fabrik3d.batch.constrained.solve import BatchLimited
 from fabrik3d.model import presets
 from fabrik3d.model.targets import Goal
 from fabrik3d.solver.constrained.solve import LimitedSolve
