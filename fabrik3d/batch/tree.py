@@ -26,8 +26,8 @@ from fabrik3d.batch.chain import LiveColumns, blocks
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.rotations import TINY2
 from fabrik3d.solver.chain import settled
+from fabrik3d.solver.plan import tree_plan
 from fabrik3d.solver.rig import Rig, bone_direction
-from fabrik3d.solver.tree import tree_plan
 
 
 def start_pose(r: Rig, rest: np.ndarray, pts: np.ndarray, root: np.ndarray | None) -> np.ndarray:

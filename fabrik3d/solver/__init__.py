@@ -1,4 +1,4 @@
-"""The solver: one chain (``chain``), a tree of chains (``tree``), the rig every solve runs on
+"""The solver: one chain (``chain``), a tree of chains (``tree``, its plan ``plan``), the rig every solve runs on
 (``rig``), the joint limits' projections (``limits``) and the constrained solve (``constrained``).
 
 ``fabrik3d.solver`` is also the old path of ``solve`` and ``SolveResult``.

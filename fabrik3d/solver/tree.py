@@ -34,7 +34,7 @@ local rotations; a branch hanging from the root moves with the root's position.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
@@ -47,6 +47,7 @@ from fabrik3d.model import targets as tg
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.solver.chain import run_chain, settled
 from fabrik3d.solver.constrained.solve import LimitedSolve
+from fabrik3d.solver.plan import LEAF, SWING, PlainPlan, plain_plan
 from fabrik3d.solver.rig import Rig, rig
 
 
@@ -149,7 +150,7 @@ def _solve_plain(
 ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
     """The unconstrained solve: one path by the chain algorithm, or the tree."""
     xs, ys, zs = (list(v) for v in zip(*start))
-    plan = _plan(skeleton, r, tuple(goals), weights)
+    plan = plain_plan(skeleton, r, tuple(goals), weights)
     if not goals:
         iterations = 0
     elif len(goals) == 1:
@@ -161,48 +162,6 @@ def _solve_plain(
     pose = list(zip(xs, ys, zs))
     frames = _finish(r, plan, pose, start)
     return pose, frames, iterations
-
-
-class _Plan:
-    """What the plain solve needs to know about one set of targeted effectors (and their
-    centroid weights), worked out once.
-
-    Attributes:
-        active: per joint, whether it lies on a path from the root to a targeted effector.
-        path, lengths: for one target, the joints from the root to it and the bones between them.
-        whole: whether that path is every joint of the skeleton, in index order.
-        inward, outward: the tree solve's stage-1 and stage-2 steps (``_tree_steps``);
-            empty for fewer than two targets.
-        finish: ``_finish``'s steps (``_finish_steps``).
-        start_frames: whether ``_finish`` needs the start pose's frames (an active joint
-            has an untargeted child).
-    """
-
-    __slots__ = ("active", "finish", "inward", "lengths", "outward", "path", "start_frames", "whole")
-
-    def __init__(
-        self, skeleton: Skeleton, r: Rig, effectors: tuple[int, ...], weights: dict[int, float] | None
-    ) -> None:
-        self.active = _active(skeleton, effectors)
-        self.path = skeleton.path_to_root(effectors[0]) if len(effectors) == 1 else ()
-        self.lengths = [r.lengths[j] for j in self.path[1:]]
-        self.whole = self.path == tuple(range(len(r.parents)))
-        self.inward: _Inward = []
-        self.outward: _Outward = []
-        if len(effectors) > 1:
-            self.inward, self.outward = _tree_steps(skeleton, r, effectors, weights, self.active)
-        self.finish = _finish_steps(r, self.active)
-        self.start_frames = any(how == _KEEP or (carried and p >= 0) for _, p, _, how, carried in self.finish)
-
-
-def _plan(skeleton: Skeleton, r: Rig, effectors: tuple[int, ...], weights: dict[int, float] | None) -> _Plan:
-    """The ``_Plan`` of ``effectors`` (indices in skeleton order) on ``skeleton``, cached in its rig."""
-    key: Any = effectors
-    if weights is not None and len(effectors) > 1:  # only the targeted effectors' weights count
-        key = (effectors, tuple(weights.get(e, 1.0) for e in effectors))
-    else:
-        weights = None
-    return r.cached(key, lambda: _Plan(skeleton, r, effectors, weights))
 
 
 def _start_pose(skeleton: Skeleton, r: Rig, positions: Any, root: tg.Goal | None) -> list[rot.Vec]:
@@ -221,7 +180,7 @@ def _start_pose(skeleton: Skeleton, r: Rig, positions: Any, root: tg.Goal | None
 
 
 def _solve_path(
-    plan: _Plan,
+    plan: PlainPlan,
     xs: list[float],
     ys: list[float],
     zs: list[float],
@@ -241,72 +200,8 @@ def _solve_path(
     return iterations
 
 
-def _active(skeleton: Skeleton, goal: Iterable[int]) -> list[bool]:
-    active = [False] * len(skeleton)
-    for e in goal:
-        for j in skeleton.path_to_root(e):
-            active[j] = True
-    return active
-
-
-# _solve_tree's steps: stage 1 runs (first child, ((joint, child, child's bone), ...), None) along
-# a chain of one-child joints, or (sub-base, (), ((child, weight, child's bone), ...)) for a
-# centroid; stage 2 runs (first parent, ((joint, parent, joint's bone), ...)) down each chain.
-_Inward = list[tuple[int, tuple[tuple[int, int, float], ...], tuple[tuple[int, float, float], ...] | None]]
-_Outward = list[tuple[int, tuple[tuple[int, int, float], ...]]]
-
-
-def _tree_steps(
-    skeleton: Skeleton, r: Rig, goal: Iterable[int], weights: dict[int, float] | None, active: list[bool]
-) -> tuple[_Inward, _Outward]:
-    """``tree_plan`` as the steps of ``_solve_tree``'s loops, cut into runs along chains.
-
-    In stage 1 an untargeted active joint with one active child proposing with
-    weight 1 takes that proposal (the centroid of one point is that point); such
-    joints in a row, each the child of the next, form one run. In stage 2 a run
-    is a row of joints each the parent of the next.
-    """
-    up, down, kids = tree_plan(skeleton, r, dict.fromkeys(goal), weights, active)
-    d = r.lengths
-    targeted = set(goal)
-    inward: _Inward = []
-    run: list[tuple[int, int, float]] = []
-    for j in down:
-        if j in targeted:
-            continue
-        if len(kids[j]) == 1 and kids[j][0][1] == 1.0:
-            c = kids[j][0][0]
-            if run and run[-1][0] == c:
-                run.append((j, c, d[c]))
-                continue
-            _close(inward, run)
-            run = [(j, c, d[c])]
-        else:
-            _close(inward, run)
-            run = []
-            inward.append((j, (), tuple((c, wc, d[c]) for c, wc in kids[j])))
-    _close(inward, run)
-    outward: _Outward = []
-    steps: list[tuple[int, int, float]] = []
-    for j in up:
-        p = r.parents[j]
-        if not steps or steps[-1][0] != p:
-            if steps:
-                outward.append((steps[0][1], tuple(steps)))
-            steps = []
-        steps.append((j, p, d[j]))
-    if steps:
-        outward.append((steps[0][1], tuple(steps)))
-    return inward, outward
-
-
-def _close(inward: _Inward, run: list[tuple[int, int, float]]) -> None:
-    if run:
-        inward.append((run[0][1], tuple(run), None))
-
-
 def _solve_tree(
-    plan: _Plan,
+    plan: PlainPlan,
     xs: list[float],
     ys: list[float],
     zs: list[float],
@@ -404,30 +299,7 @@ def _solve_tree(
     return it
 
 
-def tree_plan(
-    skeleton: Skeleton, r: Rig, goal: Mapping[int, Any], weights: dict[int, float] | None, active: list[bool]
-) -> tuple[list[int], list[int], list[list[tuple[int, float]]]]:
-    """The tree solve's orders and centroid weights.
-
-    Returns ``up`` (active joints but the root, parents first: stage 2), ``down``
-    (active joints, children first: stage 1) and, per joint, its active children
-    with their proposal weights (1, or with ``weights`` the sum of the weights of
-    the targeted effectors beneath the child).
-    """
-    n = len(active)
-    up = [j for j in r.order[1:] if active[j]]
-    down = [j for j in reversed(r.order) if active[j]]
-    beneath = [0.0] * n
-    for e in goal:
-        for j in skeleton.path_to_root(e):
-            beneath[j] += 1.0 if weights is None else weights.get(e, 1.0)
-    kids: list[list[tuple[int, float]]] = [[] for _ in range(n)]
-    for j in up:
-        kids[r.parents[j]].append((j, 1.0 if weights is None else beneath[j]))
-    return up, down, kids
-
-
-def _finish(r: Rig, plan: _Plan, pose: list[rot.Vec], start: list[rot.Vec]) -> list[rot.Quat]:
+def _finish(r: Rig, plan: PlainPlan, pose: list[rot.Vec], start: list[rot.Vec]) -> list[rot.Quat]:
     """Place the untargeted branches and compute every frame; ``pose`` is updated in place.
 
     Frames follow the swing rule of ``fabrik3d.frames``. An active joint whose
@@ -443,17 +315,17 @@ def _finish(r: Rig, plan: _Plan, pose: list[rot.Vec], start: list[rot.Vec]) -> l
     frames: list[rot.Quat] = [identity] * len(pose)
     for j, p, c, how, carried in plan.finish:
         parent_frame = frames[p] if p >= 0 else identity
-        if how == _SWING:
+        if how == SWING:
             # bone_direction(pose[j], pose[c]): bones keep their lengths (>= 1e-9), so it exists
             (ax, ay, az), (bx, by, bz) = pose[j], pose[c]
             vx, vy, vz = bx - ax, by - ay, bz - az
             n = sqrt(vx * vx + vy * vy + vz * vz)
             frames[j] = swing_frame(j, parent_frame, (vx / n, vy / n, vz / n))
-        elif how == _LEAF:
+        elif how == LEAF:
             frames[j] = rot.mul(parent_frame, rest_local[j])
-        elif p < 0:  # _KEEP at the root: its start frame
+        elif p < 0:  # KEEP at the root: its start frame
             frames[j] = start_frames[j]
-        else:  # _KEEP: the start local rotation
+        else:  # KEEP: the start local rotation
             frames[j] = rot.mul(parent_frame, rot.mul(rot.conj(start_frames[p]), start_frames[j]))
         if carried:
             turn = identity if p < 0 else rot.mul(frames[j], rot.conj(start_frames[j]))
@@ -462,24 +334,3 @@ def _finish(r: Rig, plan: _Plan, pose: list[rot.Vec], start: list[rot.Vec]) -> l
                 v = rot.rotate(turn, (start[x][0] - sj[0], start[x][1] - sj[1], start[x][2] - sj[2]))
                 pose[x] = (pj[0] + v[0], pj[1] + v[1], pj[2] + v[2])
     return frames
-
-
-# How ``_finish`` gets a joint's frame: by the swing rule from its bone, a leaf's from its
-# parent's, or kept from the start pose (an active joint whose first child has no target).
-_SWING, _LEAF, _KEEP = 0, 1, 2
-
-
-def _finish_steps(r: Rig, active: list[bool]) -> list[tuple[int, int, int, int, tuple[int, ...]]]:
-    """``(j, parent, first child, how, carried)`` per joint in skeleton order for ``_finish``;
-    ``carried`` lists the joints of the untargeted branches hanging from an active ``j``."""
-    steps = []
-    for j in r.order:
-        c = r.first_child[j]
-        how = _LEAF if c < 0 else _KEEP if active[j] and not active[c] else _SWING
-        carried: list[int] = []
-        if active[j]:
-            for k in r.children[j]:
-                if not active[k]:
-                    carried.extend(r.subtree(k))
-        steps.append((j, r.parents[j], c, how, tuple(carried)))
-    return steps
