@@ -34,16 +34,13 @@ import numpy as np
 from fabrik3d import checks
 from fabrik3d.batch import chain as batch_chain
 from fabrik3d.batch import frames as batch_frames
+from fabrik3d.batch import inputs
 from fabrik3d.batch import tree as batch_tree
 from fabrik3d.batch.constrained import solve as batch_limited
 from fabrik3d.model import targets as tg
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.solver.rig import rig
 from fabrik3d.solver.tree import solve
-
-# An orientation target: ``(B|1, 4)`` quaternions as given, its weight, and the ``Target`` it came
-# from when one ``Target`` serves every problem (its orientation is normalised already).
-Turn = tuple[np.ndarray, float, "tg.Target | None"]
 
 
 @dataclass(frozen=True)
@@ -105,18 +102,20 @@ def solve_batch(
         raise ValueError(f"skeleton: expected a fabrik3d.Skeleton, got {type(skeleton).__name__}")
     tol, max_it = checks.settings(tolerance, max_iterations)
     w = tg.effector_weights(skeleton, weights)
-    points, turns = _targets(skeleton, targets)
-    pole_points = _named_points(skeleton, poles, "poles")
+    points, turns = inputs.batch_targets(skeleton, targets)
+    pole_points = inputs.named_points(skeleton, poles, "poles")
     n = len(skeleton)
-    start = None if positions is None else _array(positions, "positions", (n, 3))
+    start = None if positions is None else inputs.batch_array(positions, "positions", (n, 3))
     root_goal = root_target if isinstance(root_target, tg.Target) else None
-    root = None if root_target is None or root_goal is not None else _array(root_target, "root_target", (3,))
+    root = (
+        None if root_target is None or root_goal is not None else inputs.batch_array(root_target, "root_target", (3,))
+    )
     if root_goal is not None:
         root = root_goal.position[None]
     sizes = [(f"targets[{skeleton.names[e]!r}]", a) for e, a in points.items()]
     sizes += [(f"poles[{skeleton.names[e]!r}]", a) for e, a in pole_points.items()]
     sizes += [("positions", start), ("root_target", root)]
-    bsize = _batch_size(sizes)
+    bsize = inputs.batch_size(sizes)
     for e, (q, _, _) in turns.items():
         if q.shape[0] not in (1, bsize):
             raise ValueError(f"targets[{skeleton.names[e]!r}]: {q.shape[0]} orientations for {bsize} problems")
@@ -190,7 +189,7 @@ def _limited(
     skeleton: Skeleton,
     bsize: int,
     points: dict[int, np.ndarray],
-    turns: dict[int, Turn],
+    turns: dict[int, inputs.Turn],
     start: np.ndarray | None,
     root_goal: tg.Target | None,
     root: np.ndarray | None,
@@ -210,7 +209,7 @@ def _limited(
     targets = {e: np.broadcast_to(p, (bsize, 3)) for e, p in points.items()}
     root_frame = None if root_goal is None else root_goal.orientation
     out, rotations, iterations, scalar = batch_limited.solve(
-        r, goals, w, targets, first, tol, max_it, start is None, _unit_turns(turns), root_frame, poles
+        r, goals, w, targets, first, tol, max_it, start is None, inputs.unit_turns(turns), root_frame, poles
     )
     if scalar.any():
         idx = np.flatnonzero(scalar)
@@ -236,7 +235,7 @@ def _limited(
         )
         out[idx], rotations[idx], iterations[idx] = rest.positions, rest.rotations, rest.iterations
     turned = {}
-    for e, (q, _) in _unit_turns(turns).items():
+    for e, (q, _) in inputs.unit_turns(turns).items():
         a = rotations[:, e]
         d = np.abs(a[:, 0] * q[:, 0] + a[:, 1] * q[:, 1] + a[:, 2] * q[:, 2] + a[:, 3] * q[:, 3])
         turned[skeleton.names[e]] = np.degrees(2.0 * np.arccos(np.minimum(1.0, d)))  # (tg.degrees_between)
@@ -261,7 +260,7 @@ def _one_by_one(
     skeleton: Skeleton,
     bsize: int,
     points: dict[int, np.ndarray],
-    turns: dict[int, Turn],
+    turns: dict[int, inputs.Turn],
     start: np.ndarray | None,
     root_goal: tg.Target | None,
     root: np.ndarray | None,
@@ -311,98 +310,3 @@ def _one_by_one(
         for name, v in res.orientation_errors.items():
             turned[name][b] = v
     return BatchResult(out, rotations, iterations, errors, converged, turned)
-
-
-def _targets(skeleton: Skeleton, targets: Any) -> tuple[dict[int, np.ndarray], dict[int, Turn]]:
-    """Target points ``(B|1, 3)`` and orientation targets (``Turn``) by effector index, skeleton order."""
-    points, turns = {}, {}
-    for e, name, value in tg.by_effector(skeleton, targets, "targets", "(B, 3) arrays of points"):
-        where = f"targets[{name!r}]"
-        if isinstance(value, tg.Target):
-            points[e] = value.position[None]
-            if value.orientation is not None:
-                turns[e] = (value.orientation[None], value.weight, value)
-        elif isinstance(value, tuple) and len(value) in (2, 3) and np.ndim(value[0]) == 2:
-            points[e] = _array(value[0], f"{where} positions", (3,))
-            weight = 1.0 if len(value) == 2 else checks.positive(value[2], f"{where} weight")
-            if weight > 1.0:
-                raise ValueError(f"{where} weight: must be in (0, 1], got {weight:g}")
-            turns[e] = (_quaternions(value[1], f"{where} orientations"), weight, None)
-        else:
-            points[e] = _array(value, where, (3,))
-    return points, turns
-
-
-def _named_points(skeleton: Skeleton, value: Any, what: str) -> dict[int, np.ndarray]:
-    """``(B|1, 3)`` points by effector index for ``poles``."""
-    if value is None:
-        return {}
-    return {e: _array(v, f"{what}[{n!r}]", (3,)) for e, n, v in tg.by_effector(skeleton, value, what, "points")}
-
-
-def _array(value: Any, name: str, item: tuple[int, ...]) -> np.ndarray:
-    """A float copy of shape ``(B,) + item`` (``item`` alone becomes ``(1,) + item``), finite and bounded."""
-    try:
-        arr = np.array(value, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name}: expected an array of numbers of shape (B, {', '.join(map(str, item))})") from None
-    if arr.shape == item:
-        arr = arr[None]
-    if arr.ndim != len(item) + 1 or arr.shape[1:] != item:
-        shape = ", ".join(map(str, item))
-        raise ValueError(
-            f"{name}: expected shape (B, {shape}) or ({shape}{',' if len(item) == 1 else ''}), got {arr.shape}"
-        )
-    bad = ~(np.abs(arr) <= checks.MAX_COORD)
-    if bad.any():
-        b = int(np.argwhere(bad)[0][0])
-        what = "finite (no NaN or inf)" if not np.isfinite(arr).all() else f"at most {checks.MAX_COORD:g} in magnitude"
-        raise ValueError(f"{name}[{b}]: coordinates must be {what}")
-    return arr
-
-
-def _quaternions(value: Any, name: str) -> np.ndarray:
-    """``(B, 4)`` unit quaternions (x, y, z, w) as given (within 1e-6 of unit length); ``ValueError``
-    naming the first bad one."""
-    try:
-        q = np.array(value, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name}: expected an array of quaternions of shape (B, 4)") from None
-    if q.ndim != 2 or q.shape[1] != 4:
-        raise ValueError(f"{name}: expected shape (B, 4), got {q.shape}")
-    length = _lengths(q)
-    bad = ~(np.abs(length - 1.0) <= 1e-6)
-    if bad.any():
-        b = int(np.argmax(bad))
-        raise ValueError(f"{name}[{b}]: not a unit quaternion (length {length[b]:.6g})")
-    return q
-
-
-def _lengths(q: np.ndarray) -> np.ndarray:
-    """Lengths of ``(B, 4)`` quaternions, written out as ``targets.unit_quaternion`` does."""
-    return np.sqrt(q[:, 0] * q[:, 0] + q[:, 1] * q[:, 1] + q[:, 2] * q[:, 2] + q[:, 3] * q[:, 3])
-
-
-def _unit_turns(turns: dict[int, Turn]) -> dict[int, tuple[np.ndarray, float]]:
-    """The orientations normalised as ``fabrik3d.Target`` normalises them (once: a ``Target``'s
-    own are already), with their weights."""
-    return {e: (q if source else q / _lengths(q)[:, None], w) for e, (q, w, source) in turns.items()}
-
-
-def _batch_size(sizes: list[tuple[str, np.ndarray | None]]) -> int:
-    """The common batch size ``B`` of the batched arguments; ``ValueError`` naming one that disagrees."""
-    known: tuple[str, int] | None = None
-    for name, arr in sizes:
-        if arr is None or arr.shape[0] == 1:
-            continue
-        if known is None:
-            known = (name, arr.shape[0])
-        elif arr.shape[0] != known[1]:
-            raise ValueError(f"{name}: {arr.shape[0]} problems, but {known[0]} has {known[1]}")
-    if known is None:  # every argument is shared (or a batch of one)
-        return 1 if any(arr is not None for _, arr in sizes) else _no_batch()
-    return known[1]
-
-
-def _no_batch() -> int:
-    raise ValueError("targets: empty, and no other argument has a batch axis: cannot tell the number of problems")

@@ -16,6 +16,7 @@ import pytest
 import fabrik3d.constraints as fc
 from fabrik3d import Cone, EllipticalCone, Hinge, Skeleton
 from fabrik3d import rotations as rot
+from fabrik3d.batch import limits as bl
 from fabrik3d.batch import math as bm
 from fabrik3d.solver.rig import rig
 
@@ -244,11 +245,11 @@ def test_clamp_angle_is_bit_identical(lo: float, hi: float) -> None:
     has = rng.random(M) < 0.7
     has[:20] = True
     lists = phi.tolist(), before.tolist(), has.tolist()
-    assert_close((bm.clamp_angle(phi, lo, hi),), [(fc.clamp_angle(p, lo, hi),) for p in lists[0]])
+    assert_close((bl.clamp_angle(phi, lo, hi),), [(fc.clamp_angle(p, lo, hi),) for p in lists[0]])
     want = [(fc.clamp_angle(p, lo, hi, b),) for p, b in zip(lists[0], lists[1])]
-    assert_close((bm.clamp_angle(phi, lo, hi, before),), want)
+    assert_close((bl.clamp_angle(phi, lo, hi, before),), want)
     want = [(fc.clamp_angle(p, lo, hi, b if h else None),) for p, b, h in zip(*lists)]
-    assert_close((bm.clamp_angle(phi, lo, hi, before, has),), want)
+    assert_close((bl.clamp_angle(phi, lo, hi, before, has),), want)
 
 
 def bent_chain(constraint) -> tuple[Skeleton, fc.SwingLimit]:
@@ -282,11 +283,11 @@ def cone_directions(limit, rng: np.random.Generator) -> np.ndarray:
 def test_cone_projection_is_bit_identical(max_deg: float) -> None:
     _, limit = bent_chain(Cone(max_deg))
     d = cols(cone_directions(limit, np.random.default_rng(12)))
-    got = bm.project(limit, d)
+    got = bl.project(limit, d)
     want = project_scalar(limit, d)
     assert_close(got, want)
     # on the boundary: the projections projected again
-    assert_close(bm.project(limit, got), project_scalar(limit, got))
+    assert_close(bl.project(limit, got), project_scalar(limit, got))
     assert bm.changed(got, d).tolist() == [w != v for w, v in zip(want, rows(d))]
 
 
@@ -348,14 +349,14 @@ def ellipse_directions(limit, rng: np.random.Generator) -> np.ndarray:
 def test_elliptical_cone_projection_matches(cone: EllipticalCone) -> None:
     _, limit = bent_chain(cone)
     d = cols(ellipse_directions(limit, np.random.default_rng(13)))
-    got = bm.project(limit, d)
+    got = bl.project(limit, d)
     want = project_scalar(limit, d)
     assert_close(got, want, TOL)
     if min((a for a in limit.axes if a > 0.0), default=1.0) > 1e-6:  # (below, a chart coordinate is rounding noise of
         # the unit vector and a projection moves it by less than an ulp: "left alone" is not readable)
         kept = [w == v for w, v in zip(want, rows(d))]
         assert (~bm.changed(got, d)).tolist() == kept  # the same directions are left alone
-    again = bm.project(limit, got)  # on the boundary
+    again = bl.project(limit, got)  # on the boundary
     assert_close(again, project_scalar(limit, got), TOL)
 
 
@@ -377,7 +378,7 @@ def test_nearest_on_ellipse_matches() -> None:
     t = rng.uniform(0.0, math.pi / 2, 300)  # on the ellipse (many exactly: g == 0)
     y0[600:900], y1[600:900] = a[600:900] * np.cos(t), b[600:900] * np.sin(t)
     y1[900:1000] = b[900:1000] * 10.0 ** rng.uniform(-13, -10, 100)  # around y1's 1e-12 b threshold
-    px, py = bm.nearest_on_ellipse(y0, y1, a, b)
+    px, py = bl.nearest_on_ellipse(y0, y1, a, b)
     want = [fc.nearest_on_ellipse(*v) for v in zip(y0.tolist(), y1.tolist(), a.tolist(), b.tolist())]
     assert_close((px, py), want)  # (the same Newton steps: the same floats)
     wide, narrow = np.maximum(a, b), np.minimum(a, b)  # after the swap: (y0, y1) against (wide, narrow)
@@ -414,14 +415,14 @@ def test_hinge_projection_matches(hinge: Hinge) -> None:
     prev[800:1000] = np.cos(t[:200]) * d0 + np.sin(t[:200]) * b
     has = rng.random(M) < 0.6
     d, prev = cols(d), cols(prev)
-    assert_close(bm.project(limit, d), project_scalar(limit, d), TOL)
-    assert_close(bm.project(limit, d, prev), project_scalar(limit, d, prev), TOL)
-    assert_close(bm.project(limit, d, prev, has), project_scalar(limit, d, prev, has), TOL)
+    assert_close(bl.project(limit, d), project_scalar(limit, d), TOL)
+    assert_close(bl.project(limit, d, prev), project_scalar(limit, d, prev), TOL)
+    assert_close(bl.project(limit, d, prev, has), project_scalar(limit, d, prev, has), TOL)
 
 
 def test_project_rejects_other_limits() -> None:
     with pytest.raises(TypeError, match="limit"):
-        bm.project(fc.SwingLimit(), cols(np.eye(3)))
+        bl.project(fc.SwingLimit(), cols(np.eye(3)))
 
 
 def test_results_are_finite_new_arrays_and_inputs_are_untouched() -> None:
@@ -441,12 +442,12 @@ def test_results_are_finite_new_arrays_and_inputs_are_untouched() -> None:
         bm.axis_angle(a, phi),
         (bm.twist_angle(q, a),),
         bm.fit_rotation(src, dst, [1.0, 2.0, 0.5], q),
-        (bm.clamp_angle(phi, -1.0, 2.0, before, has),),
-        bm.nearest_on_ellipse(np.abs(phi), np.abs(before), np.abs(v[0]), np.abs(v[1])),
+        (bl.clamp_angle(phi, -1.0, 2.0, before, has),),
+        bl.nearest_on_ellipse(np.abs(phi), np.abs(before), np.abs(v[0]), np.abs(v[1])),
     ]
     for cone in (Cone(0), Cone(45), *ELLIPSES, *HINGES):
         limit = bent_chain(cone)[1]
-        outs += [bm.project(limit, b), bm.project(limit, b, a, has)]
+        outs += [bl.project(limit, b), bl.project(limit, b, a, has)]
     for out in outs:
         for c in out:
             assert c.dtype == np.float64 and c.shape == (M,) and np.isfinite(c).all()
@@ -463,8 +464,8 @@ def test_empty_batches() -> None:
         bm.normalize_quat(z4),
         (bm.twist_angle(z4, (0.0, 1.0, 0.0)),),
         bm.fit_rotation([(1.0, 0.0, 0.0), (0.0, 1.0, 0.0)], [z3, z3], [1.0, 1.0], z4),
-        (bm.clamp_angle(e, -1.0, 1.0, e, e > 0),),
+        (bl.clamp_angle(e, -1.0, 1.0, e, e > 0),),
     ]
     for cone in (Cone(0), ELLIPSES[0], HINGES[0]):
-        outs.append(bm.project(bent_chain(cone)[1], z3, z3))
+        outs.append(bl.project(bent_chain(cone)[1], z3, z3))
     assert all(c.shape == (0,) for out in outs for c in out)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fabrik3d import rotations as rot
+from fabrik3d.batch import limits as bl
 from fabrik3d.batch import math as bm
 from fabrik3d.batch.constrained.passes import BQuat, BVec, full
 from fabrik3d.solver.constrained.damped import ORIENTATION_IN_FORCE, TWIST_NEAR, WORLD_AXES, joint_turns
@@ -104,7 +105,7 @@ class BatchDampedSteps:
         r = self.r
         base = rot.mul(fp, r.rest_local[e])
         tau = bm.twist_angle(rot.mul(rot.conj(base), q), rot.Y_AXIS)
-        return tau - bm.clamp_angle(tau, *r.limits[e].twist), rot.y_axis(base)  # type: ignore[misc]
+        return tau - bl.clamp_angle(tau, *r.limits[e].twist), rot.y_axis(base)  # type: ignore[misc]
 
     # -- damped least-squares steps ------------------------------------------------------------
     def forward(
@@ -253,7 +254,7 @@ class BatchDampedSteps:
                 )
                 limit = limits[j].swing
                 if limit is not None:
-                    local = bm.project(limit, local, rot.rotate_inv(fp, (bx, by, bz)) if self.plan.hinged[j] else None)
+                    local = bl.project(limit, local, rot.rotate_inv(fp, (bx, by, bz)) if self.plan.hinged[j] else None)
                 turned[j] = (rot.mul(bm.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]), turns)
         return self.forward(pose, frames, turned)
 

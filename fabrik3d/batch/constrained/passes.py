@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fabrik3d import rotations as rot
+from fabrik3d.batch import limits as bl
 from fabrik3d.batch import math as bm
 from fabrik3d.solver.constrained.passes import SWIVEL_MISFIT, SWIVEL_REFINE, SWIVELS
 
@@ -132,7 +133,7 @@ class BatchPasses:
         if limit is not None:
             local = rot.rotate_inv(frame, rot.y_axis(qf[c]))
             previous = rot.rotate_inv(frames[j], rot.y_axis(frames[c]))
-            allowed = bm.project(limit, local, previous)
+            allowed = bl.project(limit, local, previous)
             moved = bm.changed(allowed, local)
             if moved.any():
                 turned = rot.mul(frame, bm.swing(allowed, local, r.rest_x[c]))
@@ -252,7 +253,7 @@ class BatchPasses:
         local = rot.rotate_inv(fp, aim)
         limit = r.limits[j].swing
         if limit is not None:
-            local = bm.project(limit, local, previous)
+            local = bl.project(limit, local, previous)
         return rot.mul(fp, rot.mul(bm.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
 
     def misfit(self, c: int, g: int, pj: BVec, f: BQuat, target: BVec) -> np.ndarray:
@@ -262,7 +263,7 @@ class BatchPasses:
         pc = rot.add(pj, rot.y_axis(f), r.lengths[c])
         d, ok = bm.unit(rot.sub(target, pc))
         local = rot.rotate_inv(f, d)
-        allowed = bm.project(r.limits[c].swing, local, None)
+        allowed = bl.project(r.limits[c].swing, local, None)
         dx, dy, dz = (a - b for a, b in zip(local, allowed))
         return np.where(ok, np.sqrt(dx * dx + dy * dy + dz * dz), 0.0)
 
@@ -334,7 +335,7 @@ class BatchPasses:
         tau = bm.twist_angle(rot.mul(rot.conj(base), aim[0]), rot.Y_AXIS)
         limit = r.limits[j].twist
         if limit is not None:
-            tau = bm.clamp_angle(tau, *limit)
+            tau = bl.clamp_angle(tau, *limit)
         return rot.mul(base, bm.axis_angle(rot.Y_AXIS, tau))
 
     def project(self, pose: list[BVec], frames: list[BQuat]) -> tuple[list[BVec], list[BQuat]]:
@@ -385,8 +386,8 @@ class BatchPasses:
         tau = bm.twist_angle(motion, d0)
         d = rot.rotate(motion, d0)
         if lim.swing is not None:
-            d = bm.project(lim.swing, d, None)
+            d = bl.project(lim.swing, d, None)
         if lim.twist is not None:
-            tau = bm.clamp_angle(tau, *lim.twist)
+            tau = bl.clamp_angle(tau, *lim.twist)
         motion = rot.mul(bm.swing(d0, d, r.rest_x[j]), bm.axis_angle(d0, tau))
         return rot.mul(fp, rot.mul(motion, r.rest_local[j]))

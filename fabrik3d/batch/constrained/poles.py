@@ -111,7 +111,7 @@ class BatchPoleTurns:
 
         def narrowed(self, idx: np.ndarray) -> AbstractContextManager[None]: ...
 
-    @bm._quiet
+    @bm.quiet
     def apply_poles(
         self, pose: list[Any], marks: PoleMarks, final: bool = False, swing: float = 0.0, joints: bool = True
     ) -> tuple[list[Any], PoleMarks]:
@@ -157,7 +157,7 @@ class BatchPoleTurns:
                     new.turned[:, i] |= turn
         return pose, new
 
-    @bm._quiet
+    @bm.quiet
     def swing_chain_to_pole(
         self,
         pose: list[Any],
@@ -254,7 +254,7 @@ class BatchPoleTurns:
                 best_side[into] = side[better]
         return best_pose, best_frames
 
-    @bm._quiet
+    @bm.quiet
     def pole_side_count(self, pose: list[Any]) -> np.ndarray:
         """``PoleTurns.pole_side_count`` per problem: ``(m,)`` ints."""
         count: Any = 0
