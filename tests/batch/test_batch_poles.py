@@ -239,20 +239,20 @@ def test_a_batch_of_one_and_problems_left_alone() -> None:
     host = problems.host
     for b in range(6):
         one = [tuple(x[[b]] for x in v) for v in problems.pose]
-        saved_goal, saved_poles = host.goal, host.poles
-        host.goal = {e: tuple(x[[b]] for x in t) for e, t in saved_goal.items()}
+        saved_goal, saved_poles = host.goal_positions, host.poles
+        host.goal_positions = {e: tuple(x[[b]] for x in t) for e, t in saved_goal.items()}
         host.poles = {e: tuple(x[[b]] for x in p) for e, p in saved_poles.items()}
         try:
             turned, new = host.apply_poles(one, PoleMarks.empty(1, problems.n), swing=1.0)
         finally:
-            host.goal, host.poles = saved_goal, saved_poles
+            host.goal_positions, host.poles = saved_goal, saved_poles
         solver = problems.scalar(b, PoleMarks.empty(problems.m, problems.n))
         assert row(turned, 0) == solver.apply_poles(problems.poses[b], swing=1.0)
         assert_marks(problems, 0, new, solver)
     # poles on the line from each chain's start to its target in every other problem
     on_line = {}
     for e, pole in host.poles.items():
-        a, t = problems.pose[host.pole_chain(e)[0]], host.goal[e]
+        a, t = problems.pose[host.pole_chain(e)[0]], host.goal_positions[e]
         line = tuple(a[k] + 0.5 * (t[k] - a[k]) for k in range(3))
         on_line[e] = tuple(np.where(np.arange(problems.m) % 2 == 0, line[k], pole[k]) for k in range(3))
     saved = host.poles

@@ -47,18 +47,18 @@ def stalled(low: np.ndarray, now: np.ndarray, gain: np.ndarray, tol: float) -> n
 
 class BatchLimited(BatchPasses, BatchDampedSteps, BatchPoleTurns):
     """The damped steps and the attempt loop of ``LimitedSolve`` on batch values (its targets:
-    ``goal``, ``turn`` and ``poles`` of the live problems, ``aims``)."""
+    ``goal_positions``, ``goal_orientations`` and ``poles`` of the live problems, ``aims``)."""
 
     def __init__(
         self,
         r: Rig,
         solver: LimitedSolve,
-        goal: dict[int, BVec],
+        goal_positions: dict[int, BVec],
         tol: float,
-        turn: dict[int, tuple[BQuat, float]] | None = None,
+        goal_orientations: dict[int, tuple[BQuat, float]] | None = None,
         poles: dict[int, BVec] | None = None,
     ) -> None:
-        super().__init__(r, solver.plan, goal, turn, solver.root_frame)
+        super().__init__(r, solver.plan, goal_positions, goal_orientations, solver.root_frame)
         self.poles = poles or {}
         self.cols, self.mask, self.owner = solver.damped_plan()
         self.above = [np.flatnonzero(row > 0.0) for row in self.mask]  # per goal, the columns above it
@@ -66,21 +66,23 @@ class BatchLimited(BatchPasses, BatchDampedSteps, BatchPoleTurns):
 
     @property
     def aims(self) -> Aims:
-        return Aims(self.goal, self.turn, self.poles)
+        return Aims(self.goal_positions, self.goal_orientations, self.poles)
 
-    def aim(self, aims: Aims, share: Any = 1.0) -> None:
+    def aim(self, aims: Aims, yield_share: Any = 1.0) -> None:
         """The live problems' targets, and their orientation targets' yield shares (``(m,)``)."""
-        self.goal, self.turn, self.poles, self.share = aims.goal, aims.turn, aims.poles, share
+        self.goal_positions, self.goal_orientations = aims.goal_positions, aims.goal_orientations
+        self.poles = aims.poles
+        self.yield_share = yield_share
 
     @contextmanager
     def narrowed(self, idx: np.ndarray) -> Iterator[None]:
         """The targets and yield shares of the problems ``idx`` only, for the block."""
-        aims, share = self.aims, self.share
-        self.aim(aims.take(idx), share[idx] if np.ndim(share) else share)
+        aims, yield_share = self.aims, self.yield_share
+        self.aim(aims.take(idx), yield_share[idx] if np.ndim(yield_share) else yield_share)
         try:
             yield
         finally:
-            self.aim(aims, share)
+            self.aim(aims, yield_share)
 
     # -- the attempt ----------------------------------------------------------------------------
     def attempt(
@@ -108,7 +110,7 @@ class BatchLimited(BatchPasses, BatchDampedSteps, BatchPoleTurns):
         plan = self.plan
         active = [j for j in range(len(pose)) if plan.active[j]]
         m = len(patience)
-        oriented = bool(self.turn)
+        oriented = bool(self.goal_orientations)
         out_err = np.empty(m)
         handed = np.zeros(m, dtype=bool)
         out_it = np.zeros(m, dtype=np.int64)
@@ -119,7 +121,7 @@ class BatchLimited(BatchPasses, BatchDampedSteps, BatchPoleTurns):
             out_pose[j] = tuple(np.zeros(m) for _ in range(3))
             out_frames[j] = tuple(np.zeros(m) for _ in range(4))
         given = self.aims
-        self.share = np.ones(m)
+        self.yield_share = np.ones(m)
         err, score = self.errors(pose, frames)
         limit = np.broadcast_to(np.asarray(max_it), (m,))
         s = _State(pose, frames, start, given, err, score, active, it, limit, patience, gain, carry)
@@ -322,17 +324,22 @@ class _State:
 
 
 class Aims:
-    """The targets of some problems: ``goal`` (effector -> point), ``turn`` (effector ->
+    """The targets of some problems: ``goal_positions`` (effector -> point), ``goal_orientations`` (effector ->
     (orientation, weight)), ``poles`` (effector -> pole point); batch tuples."""
 
-    def __init__(self, goal: dict[int, BVec], turn: dict[int, tuple[BQuat, float]], poles: dict[int, BVec]) -> None:
-        self.goal, self.turn, self.poles = goal, turn, poles
+    def __init__(
+        self,
+        goal_positions: dict[int, BVec],
+        goal_orientations: dict[int, tuple[BQuat, float]],
+        poles: dict[int, BVec],
+    ) -> None:
+        self.goal_positions, self.goal_orientations, self.poles = goal_positions, goal_orientations, poles
 
     def take(self, idx: np.ndarray) -> Aims:
         """The problems ``idx``."""
         return Aims(
-            {e: take(t, idx) for e, t in self.goal.items()},
-            {e: (take(q, idx), w) for e, (q, w) in self.turn.items()},
+            {e: take(t, idx) for e, t in self.goal_positions.items()},
+            {e: (take(q, idx), w) for e, (q, w) in self.goal_orientations.items()},
             {e: take(p, idx) for e, p in self.poles.items()},
         )
 

@@ -30,15 +30,16 @@ if TYPE_CHECKING:
 class BatchDampedSteps:
     """Mixin of ``BatchLimited``: errors, ranks, forward kinematics and damped steps.
 
-    The host provides ``r``, ``plan``, ``goal``, ``turn``, ``share``, ``tol``, the damped plan
-    (``cols``, ``mask``, ``owner``, ``above``), ``effector_frame`` and ``limit_frame``.
+    The host provides ``r``, ``plan``, ``goal_positions``, ``goal_orientations``, ``yield_share``,
+    ``tol``, the damped plan (``cols``, ``mask``, ``owner``, ``above``), ``effector_frame`` and
+    ``limit_frame``.
     """
 
     r: Rig
     plan: LimitedPlan
-    goal: dict[int, BVec]
-    turn: dict[int, tuple[BQuat, float]]
-    share: Any
+    goal_positions: dict[int, BVec]
+    goal_orientations: dict[int, tuple[BQuat, float]]
+    yield_share: Any
     tol: float
     cols: list[int]
     mask: np.ndarray
@@ -52,23 +53,23 @@ class BatchDampedSteps:
         def limit_frame(self, j: int, fp: BQuat, frame: BQuat) -> BQuat: ...
 
     # -- errors ---------------------------------------------------------------------------------
-    def errors(self, pose: list[BVec], frames: list[BQuat], share: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    def errors(self, pose: list[BVec], frames: list[BQuat], yield_share: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Per problem, the largest residual and the sum of their squares (``LimitedSolve.residuals``,
-        ``largest_error`` and ``squared_errors``) with the yield shares ``share`` (default
-        ``self.share``): the targets' distances, then, while an orientation target is in force,
+        ``largest_error`` and ``squared_errors``) with the yield shares ``yield_share`` (default
+        ``self.yield_share``): the targets' distances, then, while an orientation target is in force,
         its bone's misdirection and its twist beyond the effector's Twist limit."""
         r = self.r
         largest: Any = None
         score: Any = 0
-        for e, t in self.goal.items():
+        for e, t in self.goal_positions.items():
             d = dist(pose[e], t)
             largest = d if largest is None else np.maximum(largest, d)
             score = score + d * d
-        if not self.turn:
+        if not self.goal_orientations:
             return largest, score
-        share = self.share if share is None else share
-        force = np.asarray(share > ORIENTATION_IN_FORCE)
-        for e, (q, w) in self.turn.items():
+        yield_share = self.yield_share if yield_share is None else yield_share
+        force = np.asarray(yield_share > ORIENTATION_IN_FORCE)
+        for e, (q, w) in self.goal_orientations.items():
             length = r.lengths[e]
             bone = rot.sub(pose[e], pose[r.parents[e]])
             wanted = rot.rotate(q, self.plan.offset_dir[e])
@@ -88,7 +89,7 @@ class BatchDampedSteps:
     def position_error(self, pose: list[BVec]) -> np.ndarray:
         """Per problem, ``LimitedSolve.position_error``: the largest distance from a target."""
         largest: Any = None
-        for e, t in self.goal.items():
+        for e, t in self.goal_positions.items():
             d = dist(pose[e], t)
             largest = d if largest is None else np.maximum(largest, d)
         return largest
@@ -128,7 +129,7 @@ class BatchDampedSteps:
             kept = rot.mul(turn, frames[x])
             new_frames[x] = kept if got is None else bm.pick(got[1], rot.mul(new_frames[p], got[0]), kept)
             if not children[x]:
-                if x in self.goal:
+                if x in self.goal_positions:
                     new_frames[x] = self.effector_frame(x, new_frames[p])
             else:
                 moved[x] = turn if got is None else bm.pick(got[1], rot.mul(new_frames[x], rot.conj(frames[x])), turn)
@@ -190,7 +191,7 @@ class BatchDampedSteps:
         m = len(damping)
         axes = self.turning_axes(frames)
         u = np.stack([np.stack(np.broadcast_arrays(*full(a, m)), axis=-1) for a in axes], axis=1)
-        goals = list(self.goal)
+        goals = list(self.goal_positions)
         # Rows u × (P_e − P_j) for the columns above each effector e (+0.0 elsewhere, as in the scalar
         # step): (m, 3 goals, columns).
         jac = np.zeros((m, 3 * len(goals), len(cols)))
@@ -206,10 +207,10 @@ class BatchDampedSteps:
             jac[:, 3 * k, above] = uy * mz - uz * my
             jac[:, 3 * k + 1, above] = uz * mx - ux * mz
             jac[:, 3 * k + 2, above] = ux * my - uy * mx
-        err = np.stack([c for e in goals for c in rot.sub(self.goal[e], pose[e])], axis=1)  # (m, rows)
+        err = np.stack([c for e in goals for c in rot.sub(self.goal_positions[e], pose[e])], axis=1)  # (m, rows)
         # Optional blocks of rows (orientation targets), each with the problems that have it.
         blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (rows, errors, where)
-        if self.turn:
+        if self.goal_orientations:
             blocks = self.orientation_rows(pose, frames, u, axes, goals)
         if not blocks:
             spin = joint_turns(jac, err, damping, owner, u)
@@ -267,20 +268,20 @@ class BatchDampedSteps:
         is within ``TWIST_NEAR`` tolerances, its twist's row."""
         r = self.r
         m = len(u)
-        share = np.broadcast_to(self.share, (m,))
-        force = share > ORIENTATION_IN_FORCE
+        yield_share = np.broadcast_to(self.yield_share, (m,))
+        force = yield_share > ORIENTATION_IN_FORCE
         largest = self.position_error(pose)
         near = largest <= TWIST_NEAR * self.tol
         spins: Any = None
         blocks = []
         ux, uy, uz = u[..., 0], u[..., 1], u[..., 2]
         for k, e in enumerate(goals):
-            aim = self.turn.get(e)
+            aim = self.goal_orientations.get(e)
             if aim is None:
                 continue
             q, w = aim
             bone, ok = bm.unit(rot.sub(pose[e], pose[r.parents[e]]))
-            scale = (w * share * r.lengths[e])[:, None]
+            scale = (w * yield_share * r.lengths[e])[:, None]
             mask = self.mask[k][None, :]
             bx, by, bz = (b[:, None] for b in full(bone, m))
             rows = np.stack(

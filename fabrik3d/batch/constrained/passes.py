@@ -67,9 +67,9 @@ def put_all(seq: list, idx: np.ndarray, got: list, m: int) -> None:
 class BatchPasses:
     """Stage 1 and stage 2 with limits on ``m`` problems of one rig and target set (``plan``).
 
-    ``goal`` maps each targeted effector to its ``(m,)``-array target position, ``turn`` each
+    ``goal_positions`` maps each targeted effector to its ``(m,)``-array target position, ``goal_orientations`` each
     effector with an orientation target to its ``(m,)``-array orientation and its weight, and
-    ``share`` (``(m,)``) is the share of the orientation targets' weights still in force
+    ``yield_share`` (``(m,)``) is the share of the orientation targets' weights still in force
     (``LimitedSolve.yield_share``, per problem). ``root_frame``: the root's fixed frame, or None.
     """
 
@@ -77,15 +77,15 @@ class BatchPasses:
         self,
         r: Rig,
         plan: LimitedPlan,
-        goal: dict[int, BVec],
-        turn: dict[int, tuple[BQuat, float]] | None = None,
+        goal_positions: dict[int, BVec],
+        goal_orientations: dict[int, tuple[BQuat, float]] | None = None,
         root_frame: rot.Quat | None = None,
     ) -> None:
         self.r = r
         self.plan = plan
-        self.goal = goal
-        self.turn = turn or {}
-        self.share: Any = 1.0
+        self.goal_positions = goal_positions
+        self.goal_orientations = goal_orientations or {}
+        self.yield_share: Any = 1.0
         self.root_frame = root_frame
 
     # -- stage 1: effectors inward ---------------------------------------------------------------
@@ -94,11 +94,11 @@ class BatchPasses:
         q = list(pose)
         qf = list(frames)
         for j in plan.down:
-            g = self.goal.get(j)
+            g = self.goal_positions.get(j)
             if g is not None:
                 q[j] = g
-                if j in self.turn:
-                    qf[j] = self.turn[j][0]
+                if j in self.goal_orientations:
+                    qf[j] = self.goal_orientations[j][0]
                 continue
             kids = plan.kids[j]
             if r.rigid[j]:
@@ -121,10 +121,10 @@ class BatchPasses:
         e_c = self.plan.offset_dir[c]
         old_bone = rot.rotate(frames[j], e_c)
         bone = bm.unit_or(rot.sub(q[c], pose[j]), old_bone)
-        aim = self.turn.get(c)
+        aim = self.goal_orientations.get(c)
         if aim is not None:
             wanted = rot.rotate(aim[0], e_c)
-            w = aim[1] * self.share
+            w = aim[1] * self.yield_share
             bone = bm.unit_or(rot.add(tuple(x * (1.0 - w) for x in bone), wanted, w), wanted)  # type: ignore[arg-type]
         limit = r.limits[c].swing
         if limit is None and r.limits[j].swing is None:
@@ -329,7 +329,7 @@ class BatchPasses:
         toward an orientation target (within its Twist limit)."""
         r = self.r
         base = rot.mul(fp, r.rest_local[j])
-        aim = self.turn.get(j)
+        aim = self.goal_orientations.get(j)
         if aim is None:
             return base
         tau = bm.twist_angle(rot.mul(rot.conj(base), aim[0]), rot.Y_AXIS)

@@ -89,14 +89,14 @@ class BatchPoleTurns:
     """Mixin of ``BatchLimited``: ``PoleTurns`` on ``m`` problems.
 
     ``poles`` maps each poled effector to its ``(m,)``-array pole points (swapped to subsets
-    like ``goal``); the host provides ``r``, ``plan``, ``goal``, ``stage2``, ``largest_error`` and
+    like ``goal_positions``); the host provides ``r``, ``plan``, ``goal_positions``, ``stage2``, ``largest_error`` and
     ``narrowed`` (the targets of some problems only, for a block).
     """
 
     r: Rig
     plan: LimitedPlan
-    goal: dict[int, BVec]
-    turn: dict[int, tuple[Any, float]]
+    goal_positions: dict[int, BVec]
+    goal_orientations: dict[int, tuple[Any, float]]
     poles: dict[int, BVec]
 
     pole_chain = PoleTurns.pole_chain
@@ -130,7 +130,7 @@ class BatchPoleTurns:
             new = PoleMarks(none.copy(), marks.blocked.copy(), none.copy(), marks.swing_blocked.copy())
         for e, pole in self.poles.items():
             chain = self.pole_chain(e)  # chain start (sub-base or root) ... effector
-            g = self.goal.get(e)
+            g = self.goal_positions.get(e)
             end = g if g is not None else pose[e]
             line, ok = bm.unit(rot.sub(end, pose[chain[0]]))
             live = ok & ~(_distance_to_line(pole, pose[chain[0]], line) <= 1e-9)

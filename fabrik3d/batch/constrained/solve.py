@@ -73,11 +73,11 @@ def solve(
     m = len(next(iter(targets.values())))
     solver = LimitedSolve(r, goals, weights, {}, root_frame)
     plan = solver.plan
-    goal = {e: _columns(t, m) for e, t in targets.items()}
-    turn = {e: (_columns(q, m), w) for e, (q, w) in (turns or {}).items()}
+    goal_positions = {e: _columns(t, m) for e, t in targets.items()}
+    goal_orientations = {e: (_columns(q, m), w) for e, (q, w) in (turns or {}).items()}
     poled = {e: _columns(p, m) for e, p in (poles or {}).items()}
-    batch = BatchLimited(r, solver, goal, tol, turn, poled)
-    count = m if turn else first.shape[2]
+    batch = BatchLimited(r, solver, goal_positions, tol, goal_orientations, poled)
+    count = m if goal_orientations else first.shape[2]
     given = [_columns(first[j].T, count) for j in range(n)]
     top = r.order[0]
     initial = batch.pose_frames(given)
@@ -97,7 +97,7 @@ def solve(
     # Within reach: every target within its chain's length of the root (``LimitedSolve.within_reach``).
     root = start[r.order[0]]
     within = np.ones(m, dtype=bool)
-    for e, t in goal.items():
+    for e, t in goal_positions.items():
         length, j = 0.0, e
         while r.parents[j] >= 0:
             length, j = length + r.lengths[j], r.parents[j]
