@@ -3,7 +3,8 @@
 Each problem ``b`` is what ``fabrik3d.solve`` would solve with ``targets[name][b]``,
 ``positions[b]``, ``root_target[b]`` and ``poles[name][b]`` (an argument given
 without the batch axis is shared by every problem), and its result equals that
-solve's (positions, frames, iterations and errors, to rounding: about 1e-12).
+solve's as docs/batch.md states (the equality contract: positions, frames, iterations and
+convergence bit for bit; errors within a unit or two in the last place).
 
 * Skeletons without joint constraints, solved without poles and orientation
   targets (the plain path of ``solve``), run vectorised over the batch with numpy:
@@ -17,7 +18,7 @@ solve's (positions, frames, iterations and errors, to rounding: about 1e-12).
   run vectorised too (``fabrik3d.batch.constrained.solve``): the constrained solver's
   attempts, damped steps, pole turns, restarts and warm retries on batch values,
   with the same expressions as ``fabrik3d.solver.constrained.solve``. The last few problems of an
-  attempt go to ``solve``, as do batches smaller than ``batch_limited.MIN_BATCH``
+  attempt go to ``solve``, as do batches smaller than ``batch.constrained.solve.MIN_BATCH``
   (256), where the loop is faster.
 * A pole on an effector without a target (whose limb keeps its start pose) is not
   vectorised: ``solve`` runs once per problem, with the same inputs and results.
@@ -90,7 +91,7 @@ def solve_batch(
         max_iterations: upper bound on iterations per problem (>= 1).
 
     Returns:
-        ``BatchResult``; problem ``b`` equals ``solve`` on problem ``b``.
+        ``BatchResult``; problem ``b`` equals ``solve`` on problem ``b`` (docs/batch.md).
 
     Raises:
         ValueError: naming the argument, for unknown names (listing the valid ones),
