@@ -4,7 +4,7 @@ Values are batch tuples as in ``fabrik3d.batch.constrained.passes``: a position 
 arrays, a frame four, one element per live problem; rig constants stay float tuples.
 Every method mirrors its ``PoleTurns`` namesake expression for expression (``sum`` of
 three products is ``0.0 + a0*b0 + a1*b1 + a2*b2``, the scalar's start included, so even
-the sign of a zero agrees), with each branch a per-problem mask (``batch_math.pick``):
+the sign of a zero agrees), with each branch a per-problem mask (``fabrik3d.batch.math.pick``):
 the results equal the scalar ones bit for bit. Problems a turn does not touch keep
 their arrays' values. The scalar solver's sets ``pole_turned``, ``pole_blocked``,
 ``swung`` and ``swing_blocked`` become the per-problem masks of ``PoleMarks``; the
