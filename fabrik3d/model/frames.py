@@ -30,9 +30,6 @@ import numpy as np
 from fabrik3d import rotations as rot
 from fabrik3d.model.targets import unit_quaternion
 
-_Y = (0.0, 1.0, 0.0)
-_X = (1.0, 0.0, 0.0)
-
 
 class JointTree(Protocol):
     """What the rules of the model read of a skeleton (``fabrik3d.model.skeleton.Skeleton`` is one;
@@ -69,7 +66,7 @@ def rest_frames(skeleton: JointTree, given: Mapping[str, Any] | None = None) -> 
         d = None if c < 0 else rot.unit(tuple((rest[c] - rest[j]).tolist()))
         if j in explicit:
             q = explicit[j]
-            if d is not None and sum(a * b for a, b in zip(rot.rotate(q, _Y), d)) < 1.0 - 1e-12:
+            if d is not None and sum(a * b for a, b in zip(rot.rotate(q, rot.Y_AXIS), d)) < 1.0 - 1e-12:
                 raise ValueError(
                     f"joint {skeleton.names[j]!r}: rest_frame's +Y must point along the rest bone to "
                     f"{skeleton.names[c]!r} (within 1e-6)"
@@ -78,7 +75,7 @@ def rest_frames(skeleton: JointTree, given: Mapping[str, Any] | None = None) -> 
         elif d is None:
             out[j] = out[int(skeleton.parents[j])]
         else:
-            out[j] = rot.swing(_Y, d, _X)
+            out[j] = rot.swing(rot.Y_AXIS, d, rot.X_AXIS)
     arr = np.array(out, dtype=float)
     arr.setflags(write=False)
     return arr
