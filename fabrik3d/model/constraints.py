@@ -238,7 +238,7 @@ def check_axes(skeleton: JointTree) -> None:
     local = frames.rest_local(skeleton.parents, skeleton.rest_frames)
     for name, items in skeleton.constraints.items():
         j = skeleton.index(name)
-        rest_dir = rot.rotate(local[j], (0.0, 1.0, 0.0))
+        rest_dir = rot.rotate(local[j], rot.Y_AXIS)
         for m, c in enumerate(items):
             if isinstance(c, EllipticalCone):
                 right = parent_axis(skeleton, j, c.right_axis)
