@@ -18,13 +18,12 @@ import json
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import NoReturn
 
 import numpy as np
 
 from fabrik3d.io import files, gltf, take
-from fabrik3d.io.scene import Scene, load_scene
+from fabrik3d.io.scene import Scene, scene_or_preset
 from fabrik3d.model import presets
 
 
@@ -32,15 +31,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         raise SystemExit(2)
-
-
-def scene_or_preset(arg: str) -> Scene:
-    """A preset by name (with no targets), or else a scene file."""
-    if arg in presets.names():
-        return Scene(presets.get(arg))
-    if not Path(arg).exists():
-        raise ValueError(f"{arg}: neither a preset ({', '.join(presets.names())}) nor an existing scene file")
-    return load_scene(arg)
 
 
 def parse_target(text: str) -> tuple[str, np.ndarray]:

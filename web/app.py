@@ -28,7 +28,7 @@ from trame.ui.vuetify3 import SinglePageWithDrawerLayout
 from trame.widgets import vtk as vtk_widgets
 from trame.widgets import vuetify3 as v3
 
-from fabrik3d.io.scene import Scene
+from fabrik3d.io.scene import Scene, scene_or_preset
 from fabrik3d.model import presets
 
 from . import panel
@@ -456,7 +456,6 @@ def serve(
     Raises:
         ValueError: for an unknown preset or a bad scene file, before the server starts.
     """
-    from fabrik3d.cli import scene_or_preset
 
     source = scene if scene is not None else (preset or "humanoid")
     app = WebApp(scene=scene_or_preset(source), source=source if scene is None else _short(scene))

@@ -29,6 +29,7 @@ import numpy as np
 
 from fabrik3d import checks
 from fabrik3d.io import files
+from fabrik3d.model import presets
 from fabrik3d.model.skeleton import Skeleton, _json_vector
 from fabrik3d.solver.tree import SolveResult, solve
 
@@ -148,3 +149,16 @@ def save_scene(scene: Scene, path: str | os.PathLike[str]) -> None:
     """Write ``scene`` as JSON, atomically (a failure leaves no half-written file)."""
     text = json.dumps(scene.to_dict(), indent=2, allow_nan=False)
     files.write_atomic(path, (text + "\n").encode())
+
+
+def scene_or_preset(arg: str) -> Scene:
+    """A preset by name (``fabrik3d.model.presets``, with no targets), or else the scene file at path ``arg``.
+
+    Raises:
+        ValueError: naming ``arg`` when it is neither, or as ``load_scene`` does for a bad file.
+    """
+    if arg in presets.names():
+        return Scene(presets.get(arg))
+    if not os.path.exists(arg):
+        raise ValueError(f"{arg}: neither a preset ({', '.join(presets.names())}) nor an existing scene file")
+    return load_scene(arg)
