@@ -34,9 +34,9 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
         "fabrik3d.notebook needs pythreejs and ipywidgets; install them with: pip install 'fabrik3d[notebook]'"
     ) from exc
 
+from fabrik3d.display import limit_rims
 from fabrik3d.io.scene import Scene
 from fabrik3d.model.skeleton import Skeleton
-from fabrik3d.rotations import quat_to_matrix
 from fabrik3d.solver.tree import SolveResult
 
 __all__ = ["SkeletonView", "bone_tubes", "limit_outlines"]
@@ -97,49 +97,6 @@ def tube_indices(bones: int) -> np.ndarray:
     return (base + quad[None, :]).reshape(-1).astype(np.uint32)
 
 
-def _rodrigues(v: np.ndarray, axis: np.ndarray, angles: np.ndarray) -> np.ndarray:
-    """``(k, 3)``: the unit vector ``v`` turned right-handedly about unit ``axis`` by each of ``angles`` (radians)."""
-    c, s = np.cos(angles)[:, None], np.sin(angles)[:, None]
-    return v * c + np.cross(axis, v) * s + axis * np.dot(axis, v) * (1.0 - c)
-
-
-def _unit(v: Any) -> np.ndarray:
-    v = np.asarray(v, dtype=float)
-    return v / np.linalg.norm(v)
-
-
-def _limit_directions(constraint: Any, rest_dir: np.ndarray) -> list[np.ndarray]:
-    """Outline polylines, as ``(k, 3)`` unit directions in rest-pose world coordinates, of one swing limit.
-
-    Cone and EllipticalCone give their rim (closed) and Hinge its arc; other
-    constraints (Twist, Rigid) draw nothing. Angles are read in degrees.
-    """
-    kind = type(constraint).__name__
-    phi = np.linspace(0.0, 2.0 * math.pi, ARC_SEGMENTS + 1)
-    helper = np.array([1.0, 0.0, 0.0]) if abs(rest_dir[0]) < 0.9 else np.array([0.0, 0.0, 1.0])
-    if kind == "Cone":
-        right = _unit(np.cross(rest_dir, helper))
-        up = np.cross(right, rest_dir)
-        theta = math.radians(float(constraint.max_deg))
-        side = np.cos(phi)[:, None] * right + np.sin(phi)[:, None] * up
-        return [math.cos(theta) * rest_dir + math.sin(theta) * side]
-    if kind == "EllipticalCone":
-        axis = np.asarray(getattr(constraint, "right_axis", (1.0, 0.0, 0.0)), dtype=float)
-        right = _unit(axis - np.dot(axis, rest_dir) * rest_dir)
-        up = np.cross(right, rest_dir)
-        x, z = np.cos(phi), np.sin(phi)
-        a = np.where(x >= 0, float(constraint.right_deg), float(constraint.left_deg))
-        b = np.where(z >= 0, float(constraint.up_deg), float(constraint.down_deg))
-        u, v = np.radians(a * x), np.radians(b * z)
-        theta = np.hypot(u, v)
-        scale = np.where(theta > 1e-12, np.sin(theta) / np.maximum(theta, 1e-12), 0.0)
-        return [np.cos(theta)[:, None] * rest_dir + (scale * u)[:, None] * right + (scale * v)[:, None] * up]
-    if kind == "Hinge":
-        angles = np.radians(np.linspace(float(constraint.min_deg), float(constraint.max_deg), ARC_SEGMENTS + 1))
-        return [_rodrigues(rest_dir, _unit(constraint.axis), angles)]
-    return []
-
-
 def limit_outlines(skeleton: Skeleton, positions: np.ndarray, rotations: np.ndarray, size: float) -> np.ndarray:
     """Line segments drawing the swing limits of ``skeleton.constraints`` in a pose.
 
@@ -156,26 +113,13 @@ def limit_outlines(skeleton: Skeleton, positions: np.ndarray, rotations: np.ndar
     Returns:
         ``(2k, 3)`` float64 segment end points (pairs); the count depends only on the constraints.
     """
-    frames, rest_frames = quat_to_matrix(rotations), quat_to_matrix(skeleton.rest_frames)
-    rest = skeleton.rest_positions
     segments = []
-    for name, constraints in getattr(skeleton, "constraints", {}).items():
-        j = skeleton.index(name)
-        child = skeleton.first_child(j)
-        if child < 0:
-            continue
-        bone = rest[child] - rest[j]
-        length = float(np.linalg.norm(bone))
-        if length < 1e-12:
-            continue
-        p = int(skeleton.parents[j])
-        carry = frames[p] @ rest_frames[p].T if p >= 0 else np.eye(3)
-        for constraint in constraints:
-            for line in _limit_directions(constraint, bone / length):
-                pts = positions[j] + min(size, length) * (line @ carry.T)
-                segments.append(np.stack([pts[:-1], pts[1:]], axis=1).reshape(-1, 3))
-                spokes = pts[:: max(1, (len(pts) - 1) // 4)]
-                segments.append(np.stack([np.broadcast_to(positions[j], spokes.shape), spokes], axis=1).reshape(-1, 3))
+    for rim in limit_rims(skeleton, rotations, segments=ARC_SEGMENTS):
+        j = rim.joint
+        pts = positions[j] + min(size, rim.bone_length) * rim.directions
+        segments.append(np.stack([pts[:-1], pts[1:]], axis=1).reshape(-1, 3))
+        spokes = pts[:: max(1, (len(pts) - 1) // 4)]
+        segments.append(np.stack([np.broadcast_to(positions[j], spokes.shape), spokes], axis=1).reshape(-1, 3))
     return np.concatenate(segments) if segments else np.zeros((0, 3))
 
 

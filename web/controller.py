@@ -21,12 +21,11 @@ from typing import Any
 import numpy as np
 
 import fabrik3d
-from fabrik3d import checks
+from fabrik3d import checks, display
 from fabrik3d.io import gltf
 from fabrik3d.io.scene import Scene, parse_scene
 from fabrik3d.io.take import Take, take_to_json
 from fabrik3d.model import presets
-from fabrik3d.model.skeleton import Skeleton
 
 # An uploaded scene file larger than this is refused (the octopus preset is ~20 kB).
 MAX_SCENE_BYTES = 2 * 1024 * 1024
@@ -50,13 +49,6 @@ class Snapshot:
     root_target: np.ndarray | None
     poles: dict[str, np.ndarray]
     result: fabrik3d.SolveResult
-
-
-def skeleton_size(skeleton: Skeleton) -> float:
-    """A length scale of the skeleton: the diagonal of its rest pose's bounding box (scene units, > 0)."""
-    rest = skeleton.rest_positions
-    diagonal = float(np.linalg.norm(rest.max(axis=0) - rest.min(axis=0)))
-    return max(diagonal, float(skeleton.bone_lengths.max()), 1e-6)
 
 
 class Controller:
@@ -96,7 +88,7 @@ class Controller:
         self.scene = scene
         self.source = source
         self._free = scene.skeleton.without_constraints()
-        self.size = skeleton_size(scene.skeleton)
+        self.size = display.skeleton_size(scene.skeleton)
         self.tolerance = scene.tolerance
         self.max_iterations = min(scene.max_iterations, MAX_ITERATIONS)
         self.undo_stack: list[Snapshot] = []
@@ -121,7 +113,7 @@ class Controller:
             raise ValueError(f"{source}: file is too large ({len(text)} bytes, limit {MAX_SCENE_BYTES})")
         scene = parse_scene(text, source)
         for name, point in scene.targets.items():
-            self._check_point(point, f"{source}: targets.{name}", skeleton_size(scene.skeleton))
+            self._check_point(point, f"{source}: targets.{name}", display.skeleton_size(scene.skeleton))
         self.load(scene, source)
 
     def load_upload(self, upload: Any) -> None:
@@ -188,28 +180,9 @@ class Controller:
         self._apply(undoable, poles=poles)
 
     def pole_home(self, name: str) -> np.ndarray:
-        """``(3,)`` where the pole handle of effector ``name`` sits while it has no pole.
-
-        Out from the chain's most bent inner joint (an elbow, a knee), away from the line
-        from the chain's start to the effector, a fifth of the skeleton's size out; in front
-        (+Z) of the middle joint for a straight chain.
-        """
-        sk = self.scene.skeleton
-        chain = [sk.index(name)]
-        while sk.parents[chain[-1]] >= 0 and len(sk.children(sk.parents[chain[-1]])) == 1:
-            chain.append(sk.parents[chain[-1]])
-        if sk.parents[chain[-1]] >= 0:
-            chain.append(sk.parents[chain[-1]])
-        pos = self.result.positions
-        start, end = pos[chain[-1]], pos[chain[0]]
-        line = (end - start) / max(float(np.linalg.norm(end - start)), 1e-12)
-        inner = pos[chain[1:-1]] if len(chain) > 2 else pos[chain[:1]]
-        offsets = inner - start - np.outer((inner - start) @ line, line)
-        k = int(np.argmax(np.linalg.norm(offsets, axis=1)))
-        middle, away = inner[k], offsets[k]
-        if np.linalg.norm(away) < 1e-3 * self.size:
-            middle, away = inner[len(inner) // 2], np.array([0.0, 0.0, 1.0])
-        return middle + 0.2 * self.size * away / np.linalg.norm(away)
+        """``(3,)`` where the pole handle of effector ``name`` sits while it has no pole
+        (``fabrik3d.display.pole_home``, in the current pose)."""
+        return display.pole_home(self.scene.skeleton, self.result.positions, name, self.size)
 
     def set_targets(self, targets: Any) -> None:
         """Replace every target (effector name -> ``[x, y, z]``); effectors left out become free."""

@@ -12,6 +12,7 @@ left short of its targets tries again from its start without them).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from fabrik3d import rotations as rot
@@ -176,14 +177,19 @@ class PoleTurns:
 
     def pole_chain(self, e: int) -> list[int]:
         """The chain of effector ``e`` from the nearest sub-base or the root to ``e``."""
-        r = self.r
-        chain = [e]
-        while r.parents[chain[-1]] >= 0 and len(r.children[r.parents[chain[-1]]]) == 1:
-            chain.append(r.parents[chain[-1]])
-        if r.parents[chain[-1]] >= 0:
-            chain.append(r.parents[chain[-1]])
-        chain.reverse()
-        return chain
+        return pole_chain(self.r.parents, self.r.children, e)
+
+
+def pole_chain(parents: Sequence[int], children: Sequence[Sequence[int]], e: int) -> list[int]:
+    """The joints from effector ``e``'s chain start (its nearest sub-base, or the root) to ``e``,
+    in that order: the joints a pole on ``e`` turns, and what the views draw its handle beside."""
+    chain = [e]
+    while parents[chain[-1]] >= 0 and len(children[parents[chain[-1]]]) == 1:
+        chain.append(int(parents[chain[-1]]))
+    if parents[chain[-1]] >= 0:
+        chain.append(int(parents[chain[-1]]))
+    chain.reverse()
+    return chain
 
 
 def _distance_to_line(p: rot.Vec, origin: rot.Vec, direction: rot.Vec) -> float:

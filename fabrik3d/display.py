@@ -1,0 +1,160 @@
+"""What every view draws, on plain numpy arrays: limit rims, pole chains and homes, a skeleton's size.
+
+The web UI (``fabrik3d_web.scene_view``) and the notebook view (``fabrik3d.notebook``) turn these
+into their own geometry (VTK polygons, pythreejs line segments); the rules live here once. No
+graphics library is imported. Conventions as everywhere: positions in scene units, ``(n, 3)``;
+world frames ``(n, 4)`` quaternions (x, y, z, w); joint limits in degrees, their axes in world
+coordinates of the rest pose, carried by the parent's frame (``fabrik3d.model.constraints``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from fabrik3d.model.constraints import Cone, EllipticalCone, Hinge
+from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.rotations import quat_to_matrix
+from fabrik3d.solver.constrained.poles import pole_chain
+
+# The share of the skeleton's size that a pole handle without a pole sits away from its chain.
+POLE_HOME_OUT = 0.2
+
+
+class LimitRim(NamedTuple):
+    """The rim of one joint's swing limit in a pose.
+
+    Attributes:
+        joint: the limited joint's index.
+        kind: ``"cone"`` (a ``Cone`` or an ``EllipticalCone``: a closed rim, first point repeated
+            last) or ``"hinge"`` (a ``Hinge``: the arc from ``min_deg`` to ``max_deg``).
+        directions: ``(segments + 1, 3)`` unit world directions from the joint, in the pose.
+        bone_length: the limited bone's rest length (to the joint's first child), scene units.
+    """
+
+    joint: int
+    kind: str
+    directions: np.ndarray
+    bone_length: float
+
+
+def skeleton_size(skeleton: Skeleton) -> float:
+    """A length scale of the skeleton: the diagonal of its rest pose's bounding box (scene units, > 0)."""
+    rest = skeleton.rest_positions
+    diagonal = float(np.linalg.norm(rest.max(axis=0) - rest.min(axis=0)))
+    return max(diagonal, float(skeleton.bone_lengths.max()), 1e-6)
+
+
+def rim_directions(limit: Any, bone: np.ndarray, segments: int) -> tuple[str, np.ndarray] | None:
+    """``(kind, (segments + 1, 3) unit directions)`` on the rim of a swing limit, or ``None``.
+
+    Directions are in the rest pose's world axes, around the unit rest ``bone``. A cone's rim
+    follows the constraint's definition: the swing of angle θ toward the direction (x, z) of
+    the (right, up) basis lies on the rim where (θx/a)² + (θz/b)² = 1, a and b that quadrant's
+    angles (a plain ``Cone``: all four equal; its "right" is world +X made perpendicular to the
+    bone, +Z for a bone near ±X). A hinge's arc turns the bone, made perpendicular to the axis,
+    right-handedly about the axis from ``min_deg`` to ``max_deg``. Other constraints (``Twist``,
+    ``Rigid``) and degenerate axes give ``None``.
+    """
+    if isinstance(limit, (Cone, EllipticalCone)):
+        if isinstance(limit, Cone):
+            left = right = up = down = float(limit.max_deg)
+            axis = np.array([1.0, 0.0, 0.0]) if abs(bone[0]) < 0.9 else np.array([0.0, 0.0, 1.0])
+        else:
+            left, right, up, down = limit.left_deg, limit.right_deg, limit.up_deg, limit.down_deg
+            axis = np.array(limit.right_axis, dtype=float)
+        r = axis - bone * float(axis @ bone)
+        if np.linalg.norm(r) < 1e-9:
+            return None
+        r = r / np.linalg.norm(r)
+        u = np.cross(r, bone)
+        phi = np.linspace(0.0, 2.0 * math.pi, segments + 1)
+        x, z = np.cos(phi), np.sin(phi)
+        a = np.where(x >= 0, right, left)
+        b = np.where(z >= 0, up, down)
+        theta = np.radians(1.0 / np.sqrt((x / a) ** 2 + (z / b) ** 2))
+        return "cone", np.cos(theta)[:, None] * bone + np.sin(theta)[:, None] * (x[:, None] * r + z[:, None] * u)
+    if isinstance(limit, Hinge):
+        axis = np.array(limit.axis, dtype=float)
+        axis = axis / np.linalg.norm(axis)
+        d0 = bone - axis * float(bone @ axis)
+        if np.linalg.norm(d0) < 1e-9:
+            return None
+        d0 = d0 / np.linalg.norm(d0)
+        t = np.radians(np.linspace(limit.min_deg, limit.max_deg, segments + 1))
+        return "hinge", np.cos(t)[:, None] * d0 + np.sin(t)[:, None] * np.cross(axis, d0)
+    return None
+
+
+def limit_rims(
+    skeleton: Skeleton,
+    rotations: np.ndarray,
+    joints: Collection[str] = (),
+    segments: int = 48,
+) -> list[LimitRim]:
+    """The rims of the swing limits of ``skeleton`` in a pose, each carried by its parent's frame.
+
+    Args:
+        skeleton: the skeleton; its ``constraints`` are drawn.
+        rotations: ``(n, 4)`` world frames of the pose (``SolveResult.rotations``).
+        joints: names of the joints to draw (empty: every limited joint).
+        segments: segments per rim or arc.
+
+    Returns:
+        One ``LimitRim`` per swing limit, in the order of ``skeleton.constraints``.
+    """
+    frames, rest_frames = quat_to_matrix(np.asarray(rotations, dtype=float)), quat_to_matrix(skeleton.rest_frames)
+    rest = skeleton.rest_positions
+    out = []
+    for name, limits in skeleton.constraints.items():
+        if joints and name not in joints:
+            continue
+        j = skeleton.index(name)
+        child = skeleton.first_child(j)
+        if child < 0:
+            continue
+        bone = rest[child] - rest[j]
+        bone = bone / np.linalg.norm(bone)
+        p = int(skeleton.parents[j])
+        carry = frames[p] @ rest_frames[p].T if p >= 0 else np.eye(3)
+        for limit in limits:
+            rim = rim_directions(limit, bone, segments)
+            if rim is not None:
+                out.append(LimitRim(j, rim[0], rim[1] @ carry.T, float(skeleton.bone_lengths[child])))
+    return out
+
+
+def effector_chain(skeleton: Skeleton, effector: str) -> list[int]:
+    """The joints a pole on ``effector`` bends: from its chain's start (the nearest sub-base, or the
+    root) to the effector, as the solver's pole turns take them (``solver.constrained.poles``)."""
+    e = skeleton.index(effector)
+    return pole_chain(skeleton.parents, [skeleton.children(j) for j in range(len(skeleton))], e)
+
+
+def pole_home(skeleton: Skeleton, positions: np.ndarray, effector: str, size: float) -> np.ndarray:
+    """``(3,)`` where a pole handle of ``effector`` sits while it has no pole.
+
+    Out from the chain's most bent inner joint (an elbow, a knee), away from the line from the
+    chain's start to the effector, ``POLE_HOME_OUT`` × ``size`` out; in front (+Z) of the middle
+    joint for a straight chain.
+
+    Args:
+        skeleton: the skeleton.
+        positions: ``(n, 3)`` the pose, scene units.
+        effector: an end effector's name.
+        size: the skeleton's length scale (``skeleton_size``), scene units.
+    """
+    chain = effector_chain(skeleton, effector)[::-1]  # effector first
+    pos = np.asarray(positions, dtype=float)
+    start, end = pos[chain[-1]], pos[chain[0]]
+    line = (end - start) / max(float(np.linalg.norm(end - start)), 1e-12)
+    inner = pos[chain[1:-1]] if len(chain) > 2 else pos[chain[:1]]
+    offsets = inner - start - np.outer((inner - start) @ line, line)
+    k = int(np.argmax(np.linalg.norm(offsets, axis=1)))
+    middle, away = inner[k], offsets[k]
+    if np.linalg.norm(away) < 1e-3 * size:
+        middle, away = inner[len(inner) // 2], np.array([0.0, 0.0, 1.0])
+    return middle + POLE_HOME_OUT * size * away / np.linalg.norm(away)
