@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 import pytest
+from helpers.limits import qmat
 
 import fabrik3d
 from fabrik3d import Cone, EllipticalCone, Hinge, Skeleton, Twist, display
 from fabrik3d.model import presets
-from helpers.limits import qmat
 
 CHAIN = (["a", "b", "c", "d"], [-1, 0, 1, 2], [[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]])
 
