@@ -1,0 +1,19 @@
+"""glTF 2.0 container constants shared by the writer (``fabrik3d.io.gltf``) and the reader
+(``fabrik3d.io.gltf_import``): accessor component types, the buffer view target, the GLB chunk
+types, the data URI prefix of an embedded buffer (glTF 2.0 specification, sections 3.6 and 4.4), and
+how both name things uniquely."""
+
+FLOAT, UBYTE, USHORT = 5126, 5121, 5123
+ARRAY_BUFFER = 34962
+JSON_CHUNK, BIN_CHUNK = 0x4E4F534A, 0x004E4942
+DATA_URI = "data:application/octet-stream;base64,"
+
+
+def free_name(base: str, taken: set[str]) -> str:
+    """``base`` or ``base_2``, ``base_3``, ... : the first not in ``taken`` (which it joins)."""
+    name, k = base, 1
+    while name in taken:
+        k += 1
+        name = f"{base}_{k}"
+    taken.add(name)
+    return name
