@@ -88,7 +88,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     try:  # the web UI's dependencies are an extra: import them only for this command
-        from fabrik3d_web.app import serve
+        from fabrik3d_web.serve import serve
     except ImportError as exc:
         raise ValueError(f"the web UI needs the extra fabrik3d[web]: pip install 'fabrik3d[web]' ({exc})") from None
     serve(preset=args.preset, scene=args.scene, host=args.host, port=args.port, open_browser=not args.no_browser)

@@ -14,12 +14,10 @@ contract for tests and automation (see docs/web.md):
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from trame.app import get_server
@@ -28,23 +26,16 @@ from trame.ui.vuetify3 import SinglePageWithDrawerLayout
 from trame.widgets import vtk as vtk_widgets
 from trame.widgets import vuetify3 as v3
 
-from fabrik3d.io.scene import Scene, scene_or_preset
+from fabrik3d.io.scene import Scene
 from fabrik3d.model import presets
 
 from . import panel
 from .controller import Controller
+from .delivery import INTERACTIVE_RATIO, STILL_RATIO, ImageDelivery
 from .scene_view import SceneView
 
 log = logging.getLogger("fabrik3d_web")
 
-# Image size factor and JPEG quality of the 3D view while dragging and at rest.
-INTERACTIVE_RATIO = 0.35
-STILL_RATIO = 1.0
-# Most animation ticks per second while the mouse is down (trame-vtk's default is 30): a mouse
-# move is rendered at the next tick, so faster ticks mean less latency (a tick with no change is cheap).
-ANIMATION_FPS = 60
-# Seconds after a render at which its encoded image is asked for (see WebApp._rendered).
-PICKUP_DELAYS = (0.004, 0.012, 0.03, 0.08, 0.2)
 # During a drag the scene changes on every mouse move, the page's state at most this often (seconds).
 DRAG_STATE_INTERVAL = 0.1
 
@@ -84,9 +75,7 @@ class WebApp:
         self._show_skeleton()
         self._publish()
         self._build_ui()
-        self.server.controller.on_server_ready.add(self._tune_image_delivery)
-        self.scene.render_window.AddObserver("StartEvent", self._rendering)
-        self.scene.render_window.AddObserver("EndEvent", self._rendered)
+        self.delivery = ImageDelivery(self.server, self.scene)
 
     @property
     def state(self) -> Any:
@@ -325,28 +314,13 @@ class WebApp:
             self.state.flush()
             return None
         x, y, width, height = self.scene.handle_display_position(kind, name)
-        css = self._view_css_size()
+        css = self.delivery.view_css_size()
         if css is None:  # before the page reported its size: the window is the CSS size times the ratio in use
             ratio = INTERACTIVE_RATIO if self._dragging else STILL_RATIO
             css = (width / ratio, height / ratio)
         return [x / width * css[0], (height - y) / height * css[1]]
 
     # -- internals ----------------------------------------------------------------------------
-    def _tune_image_delivery(self, **_: Any) -> None:
-        self.server.protocol_call("viewport.image.animation.fps.max", ANIMATION_FPS)
-
-    def _image_delivery(self) -> Any:
-        """trame-vtk's image delivery protocol object (None before the server runs)."""
-        pair = self.server.protocol.getRPCMethod("viewport.image.push") if self.server.protocol else None
-        return pair[0] if pair else None
-
-    def _view_css_size(self) -> tuple[float, float] | None:
-        """The 3D view's size in CSS pixels, as the page last reported it (None before it did)."""
-        delivery = self._image_delivery()
-        tracked = getattr(delivery, "tracking_views", {}).get(str(self.state["viewId"]), {})
-        size = tracked.get("originalSize")
-        return (float(size[0]), float(size[1])) if size else None
-
     def _attempt(self, action: Callable[..., Any], *args: Any) -> Any:
         """Run a user action; a ``ValueError`` (or any failure) becomes ``error_message``.
 
@@ -413,80 +387,3 @@ class WebApp:
         """Push a new image of the view (outside drags; during one, trame-vtk pushes frames itself)."""
         if hasattr(self, "view"):
             self.view.update()
-
-    def _rendering(self, *_: Any) -> None:
-        """Before every render: handles keep their size on the page in small drag images too."""
-        css = self._view_css_size()
-        if css is not None:
-            self.scene.set_pixel_scale(self.scene.render_window.GetSize()[0] / css[0])
-
-    def _rendered(self, *_: Any) -> None:
-        """After every render: ask for the encoded image soon, instead of at the next tick.
-
-        trame-vtk encodes images on a thread; a push first sends the last image already
-        encoded, and the new one at the next animation tick (during a drag) or half a
-        second later (otherwise). Asking again a few milliseconds after the render sends it
-        as soon as it is encoded; a request with nothing new sends nothing.
-        """
-        delivery = self._image_delivery()
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # not serving (tests in-process)
-            return
-        if delivery is not None:
-            for delay in PICKUP_DELAYS:
-                loop.call_later(delay, delivery.push_render, str(self.state["viewId"]), True)
-
-
-def serve(
-    preset: str | None = None,
-    scene: str | None = None,
-    host: str = "127.0.0.1",
-    port: int = 8080,
-    open_browser: bool = True,
-) -> None:
-    """Start the web UI on ``host:port`` and block until it stops.
-
-    Args:
-        preset: a preset name (default ``humanoid`` when no scene is given).
-        scene: a scene file (JSON) to open instead of a preset.
-        host, port: where to listen (127.0.0.1 unless told otherwise).
-        open_browser: open the page in the system's browser.
-
-    Raises:
-        ValueError: for an unknown preset or a bad scene file, before the server starts.
-    """
-
-    source = scene if scene is not None else (preset or "humanoid")
-    app = WebApp(scene=scene_or_preset(source), source=source if scene is None else _short(scene))
-    argv, sys.argv = sys.argv, sys.argv[:1]  # trame re-reads sys.argv: give it nothing to parse
-    try:
-        app.server.start(host=host, port=port, open_browser=open_browser, timeout=0, show_connection_info=True)
-    finally:
-        sys.argv = argv
-
-
-def _short(path: str) -> str:
-    return path.replace("\\", "/").rsplit("/", 1)[-1]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fabrik3d_web.app [--preset NAME | --scene FILE] [--host H] [--port P] [--no-browser]``."""
-    parser = argparse.ArgumentParser(prog="fabrik3d_web", description="fabrik3d's web UI")
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--preset", choices=presets.names())
-    group.add_argument("--scene", metavar="FILE")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8080)
-    parser.add_argument("--no-browser", action="store_true")
-    args = parser.parse_args(argv)
-    try:
-        serve(args.preset, args.scene, args.host, args.port, not args.no_browser)
-    except ValueError as exc:
-        print(f"fabrik3d_web: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,72 @@
+"""How the 3D view's images reach the page: trame-vtk's image delivery, tuned for drags.
+
+The server renders the VTK scene (``fabrik3d_web.scene_view``) and trame-vtk streams each frame
+to the page as a JPEG. ``ImageDelivery`` sets the animation rate while the mouse is down, keeps
+the handles' size on the page in the small drag images, and asks for each encoded image as soon
+as it is ready (docs/architecture.md: the path of one drag).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .scene_view import SceneView
+
+# Image size factor and JPEG quality of the 3D view while dragging and at rest.
+INTERACTIVE_RATIO = 0.35
+STILL_RATIO = 1.0
+# Most animation ticks per second while the mouse is down (trame-vtk's default is 30): a mouse
+# move is rendered at the next tick, so faster ticks mean less latency (a tick with no change is cheap).
+ANIMATION_FPS = 60
+# Seconds after a render at which its encoded image is asked for (see ImageDelivery.rendered).
+PICKUP_DELAYS = (0.004, 0.012, 0.03, 0.08, 0.2)
+
+
+class ImageDelivery:
+    """The view's image stream on ``server`` for the scene ``scene``; observes its render window."""
+
+    def __init__(self, server: Any, scene: SceneView) -> None:
+        self.server = server
+        self.scene = scene
+        server.controller.on_server_ready.add(self.tune)
+        scene.render_window.AddObserver("StartEvent", self.rendering)
+        scene.render_window.AddObserver("EndEvent", self.rendered)
+
+    def tune(self, **_: Any) -> None:
+        """Once the server runs: the animation rate while the mouse is down."""
+        self.server.protocol_call("viewport.image.animation.fps.max", ANIMATION_FPS)
+
+    def protocol(self) -> Any:
+        """trame-vtk's image delivery protocol object (None before the server runs)."""
+        pair = self.server.protocol.getRPCMethod("viewport.image.push") if self.server.protocol else None
+        return pair[0] if pair else None
+
+    def view_css_size(self) -> tuple[float, float] | None:
+        """The 3D view's size in CSS pixels, as the page last reported it (None before it did)."""
+        tracked = getattr(self.protocol(), "tracking_views", {}).get(str(self.server.state["viewId"]), {})
+        size = tracked.get("originalSize")
+        return (float(size[0]), float(size[1])) if size else None
+
+    def rendering(self, *_: Any) -> None:
+        """Before every render: handles keep their size on the page in small drag images too."""
+        css = self.view_css_size()
+        if css is not None:
+            self.scene.set_pixel_scale(self.scene.render_window.GetSize()[0] / css[0])
+
+    def rendered(self, *_: Any) -> None:
+        """After every render: ask for the encoded image soon, instead of at the next tick.
+
+        trame-vtk encodes images on a thread; a push first sends the last image already
+        encoded, and the new one at the next animation tick (during a drag) or half a
+        second later (otherwise). Asking again a few milliseconds after the render sends it
+        as soon as it is encoded; a request with nothing new sends nothing.
+        """
+        delivery = self.protocol()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not serving (tests in-process)
+            return
+        if delivery is not None:
+            for delay in PICKUP_DELAYS:
+                loop.call_later(delay, delivery.push_render, str(self.server.state["viewId"]), True)

@@ -1,0 +1,66 @@
+"""Start the web UI: ``serve`` (what ``fabrik3d serve`` calls) and ``python -m fabrik3d_web.serve``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from fabrik3d.io.scene import scene_or_preset
+from fabrik3d.model import presets
+
+from .app import WebApp
+
+
+def serve(
+    preset: str | None = None,
+    scene: str | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    open_browser: bool = True,
+) -> None:
+    """Start the web UI on ``host:port`` and block until it stops.
+
+    Args:
+        preset: a preset name (default ``humanoid`` when no scene is given).
+        scene: a scene file (JSON) to open instead of a preset.
+        host, port: where to listen (127.0.0.1 unless told otherwise).
+        open_browser: open the page in the system's browser.
+
+    Raises:
+        ValueError: for an unknown preset or a bad scene file, before the server starts.
+    """
+
+    source = scene if scene is not None else (preset or "humanoid")
+    app = WebApp(scene=scene_or_preset(source), source=source if scene is None else _short(scene))
+    argv, sys.argv = sys.argv, sys.argv[:1]  # trame re-reads sys.argv: give it nothing to parse
+    try:
+        app.server.start(host=host, port=port, open_browser=open_browser, timeout=0, show_connection_info=True)
+    finally:
+        sys.argv = argv
+
+
+def _short(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m fabrik3d_web.serve [--preset NAME | --scene FILE] [--host H] [--port P] [--no-browser]``."""
+    parser = argparse.ArgumentParser(prog="fabrik3d_web", description="fabrik3d's web UI")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--preset", choices=presets.names())
+    group.add_argument("--scene", metavar="FILE")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--no-browser", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        serve(args.preset, args.scene, args.host, args.port, not args.no_browser)
+    except ValueError as exc:
+        print(f"fabrik3d_web: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
