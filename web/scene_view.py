@@ -19,7 +19,6 @@ scene units, ``rotations`` ``(n, 4)`` quaternions (x, y, z, w).
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -31,12 +30,9 @@ os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkEGLRenderWindow")  # off 
 import vtkmodules.vtkInteractionStyle
 import vtkmodules.vtkRenderingFreeType
 import vtkmodules.vtkRenderingOpenGL2  # noqa: F401  (the OpenGL render window)
-from vtkmodules.util.numpy_support import numpy_to_vtk
-from vtkmodules.vtkCommonCore import vtkPoints
-from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
+from vtkmodules.vtkCommonDataModel import vtkPolyData
 from vtkmodules.vtkFiltersCore import vtkTubeFilter
 from vtkmodules.vtkFiltersSources import (
-    vtkPlaneSource,
     vtkSphereSource,
 )
 from vtkmodules.vtkInteractionStyle import vtkInteractorStyleTrackballCamera
@@ -59,22 +55,27 @@ from vtkmodules.vtkRenderingCore import (
 from fabrik3d.model.skeleton import Skeleton
 
 from .limits import limit_fans
-
-# Colours (RGB 0..1): a calm light theme a user would screenshot.
-BONE = (0.86, 0.88, 0.92)
-JOINT = (0.27, 0.35, 0.48)
-EFFECTOR = (0.15, 0.55, 0.78)
-TARGET = (0.98, 0.60, 0.13)
-UNREACHABLE = (0.90, 0.22, 0.21)
-FREE = (0.80, 0.84, 0.90)
-ROOT = (0.36, 0.42, 0.85)
-POLE = (0.62, 0.36, 0.86)
-FREE_POLE = (0.82, 0.75, 0.93)
-LIMIT_CONE = (0.30, 0.72, 0.55)
-LIMIT_HINGE = (0.55, 0.38, 0.85)
-SKY_TOP = (0.97, 0.98, 1.0)
-SKY_BOTTOM = (0.78, 0.83, 0.90)
-GRID = (0.70, 0.74, 0.80)
+from .vtk_parts import (
+    BONE,
+    EFFECTOR,
+    FREE,
+    FREE_POLE,
+    JOINT,
+    LIMIT_CONE,
+    LIMIT_HINGE,
+    POLE,
+    ROOT,
+    SKY_BOTTOM,
+    SKY_TOP,
+    TARGET,
+    UNREACHABLE,
+    finish,
+    floor_grid,
+    lit_actor,
+    set_lines,
+    set_points,
+    set_triangles,
+)
 
 # Handle size on screen, pixels (the sphere's radius is about half of it).
 HANDLE_PX = 18.0
@@ -124,7 +125,7 @@ class SceneView:
         tube.SetVaryRadiusToVaryRadiusByAbsoluteScalar()
         tube.SetNumberOfSides(18)
         tube.CappingOn()
-        self.bone_actor = _actor(tube, BONE, specular=0.25)
+        self.bone_actor = lit_actor(tube, BONE, specular=0.25)
         self.bone_actor.GetMapper().ScalarVisibilityOff()
 
         self._joints = vtkPolyData()
@@ -141,7 +142,7 @@ class SceneView:
         glyphs.ScalarVisibilityOn()
         self.joint_actor = vtkActor()
         self.joint_actor.SetMapper(glyphs)
-        _finish(self.joint_actor.GetProperty(), specular=0.4)
+        finish(self.joint_actor.GetProperty(), specular=0.4)
 
         self._gaps = vtkPolyData()
         gap_mapper = vtkPolyDataMapper()
@@ -229,7 +230,7 @@ class SceneView:
         radius = np.empty(2 * len(bones))
         radius[0::2], radius[1::2] = thick, 0.45 * thick
         self._bone_xyz = np.zeros((2 * len(bones), 3))
-        _set_lines(self._bones, self._bone_xyz, np.arange(2 * len(bones)).reshape(-1, 2), radius, share=True)
+        set_lines(self._bones, self._bone_xyz, np.arange(2 * len(bones)).reshape(-1, 2), radius, share=True)
         leaf = np.array([not sk.children(j) for j in range(len(sk))])
         colors = np.tile(np.array(JOINT) * 255, (len(sk), 1))
         colors[leaf] = np.array(EFFECTOR) * 255
@@ -237,13 +238,13 @@ class SceneView:
         joint_radius = np.full(len(sk), self.joint_radius)
         joint_radius[leaf] *= 0.8
         self._joint_xyz = np.array(sk.rest_positions, dtype=float)
-        _set_points(self._joints, self._joint_xyz, joint_radius, colors.astype(np.uint8))
+        set_points(self._joints, self._joint_xyz, joint_radius, colors.astype(np.uint8))
 
     def _make_handle(self, kind: str, name: str) -> vtkHandleWidget:
         rep = vtkSphereHandleRepresentation()
         rep.SetHandleSize(self._handle_px(kind))  # constant size on screen
-        _finish(rep.GetProperty(), specular=0.5)
-        _finish(rep.GetSelectedProperty(), specular=0.5)
+        finish(rep.GetProperty(), specular=0.5)
+        finish(rep.GetSelectedProperty(), specular=0.5)
         rep.GetSelectedProperty().SetColor(1.0, 0.85, 0.3)
         widget = vtkHandleWidget()
         widget.SetInteractor(self.interactor)
@@ -267,23 +268,7 @@ class SceneView:
     def _build_floor(self, skeleton: Skeleton) -> None:
         for actor in self._floor:
             self.renderer.RemoveActor(actor)
-        rest = skeleton.rest_positions
-        lo, hi = rest.min(axis=0), rest.max(axis=0)
-        center = (lo + hi) / 2
-        half = max(float(np.ptp(rest[:, [0, 2]], axis=0).max()), 0.6 * self.size)
-        step = _nice_step(half / 6)
-        half = math.ceil(half / step) * step
-        y = float(lo[1]) - 0.002 * self.size
-        cx, cz = round(center[0] / step) * step, round(center[2] / step) * step
-        cells = round(2 * half / step)
-        floor = vtkPlaneSource()
-        floor.SetOrigin(cx - half, y, cz - half)
-        floor.SetPoint1(cx + half, y, cz - half)
-        floor.SetPoint2(cx - half, y, cz + half)
-        floor.SetResolution(cells, cells)
-        grid = _actor(floor, GRID, specular=0.0)
-        grid.GetProperty().SetRepresentationToWireframe()
-        grid.GetProperty().LightingOff()  # lines only: a lit solid floor costs more than the skeleton in software
+        grid = floor_grid(skeleton.rest_positions, self.size)
         self._floor = [grid]
         for actor in self._floor:
             self.renderer.AddActor(actor)
@@ -342,7 +327,7 @@ class SceneView:
         bad = set(unreachable)
         gaps = [(positions[sk.index(n)], targets[n]) for n in bad if n in targets]
         gap_points = np.array([p for pair in gaps for p in pair]).reshape(-1, 3)
-        _set_lines(self._gaps, gap_points, np.arange(len(gap_points)).reshape(-1, 2), None)
+        set_lines(self._gaps, gap_points, np.arange(len(gap_points)).reshape(-1, 2), None)
 
         poles, pole_homes = poles or {}, pole_homes or {}
         for (kind, name), widget in self.handles.items():
@@ -410,79 +395,4 @@ class SceneView:
             return
         cones, hinges = limit_fans(sk, positions, rotations, self.size, self.limit_joints)
         for poly, (points, triangles) in zip(self._limit_polys, (cones, hinges)):
-            _set_triangles(poly, points, triangles)
-
-
-def _actor(source: Any, color: tuple[float, float, float], specular: float) -> vtkActor:
-    mapper = vtkPolyDataMapper()
-    mapper.SetInputConnection(source.GetOutputPort())
-    actor = vtkActor()
-    actor.SetMapper(mapper)
-    actor.GetProperty().SetColor(*color)
-    _finish(actor.GetProperty(), specular)
-    return actor
-
-
-def _finish(prop: Any, specular: float) -> None:
-    prop.SetInterpolationToPhong()
-    prop.SetAmbient(0.15)
-    prop.SetDiffuse(0.85)
-    prop.SetSpecular(specular)
-    prop.SetSpecularPower(30.0)
-
-
-def _nice_step(x: float) -> float:
-    """The largest of 1, 2, 5 times a power of ten that is at most ``x``."""
-    exp = 10.0 ** math.floor(math.log10(x))
-    return max(m * exp for m in (1.0, 2.0, 5.0) if m * exp <= x)
-
-
-def _set_points(poly: vtkPolyData, points: np.ndarray, radius: np.ndarray, colors: np.ndarray) -> None:
-    """Give ``poly`` the ``(m, 3)`` points (shared, C-contiguous float64), a "radius" scale array, uint8 colours."""
-    pts = vtkPoints()
-    pts.SetData(numpy_to_vtk(points, deep=False))  # shares ``points``: later in-place changes show
-    poly.SetPoints(pts)
-    r = numpy_to_vtk(np.ascontiguousarray(radius), deep=True)
-    r.SetName("radius")
-    c = numpy_to_vtk(np.ascontiguousarray(colors), deep=True)
-    c.SetName("colors")
-    poly.GetPointData().AddArray(r)
-    poly.GetPointData().SetScalars(c)
-    poly.Modified()
-
-
-def _set_triangles(poly: vtkPolyData, points: np.ndarray, triangles: np.ndarray) -> None:
-    """Give ``poly`` the ``(m, 3)`` points and ``(k, 3)`` triangles."""
-    pts = vtkPoints()
-    pts.SetData(numpy_to_vtk(np.ascontiguousarray(points, dtype=float).reshape(-1, 3), deep=True))
-    poly.SetPoints(pts)
-    cells = vtkCellArray()
-    for tri in np.asarray(triangles, dtype=np.int64).reshape(-1, 3):
-        cells.InsertNextCell(3)
-        for k in tri:
-            cells.InsertCellPoint(int(k))
-    poly.SetPolys(cells)
-    poly.Modified()
-
-
-def _set_lines(
-    poly: vtkPolyData, points: np.ndarray, segments: np.ndarray, radius: np.ndarray | None, share: bool = False
-) -> None:
-    """Give ``poly`` the ``(m, 3)`` points and ``(k, 2)`` line segments, with point scalars ``radius``.
-
-    With ``share`` the points array is shared with VTK (C-contiguous float64): change it in place later.
-    """
-    pts = vtkPoints()
-    pts.SetData(
-        numpy_to_vtk(points if share else np.ascontiguousarray(points, dtype=float).reshape(-1, 3), deep=not share)
-    )
-    poly.SetPoints(pts)
-    lines = vtkCellArray()
-    for a, b in segments:
-        lines.InsertNextCell(2)
-        lines.InsertCellPoint(int(a))
-        lines.InsertCellPoint(int(b))
-    poly.SetLines(lines)
-    if radius is not None:
-        poly.GetPointData().SetScalars(numpy_to_vtk(np.ascontiguousarray(radius, dtype=float), deep=True))
-    poly.Modified()
+            set_triangles(poly, points, triangles)

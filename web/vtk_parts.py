@@ -1,0 +1,127 @@
+"""VTK building blocks of the scene view: the colour palette, lit actors, and poly data filled from
+numpy arrays (points ``(m, 3)`` in scene units, cells as index arrays)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from vtkmodules.util.numpy_support import numpy_to_vtk
+from vtkmodules.vtkCommonCore import vtkPoints
+from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
+from vtkmodules.vtkFiltersSources import vtkPlaneSource
+from vtkmodules.vtkRenderingCore import vtkActor, vtkPolyDataMapper
+
+# Colours (RGB 0..1): a calm light theme a user would screenshot.
+BONE = (0.86, 0.88, 0.92)
+JOINT = (0.27, 0.35, 0.48)
+EFFECTOR = (0.15, 0.55, 0.78)
+TARGET = (0.98, 0.60, 0.13)
+UNREACHABLE = (0.90, 0.22, 0.21)
+FREE = (0.80, 0.84, 0.90)
+ROOT = (0.36, 0.42, 0.85)
+POLE = (0.62, 0.36, 0.86)
+FREE_POLE = (0.82, 0.75, 0.93)
+LIMIT_CONE = (0.30, 0.72, 0.55)
+LIMIT_HINGE = (0.55, 0.38, 0.85)
+SKY_TOP = (0.97, 0.98, 1.0)
+SKY_BOTTOM = (0.78, 0.83, 0.90)
+GRID = (0.70, 0.74, 0.80)
+
+
+def lit_actor(source: Any, color: tuple[float, float, float], specular: float) -> vtkActor:
+    mapper = vtkPolyDataMapper()
+    mapper.SetInputConnection(source.GetOutputPort())
+    actor = vtkActor()
+    actor.SetMapper(mapper)
+    actor.GetProperty().SetColor(*color)
+    finish(actor.GetProperty(), specular)
+    return actor
+
+
+def finish(prop: Any, specular: float) -> None:
+    prop.SetInterpolationToPhong()
+    prop.SetAmbient(0.15)
+    prop.SetDiffuse(0.85)
+    prop.SetSpecular(specular)
+    prop.SetSpecularPower(30.0)
+
+
+def nice_step(x: float) -> float:
+    """The largest of 1, 2, 5 times a power of ten that is at most ``x``."""
+    exp = 10.0 ** math.floor(math.log10(x))
+    return max(m * exp for m in (1.0, 2.0, 5.0) if m * exp <= x)
+
+
+def set_points(poly: vtkPolyData, points: np.ndarray, radius: np.ndarray, colors: np.ndarray) -> None:
+    """Give ``poly`` the ``(m, 3)`` points (shared, C-contiguous float64), a "radius" scale array, uint8 colours."""
+    pts = vtkPoints()
+    pts.SetData(numpy_to_vtk(points, deep=False))  # shares ``points``: later in-place changes show
+    poly.SetPoints(pts)
+    r = numpy_to_vtk(np.ascontiguousarray(radius), deep=True)
+    r.SetName("radius")
+    c = numpy_to_vtk(np.ascontiguousarray(colors), deep=True)
+    c.SetName("colors")
+    poly.GetPointData().AddArray(r)
+    poly.GetPointData().SetScalars(c)
+    poly.Modified()
+
+
+def set_triangles(poly: vtkPolyData, points: np.ndarray, triangles: np.ndarray) -> None:
+    """Give ``poly`` the ``(m, 3)`` points and ``(k, 3)`` triangles."""
+    pts = vtkPoints()
+    pts.SetData(numpy_to_vtk(np.ascontiguousarray(points, dtype=float).reshape(-1, 3), deep=True))
+    poly.SetPoints(pts)
+    cells = vtkCellArray()
+    for tri in np.asarray(triangles, dtype=np.int64).reshape(-1, 3):
+        cells.InsertNextCell(3)
+        for k in tri:
+            cells.InsertCellPoint(int(k))
+    poly.SetPolys(cells)
+    poly.Modified()
+
+
+def set_lines(
+    poly: vtkPolyData, points: np.ndarray, segments: np.ndarray, radius: np.ndarray | None, share: bool = False
+) -> None:
+    """Give ``poly`` the ``(m, 3)`` points and ``(k, 2)`` line segments, with point scalars ``radius``.
+
+    With ``share`` the points array is shared with VTK (C-contiguous float64): change it in place later.
+    """
+    pts = vtkPoints()
+    pts.SetData(
+        numpy_to_vtk(points if share else np.ascontiguousarray(points, dtype=float).reshape(-1, 3), deep=not share)
+    )
+    poly.SetPoints(pts)
+    lines = vtkCellArray()
+    for a, b in segments:
+        lines.InsertNextCell(2)
+        lines.InsertCellPoint(int(a))
+        lines.InsertCellPoint(int(b))
+    poly.SetLines(lines)
+    if radius is not None:
+        poly.GetPointData().SetScalars(numpy_to_vtk(np.ascontiguousarray(radius, dtype=float), deep=True))
+    poly.Modified()
+
+
+def floor_grid(rest: np.ndarray, size: float) -> vtkActor:
+    """A wireframe ground grid under the rest pose ``rest`` ``(n, 3)``: square, centred under it, at
+    least 1.2 × ``size`` (scene units) across, in cells of 1, 2 or 5 times a power of ten."""
+    lo, hi = rest.min(axis=0), rest.max(axis=0)
+    center = (lo + hi) / 2
+    half = max(float(np.ptp(rest[:, [0, 2]], axis=0).max()), 0.6 * size)
+    step = nice_step(half / 6)
+    half = math.ceil(half / step) * step
+    y = float(lo[1]) - 0.002 * size
+    cx, cz = round(center[0] / step) * step, round(center[2] / step) * step
+    cells = round(2 * half / step)
+    floor = vtkPlaneSource()
+    floor.SetOrigin(cx - half, y, cz - half)
+    floor.SetPoint1(cx + half, y, cz - half)
+    floor.SetPoint2(cx - half, y, cz + half)
+    floor.SetResolution(cells, cells)
+    grid = lit_actor(floor, GRID, specular=0.0)
+    grid.GetProperty().SetRepresentationToWireframe()
+    grid.GetProperty().LightingOff()  # lines only: a lit solid floor costs more than the skeleton in software
+    return grid
