@@ -1,4 +1,4 @@
-"""What the web UI does, without the UI: targets, solving, undo/redo, recording, exports.
+"""What the web UI does, without the UI: targets, solving, undo/redo, recording (``fabrik3d_web.recording``), exports.
 
 ``Controller`` holds one scene and its current pose. Every user action is a method
 named after it (``move_target``, ``undo``, ``load_scene_text`` ...); each checks all of
@@ -24,8 +24,9 @@ import fabrik3d
 from fabrik3d import checks, display
 from fabrik3d.io import gltf
 from fabrik3d.io.scene import Scene, parse_scene
-from fabrik3d.io.take import Take, take_to_json
 from fabrik3d.model import presets
+
+from .recording import Recording
 
 # An uploaded scene file larger than this is refused (the octopus preset is ~20 kB).
 MAX_SCENE_BYTES = 2 * 1024 * 1024
@@ -37,8 +38,6 @@ MAX_ITERATIONS = 1000
 HISTORY = 200
 # "Leave as it is" for an optional argument whose None means "none".
 _KEEP: Any = object()
-# Longest take, in frames (about 10 minutes at 30 frames per second).
-MAX_TAKE_FRAMES = 18_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +50,7 @@ class Snapshot:
     result: fabrik3d.SolveResult
 
 
-class Controller:
+class Controller(Recording):
     """The state of the web UI and everything the user can do to it.
 
     Attributes:
@@ -93,11 +92,7 @@ class Controller:
         self.max_iterations = min(scene.max_iterations, MAX_ITERATIONS)
         self.undo_stack: list[Snapshot] = []
         self.redo_stack: list[Snapshot] = []
-        self.take_times: list[float] = []
-        self.take_positions: list[np.ndarray] = []
-        self.take_rotations: list[np.ndarray] = []
-        self.recording = False
-        self._record_t0 = 0.0
+        self._clear_take()
         self._frame_times: list[float] = []
         self._reset_to_scene()
 
@@ -254,42 +249,6 @@ class Controller:
         self.tolerance, self.max_iterations = tolerance, iterations
         self._apply(False)
 
-    # -- recording ----------------------------------------------------------------------------
-    def start_recording(self) -> None:
-        """Start a new take: every pose from now on is kept with its time."""
-        self.take_times, self.take_positions, self.take_rotations = [], [], []
-        self.recording = True
-        self._record_t0 = time.perf_counter()
-        self._record_frame()
-
-    def stop_recording(self) -> None:
-        """Stop recording (the take is kept for playback and export)."""
-        self.recording = False
-
-    @property
-    def take_duration(self) -> float:
-        """Length of the take in seconds (0 without one)."""
-        return self.take_times[-1] if self.take_times else 0.0
-
-    def take_frame(self, t: float) -> int:
-        """Index of the take's frame shown at ``t`` seconds (the last one at or before ``t``)."""
-        if not self.take_times:
-            raise ValueError("take: nothing recorded yet")
-        return max(0, int(np.searchsorted(self.take_times, t, side="right")) - 1)
-
-    def _record_frame(self) -> None:
-        if not self.recording:
-            return
-        if len(self.take_times) >= MAX_TAKE_FRAMES:
-            self.recording = False  # the panel shows the take's length; nothing is lost
-            return
-        t = time.perf_counter() - self._record_t0
-        if self.take_times and t <= self.take_times[-1]:
-            t = self.take_times[-1] + 1e-4  # keys must increase strictly
-        self.take_times.append(t)
-        self.take_positions.append(self.result.positions.copy())
-        self.take_rotations.append(self.result.rotations.copy())
-
     # -- readouts -----------------------------------------------------------------------------
     def effector_point(self, name: str) -> np.ndarray:
         """``(3,)`` target of effector ``name``, or its current position when free."""
@@ -365,22 +324,6 @@ class Controller:
     def pose_glb(self) -> bytes:
         """The current pose as a binary glTF (``fabrik3d.gltf.pose_glb_bytes``)."""
         return gltf.pose_glb_bytes(self.scene.skeleton, self.result)
-
-    def take(self) -> Take:
-        """The recorded take as a ``fabrik3d.take.Take`` (``ValueError`` with fewer than two frames)."""
-        if len(self.take_times) < 2:
-            raise ValueError("take: record at least two frames first (Record, then drag a handle)")
-        frames = list(zip(self.take_positions, self.take_rotations))
-        return Take.from_frames(self.scene.skeleton, frames, self.take_times)
-
-    def take_glb(self) -> bytes:
-        """The take as an animated binary glTF (``fabrik3d.gltf.animation_glb_bytes``)."""
-        take = self.take()
-        return gltf.animation_glb_bytes(self.scene.skeleton, list(zip(take.positions, take.rotations)), take.times)
-
-    def take_json(self) -> str:
-        """The take as the JSON file the CLI reads (``fabrik3d.take.take_to_json``)."""
-        return take_to_json(self.take())
 
     # -- internals ----------------------------------------------------------------------------
     def _effector_list(self) -> str:
