@@ -1,4 +1,5 @@
-"""What every view draws, on plain numpy arrays: limit rims, pole chains and homes, a skeleton's size.
+"""What every view draws, on plain numpy arrays: limit rims, pole chains and homes, a skeleton's size,
+bone tubes and limit outlines.
 
 The web UI (``fabrik3d_web.scene_view``) and the notebook view (``fabrik3d.notebook``) turn these
 into their own geometry (VTK polygons, pythreejs line segments); the rules live here once. No
@@ -20,6 +21,9 @@ from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.rotations import quat_to_matrix
 from fabrik3d.solver.constrained.poles import pole_chain
 
+# Sides of a bone tube, and segments of a limit outline (``bone_tubes``, ``limit_outlines``).
+TUBE_SIDES = 6
+ARC_SEGMENTS = 24
 # The share of the skeleton's size that a pole handle without a pole sits away from its chain.
 POLE_HOME_OUT = 0.2
 
@@ -158,3 +162,71 @@ def pole_home(skeleton: Skeleton, positions: np.ndarray, effector: str, size: fl
     if np.linalg.norm(away) < 1e-3 * size:
         middle, away = inner[len(inner) // 2], np.array([0.0, 0.0, 1.0])
     return middle + POLE_HOME_OUT * size * away / np.linalg.norm(away)
+
+
+# -- meshes and lines of the notebook view (pythreejs buffers) -----------------------------------
+def bone_pairs(skeleton: Skeleton) -> np.ndarray:
+    """``(m, 2)`` int array of ``(parent, child)`` joint indices, one row per bone, in skeleton order."""
+    return np.array([(int(p), j) for j, p in enumerate(skeleton.parents) if p >= 0], dtype=np.int64).reshape(-1, 2)
+
+
+def bone_tubes(positions: np.ndarray, pairs: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices and normals of one open ``TUBE_SIDES``-sided tube per bone.
+
+    Args:
+        positions: ``(n, 3)`` joint positions, scene units.
+        pairs: ``(m, 2)`` bones as ``(parent, child)`` indices (``bone_pairs``).
+        radius: tube radius, scene units.
+
+    Returns:
+        ``(m * 2 * TUBE_SIDES, 3)`` vertices (per bone, a ring at the parent, then a
+        ring at the child) and the matching unit normals, both float64.
+    """
+    a, b = positions[pairs[:, 0]], positions[pairs[:, 1]]
+    d = b - a
+    length = np.linalg.norm(d, axis=1, keepdims=True)
+    d = np.where(length > 1e-12, d / np.maximum(length, 1e-12), [0.0, 1.0, 0.0])
+    helper = np.where(np.abs(d[:, 1:2]) < 0.9, [0.0, 1.0, 0.0], [1.0, 0.0, 0.0])
+    u = np.cross(d, helper)
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    v = np.cross(d, u)
+    angles = np.linspace(0.0, 2.0 * math.pi, TUBE_SIDES, endpoint=False)
+    ring = np.cos(angles)[None, :, None] * u[:, None, :] + np.sin(angles)[None, :, None] * v[:, None, :]
+    verts = np.concatenate([a[:, None, :] + radius * ring, b[:, None, :] + radius * ring], axis=1)
+    normals = np.concatenate([ring, ring], axis=1)
+    return verts.reshape(-1, 3), normals.reshape(-1, 3)
+
+
+def tube_indices(bones: int) -> np.ndarray:
+    """``(bones * TUBE_SIDES * 6,)`` uint32 triangle indices for the vertices of ``bone_tubes``."""
+    s = np.arange(TUBE_SIDES)
+    t = (s + 1) % TUBE_SIDES
+    quad = np.stack([s, t, TUBE_SIDES + t, s, TUBE_SIDES + t, TUBE_SIDES + s], axis=1).reshape(-1)
+    base = np.arange(bones)[:, None] * (2 * TUBE_SIDES)
+    return (base + quad[None, :]).reshape(-1).astype(np.uint32)
+
+
+def limit_outlines(skeleton: Skeleton, positions: np.ndarray, rotations: np.ndarray, size: float) -> np.ndarray:
+    """Line segments drawing the swing limits of ``skeleton.constraints`` in a pose.
+
+    A limit at joint j bounds the bone to j's first child; its axes are given in
+    the rest pose and move with the parent's frame (the root's stay in its rest
+    frame). Each outline is drawn around joint j at ``min(size, bone length)``.
+
+    Args:
+        skeleton: the skeleton with its constraints.
+        positions: ``(n, 3)`` joint positions, scene units.
+        rotations: ``(n, 4)`` world frames (x, y, z, w) from ``SolveResult.rotations``.
+        size: largest outline radius, scene units.
+
+    Returns:
+        ``(2k, 3)`` float64 segment end points (pairs); the count depends only on the constraints.
+    """
+    segments = []
+    for rim in limit_rims(skeleton, rotations, segments=ARC_SEGMENTS):
+        j = rim.joint
+        pts = positions[j] + min(size, rim.bone_length) * rim.directions
+        segments.append(np.stack([pts[:-1], pts[1:]], axis=1).reshape(-1, 3))
+        spokes = pts[:: max(1, (len(pts) - 1) // 4)]
+        segments.append(np.stack([np.broadcast_to(positions[j], spokes.shape), spokes], axis=1).reshape(-1, 3))
+    return np.concatenate(segments) if segments else np.zeros((0, 3))

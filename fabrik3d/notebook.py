@@ -34,7 +34,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
         "fabrik3d.notebook needs pythreejs and ipywidgets; install them with: pip install 'fabrik3d[notebook]'"
     ) from exc
 
-from fabrik3d.display import limit_rims
+from fabrik3d.display import bone_pairs, bone_tubes, limit_outlines, tube_indices
 from fabrik3d.io.scene import Scene
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.solver.tree import SolveResult
@@ -51,76 +51,6 @@ COLORS = {
     "target": "#e4572e",
     "limit": "#e0a21b",
 }
-TUBE_SIDES = 6
-ARC_SEGMENTS = 24
-
-
-# -- geometry: plain functions on arrays ------------------------------------------------------
-def bone_pairs(skeleton: Skeleton) -> np.ndarray:
-    """``(m, 2)`` int array of ``(parent, child)`` joint indices, one row per bone, in skeleton order."""
-    return np.array([(int(p), j) for j, p in enumerate(skeleton.parents) if p >= 0], dtype=np.int64).reshape(-1, 2)
-
-
-def bone_tubes(positions: np.ndarray, pairs: np.ndarray, radius: float) -> tuple[np.ndarray, np.ndarray]:
-    """Vertices and normals of one open ``TUBE_SIDES``-sided tube per bone.
-
-    Args:
-        positions: ``(n, 3)`` joint positions, scene units.
-        pairs: ``(m, 2)`` bones as ``(parent, child)`` indices (``bone_pairs``).
-        radius: tube radius, scene units.
-
-    Returns:
-        ``(m * 2 * TUBE_SIDES, 3)`` vertices (per bone, a ring at the parent, then a
-        ring at the child) and the matching unit normals, both float64.
-    """
-    a, b = positions[pairs[:, 0]], positions[pairs[:, 1]]
-    d = b - a
-    length = np.linalg.norm(d, axis=1, keepdims=True)
-    d = np.where(length > 1e-12, d / np.maximum(length, 1e-12), [0.0, 1.0, 0.0])
-    helper = np.where(np.abs(d[:, 1:2]) < 0.9, [0.0, 1.0, 0.0], [1.0, 0.0, 0.0])
-    u = np.cross(d, helper)
-    u /= np.linalg.norm(u, axis=1, keepdims=True)
-    v = np.cross(d, u)
-    angles = np.linspace(0.0, 2.0 * math.pi, TUBE_SIDES, endpoint=False)
-    ring = np.cos(angles)[None, :, None] * u[:, None, :] + np.sin(angles)[None, :, None] * v[:, None, :]
-    verts = np.concatenate([a[:, None, :] + radius * ring, b[:, None, :] + radius * ring], axis=1)
-    normals = np.concatenate([ring, ring], axis=1)
-    return verts.reshape(-1, 3), normals.reshape(-1, 3)
-
-
-def tube_indices(bones: int) -> np.ndarray:
-    """``(bones * TUBE_SIDES * 6,)`` uint32 triangle indices for the vertices of ``bone_tubes``."""
-    s = np.arange(TUBE_SIDES)
-    t = (s + 1) % TUBE_SIDES
-    quad = np.stack([s, t, TUBE_SIDES + t, s, TUBE_SIDES + t, TUBE_SIDES + s], axis=1).reshape(-1)
-    base = np.arange(bones)[:, None] * (2 * TUBE_SIDES)
-    return (base + quad[None, :]).reshape(-1).astype(np.uint32)
-
-
-def limit_outlines(skeleton: Skeleton, positions: np.ndarray, rotations: np.ndarray, size: float) -> np.ndarray:
-    """Line segments drawing the swing limits of ``skeleton.constraints`` in a pose.
-
-    A limit at joint j bounds the bone to j's first child; its axes are given in
-    the rest pose and move with the parent's frame (the root's stay in its rest
-    frame). Each outline is drawn around joint j at ``min(size, bone length)``.
-
-    Args:
-        skeleton: the skeleton with its constraints.
-        positions: ``(n, 3)`` joint positions, scene units.
-        rotations: ``(n, 4)`` world frames (x, y, z, w) from ``SolveResult.rotations``.
-        size: largest outline radius, scene units.
-
-    Returns:
-        ``(2k, 3)`` float64 segment end points (pairs); the count depends only on the constraints.
-    """
-    segments = []
-    for rim in limit_rims(skeleton, rotations, segments=ARC_SEGMENTS):
-        j = rim.joint
-        pts = positions[j] + min(size, rim.bone_length) * rim.directions
-        segments.append(np.stack([pts[:-1], pts[1:]], axis=1).reshape(-1, 3))
-        spokes = pts[:: max(1, (len(pts) - 1) // 4)]
-        segments.append(np.stack([np.broadcast_to(positions[j], spokes.shape), spokes], axis=1).reshape(-1, 3))
-    return np.concatenate(segments) if segments else np.zeros((0, 3))
 
 
 def _f32(a: np.ndarray) -> np.ndarray:
