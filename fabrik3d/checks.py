@@ -15,10 +15,39 @@ MAX_COORD = 1e9
 _MAX2 = MAX_COORD * MAX_COORD
 
 
+def real_array(value: Any) -> np.ndarray:
+    """``value`` as a new float64 array, refusing what is not real numbers: complex numbers (a plain
+    float conversion would drop their imaginary part), booleans and strings.
+
+    Raises:
+        ValueError, TypeError or OverflowError: the callers turn them into a message naming the argument.
+    """
+    arr = np.asarray(value)
+    if arr.dtype.kind in "cbUSV" or (isinstance(value, (list, tuple)) and not _all_real(value)):
+        raise ValueError(f"not real numbers (dtype {arr.dtype})")
+    return np.array(arr, dtype=float)
+
+
+_NOT_REAL = (bool, np.bool_, str, bytes, complex, np.complexfloating)
+
+
+def _all_real(items: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether nested lists and tuples hold no booleans, strings or complex numbers (numpy would turn
+    a boolean among floats into 0.0 or 1.0 silently)."""
+    stack = [items]
+    while stack:
+        for x in stack.pop():
+            if isinstance(x, (list, tuple)):
+                stack.append(x)
+            elif isinstance(x, _NOT_REAL):
+                return False
+    return True
+
+
 def points(value: Any, name: str) -> np.ndarray:
     """An ``(m, 3)`` float array (a copy) of finite, bounded coordinates."""
     try:
-        arr = np.array(value, dtype=float)
+        arr = real_array(value)
     except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float range
         raise ValueError(f"{name}: expected an (n, 3) array of numbers") from None
     if arr.ndim != 2 or arr.shape[1] != 3:
@@ -72,7 +101,7 @@ def vec(value: Any, name: str) -> tuple[float, float, float]:
 def point(value: Any, name: str) -> np.ndarray:
     """A ``(3,)`` float array (a copy) of finite, bounded coordinates."""
     try:
-        arr = np.array(value, dtype=float)
+        arr = real_array(value)
     except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float range
         raise ValueError(f"{name}: expected three numbers, got {value!r}") from None
     if arr.shape != (3,):

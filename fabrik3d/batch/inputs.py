@@ -49,7 +49,7 @@ def named_points(skeleton: Skeleton, value: Any, what: str) -> dict[int, np.ndar
 def batch_array(value: Any, name: str, item: tuple[int, ...]) -> np.ndarray:
     """A float copy of shape ``(B,) + item`` (``item`` alone becomes ``(1,) + item``), finite and bounded."""
     try:
-        arr = np.array(value, dtype=float)
+        arr = checks.real_array(value)
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{name}: expected an array of numbers of shape (B, {', '.join(map(str, item))})") from None
     if arr.shape == item:
@@ -71,7 +71,7 @@ def quaternions(value: Any, name: str) -> np.ndarray:
     """``(B, 4)`` unit quaternions (x, y, z, w) as given (within 1e-6 of unit length); ``ValueError``
     naming the first bad one."""
     try:
-        q = np.array(value, dtype=float)
+        q = checks.real_array(value)
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{name}: expected an array of quaternions of shape (B, 4)") from None
     if q.ndim != 2 or q.shape[1] != 4:

@@ -39,7 +39,7 @@ from fabrik3d.batch import inputs
 from fabrik3d.batch import tree as batch_tree
 from fabrik3d.batch.constrained import solve as batch_limited
 from fabrik3d.model import targets as tg
-from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.solver.rig import rig
 from fabrik3d.solver.tree import solve
 
@@ -99,8 +99,7 @@ def solve_batch(
             values, non-unit quaternions, weights <= 0, a non-positive tolerance
             or ``max_iterations < 1``. The caller's arrays are never modified.
     """
-    if not isinstance(skeleton, Skeleton):
-        raise ValueError(f"skeleton: expected a fabrik3d.Skeleton, got {type(skeleton).__name__}")
+    check_skeleton(skeleton)
     tol, max_it = checks.settings(tolerance, max_iterations)
     w = tg.effector_weights(skeleton, weights)
     points, turns = inputs.batch_targets(skeleton, targets)

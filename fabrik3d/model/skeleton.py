@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from fabrik3d import checks
 from fabrik3d.checks import MAX_COORD
 from fabrik3d.model import constraints as _constraints
 from fabrik3d.model import frames as _frames
@@ -238,6 +239,20 @@ class Skeleton:
             raise ValueError(f"{where or 'skeleton'}: {exc}") from None
 
 
+class NotASkeletonError(TypeError, ValueError):
+    """Raised where a ``Skeleton`` is expected and something else is given: a ``TypeError``, and a
+    ``ValueError`` too (as ``solve_batch``'s checks raised before, so callers catching it still do)."""
+
+
+def check_skeleton(value: Any, name: str = "skeleton") -> Skeleton:
+    """``value`` if it is a ``Skeleton``; else ``TypeError`` naming the argument (a preset's name is a
+    common slip: ``fabrik3d.presets.get(name)`` makes the skeleton)."""
+    if not isinstance(value, Skeleton):
+        hint = f" (for a preset, pass fabrik3d.presets.get({value!r}))" if isinstance(value, str) else ""
+        raise NotASkeletonError(f"{name}: expected a fabrik3d.Skeleton, got {type(value).__name__}{hint}")
+    return value
+
+
 def _json_vector(value: Any, where: str) -> list[float]:
     """A finite 3-vector from JSON, or a ``ValueError`` naming ``where``."""
     ok = (
@@ -298,7 +313,7 @@ def _check_parents(parents: Any, names: tuple[str, ...]) -> np.ndarray:
 def _check_positions(positions: Any, names: tuple[str, ...]) -> np.ndarray:
     n = len(names)
     try:
-        arr = np.array(positions, dtype=float)
+        arr = checks.real_array(positions)
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"rest_positions: expected an ({n}, 3) array of numbers") from None
     if arr.shape != (n, 3):

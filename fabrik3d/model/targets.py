@@ -43,8 +43,8 @@ class Target:
 def unit_quaternion(value: Any, name: str) -> np.ndarray:
     """A ``(4,)`` unit quaternion (x, y, z, w), or ``ValueError`` naming ``name``."""
     try:
-        q = np.array(value, dtype=float)
-    except (TypeError, ValueError):
+        q = checks.real_array(value)
+    except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{name}: expected a quaternion (x, y, z, w), got {value!r}") from None
     if q.shape != (4,) or not np.all(np.isfinite(q)):
         raise ValueError(f"{name}: expected four finite numbers (x, y, z, w), got {value!r}")

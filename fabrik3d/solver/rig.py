@@ -6,17 +6,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from fabrik3d import checks
 from fabrik3d import rotations as rot
+from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.solver import limits
-
-if TYPE_CHECKING:
-    from fabrik3d.model.skeleton import Skeleton
-
 
 # Plans kept per rig (``Rig.cached``).
 MAX_PLANS = 64
@@ -227,6 +224,7 @@ def pose_frames(skeleton: Skeleton, positions: np.ndarray) -> np.ndarray:
     Raises:
         ValueError: naming ``positions``, for a wrong shape or NaN, inf or huge values.
     """
+    check_skeleton(skeleton)
     xs, ys, zs = checks.columns(positions, "positions")
     n = len(skeleton.names)
     if len(xs) != n:

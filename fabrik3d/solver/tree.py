@@ -44,7 +44,7 @@ import numpy as np
 from fabrik3d import checks
 from fabrik3d import rotations as rot
 from fabrik3d.model import targets as tg
-from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.solver.chain import run_chain, settled
 from fabrik3d.solver.constrained.solve import LimitedSolve
 from fabrik3d.solver.plan import LEAF, SWING, PlainPlan, plain_plan
@@ -107,12 +107,13 @@ def solve(
         max_iterations: upper bound on iterations (>= 1).
 
     Raises:
+        TypeError: naming ``skeleton`` when it is not a ``Skeleton`` (``NotASkeletonError``).
         ValueError: naming the argument, for unknown or non-effector target names
-            (listing the valid ones), wrong shapes, NaN or inf values, non-unit
-            quaternions, weights <= 0, a non-positive tolerance or
-            ``max_iterations < 1``.
+            (listing the valid ones), wrong shapes, NaN or inf values, complex numbers,
+            booleans or strings as coordinates, non-unit quaternions, weights <= 0, a
+            non-positive tolerance or ``max_iterations < 1``.
     """
-    r = rig(skeleton)
+    r = rig(check_skeleton(skeleton))
     goals = tg.goals(skeleton, targets)
     w = tg.effector_weights(skeleton, weights)
     pole_points = tg.pole_points(skeleton, poles)
