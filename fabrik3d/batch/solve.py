@@ -169,7 +169,8 @@ def _vectorised(
             res = np.empty((bsize, len(path), 3))
             iterations = batch_chain.solve_chains(first[path], lengths, np.ascontiguousarray(t.T), tol, max_it, res)
             out[:, path] = res
-        active = [j in set(path) for j in range(n)]
+        on_path = set(path)
+        active = [j in on_path for j in range(n)]
     else:
         pose[...] = first
         active = [False] * n

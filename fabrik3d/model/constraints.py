@@ -194,7 +194,7 @@ def check_constraints(skeleton: JointTree, constraints: Mapping[str, Any]) -> di
         raise ValueError("constraints: expected a mapping from joint names to constraints")
     out: dict[str, tuple[Constraint, ...]] = {}
     for name, value in constraints.items():
-        if name not in skeleton.names:
+        if name not in skeleton:  # a dict look-up (the names are a tuple)
             raise ValueError(f"constraints: unknown joint {name!r}")
         items = tuple(value) if isinstance(value, (list, tuple)) else (value,)
         j = skeleton.index(name)

@@ -45,6 +45,8 @@ class JointTree(Protocol):
 
     def index(self, name: str) -> int: ...
 
+    def __contains__(self, name: object) -> bool: ...
+
     def children(self, i: int) -> tuple[int, ...]: ...
 
     def first_child(self, i: int) -> int: ...
@@ -86,7 +88,7 @@ def _explicit_frames(skeleton: JointTree, given: Mapping[str, Any]) -> dict[int,
         raise ValueError("rest_frames: expected a mapping from joint names to quaternions (x, y, z, w)")
     out = {}
     for name, value in given.items():
-        if name not in skeleton.names:
+        if name not in skeleton:  # a dict look-up (the names are a tuple)
             raise ValueError(f"rest_frames: unknown joint {name!r}")
         q = unit_quaternion(value, f"joint {name!r}: rest_frame")
         out[skeleton.index(name)] = tuple(q.tolist())

@@ -69,6 +69,7 @@ class Skeleton:
                 kids[self.parents[j]].append(j)
         self._children: tuple[tuple[int, ...], ...] = tuple(tuple(k) for k in kids)
         self._end_effectors = tuple(self.names[i] for i in range(n) if not kids[i])
+        self._effector_set = frozenset(self._end_effectors)
         lengths = np.zeros(n)
         for j in range(n):
             p = self.parents[j]
@@ -97,6 +98,20 @@ class Skeleton:
 
     def __repr__(self) -> str:
         return f"Skeleton({len(self)} joints, root {self.names[self.root]!r}, effectors {self.end_effectors})"
+
+    def __contains__(self, name: object) -> bool:
+        """Whether the skeleton has a joint called ``name``."""
+        try:
+            return name in self._index
+        except TypeError:  # unhashable
+            return False
+
+    def is_effector(self, name: object) -> bool:
+        """Whether ``name`` is an end effector's name (a set look-up)."""
+        try:
+            return name in self._effector_set
+        except TypeError:  # unhashable
+            return False
 
     def index(self, name: str) -> int:
         """Index of the joint called ``name``; ``ValueError`` listing the names if unknown."""

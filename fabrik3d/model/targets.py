@@ -81,7 +81,7 @@ def by_effector(skeleton: Any, value: Any, argument: str, what: str) -> list[tup
         raise ValueError(f"{argument}: expected a mapping from end-effector names to {what}")
     effectors = skeleton.end_effectors
     for name in value:
-        if name not in effectors:
+        if not skeleton.is_effector(name):
             raise ValueError(
                 f"{argument}: {name!r} is not an end effector of this skeleton; valid names are {', '.join(effectors)}"
             )
