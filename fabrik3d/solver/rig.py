@@ -165,6 +165,10 @@ class Rig:
                 out[j] = (c[0] + v[0], c[1] + v[1], c[2] + v[2])
         return out
 
+    def position_in_order(self, j: int) -> int:
+        """Where joint ``j`` stands in the rig's depth-first pre-order (``order``)."""
+        return self._at[j]
+
     def subtree(self, j: int) -> list[int]:
         """Joint ``j`` and all its descendants, parents before children."""
         return self.order[self._at[j] : self._at[j] + self._size[j]]

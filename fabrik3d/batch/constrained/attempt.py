@@ -60,7 +60,7 @@ class BatchLimited(BatchPasses, BatchDampedSteps, BatchPoleTurns):
     ) -> None:
         super().__init__(r, solver.plan, goal_positions, goal_orientations, solver.root_frame)
         self.poles = poles or {}
-        self.cols, self.mask, self.owner = solver.damped_plan()
+        self.cols, self.mask, self.starts = solver.damped_plan()
         self.above = [np.flatnonzero(row > 0.0) for row in self.mask]  # per goal, the columns above it
         self.tol = tol
 

@@ -31,7 +31,7 @@ class BatchDampedSteps:
     """Mixin of ``BatchLimited``: errors, ranks, forward kinematics and damped steps.
 
     The host provides ``r``, ``plan``, ``goal_positions``, ``goal_orientations``, ``yield_share``,
-    ``tol``, the damped plan (``cols``, ``mask``, ``owner``, ``above``), ``effector_frame`` and
+    ``tol``, the damped plan (``cols``, ``mask``, ``starts``, ``above``), ``effector_frame`` and
     ``limit_frame``.
     """
 
@@ -43,7 +43,7 @@ class BatchDampedSteps:
     tol: float
     cols: list[int]
     mask: np.ndarray
-    owner: np.ndarray
+    starts: np.ndarray
     above: list[np.ndarray]
 
     if TYPE_CHECKING:
@@ -185,7 +185,7 @@ class BatchDampedSteps:
         twist beyond the Twist limit. Problems with the same rows solve together, so each gets
         the scalar step's linear algebra on the scalar step's matrix."""
         r = self.r
-        cols, owner = self.cols, self.owner
+        cols, starts = self.cols, self.starts
         if not cols:
             return self.forward(pose, frames, {})
         m = len(damping)
@@ -213,16 +213,16 @@ class BatchDampedSteps:
         if self.goal_orientations:
             blocks = self.orientation_rows(pose, frames, u, axes, goals)
         if not blocks:
-            spin = joint_turns(jac, err, damping, owner, u)
+            spin = joint_turns(jac, err, damping, starts, u)
         else:
-            spin = np.empty((m, len(owner), 3))
+            spin = np.empty((m, len(starts), 3))
             pattern = np.stack([where for _, _, where in blocks], axis=1)  # (m, blocks)
             kinds, of = np.unique(pattern, axis=0, return_inverse=True)
             for g, kind in enumerate(kinds):
                 idx = np.flatnonzero(of.reshape(-1) == g)
                 jg = np.concatenate([jac[idx]] + [rows[idx] for (rows, _, _), on in zip(blocks, kind) if on], axis=1)
                 eg = np.concatenate([err[idx]] + [e[idx] for (_, e, _), on in zip(blocks, kind) if on], axis=1)
-                spin[idx] = joint_turns(jg, eg, damping[idx], owner, u[idx])
+                spin[idx] = joint_turns(jg, eg, damping[idx], starts, u[idx])
         turned: dict[int, tuple[BQuat, np.ndarray]] = {}
         parents, limits = r.parents, r.limits
         with np.errstate(all="ignore"):

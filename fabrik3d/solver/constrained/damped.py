@@ -34,18 +34,20 @@ WORLD_AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 ORIENTATION_IN_FORCE = 0.1
 
 
-def joint_turns(jac: np.ndarray, err: np.ndarray, damping: np.ndarray, owner: np.ndarray, u: np.ndarray) -> np.ndarray:
+def joint_turns(jac: np.ndarray, err: np.ndarray, damping: np.ndarray, starts: np.ndarray, u: np.ndarray) -> np.ndarray:
     """Each turning joint's turn vector (radians about its axis) of the damped least-squares step
     ``Jᵀ (J Jᵀ + λ² I)⁻¹ e`` for ``m`` problems at once: ``jac`` ``(m, rows, columns)``, ``err``
-    ``(m, rows)``, ``damping`` λ ``(m,)``, ``owner`` ``(turnable, columns)`` 0/1, ``u`` the columns'
-    axes ``(m, columns, 3)``; returns ``(m, turnable, 3)``. The scalar solve calls it with
-    ``m = 1``, the batch solve (``fabrik3d.batch.constrained.solve``) with all its problems: the same numpy
+    ``(m, rows)``, ``damping`` λ ``(m,)``, ``starts`` ``(turnable,)`` the first column of each
+    turning joint (its columns are consecutive), ``u`` the columns' axes ``(m, columns, 3)``;
+    returns ``(m, turnable, 3)``. Cost linear in the columns (a dense 0/1 matrix summing the
+    columns per joint was quadratic). The scalar solve calls it with ``m = 1``, the batch solve
+    (``fabrik3d.batch.constrained.solve``) with all its problems: the same numpy
     calls on each problem's matrices, so the same floats (near-singular ``J Jᵀ`` with a small λ
     would magnify any difference)."""
     jt = jac.transpose(0, 2, 1)
     normal = jac @ jt + (damping * damping)[:, None, None] * np.eye(jac.shape[1])
     step = (jt @ np.linalg.solve(normal, err[..., None]))[..., 0]
-    return owner @ (step[..., None] * u)
+    return np.add.reduceat(step[..., None] * u, starts, axis=1)  # each joint's columns summed, in order
 
 
 class DampedSteps:
@@ -105,14 +107,16 @@ class DampedSteps:
 
     def damped_plan(self) -> tuple[list[int], np.ndarray, np.ndarray]:
         """The columns of the damped steps (fixed for the rig and targets, kept in ``plan``): each
-        column's joint, a ``(goals, columns)`` mask of the effectors each column moves, and a
-        ``(turnable, columns)`` 0/1 matrix that sums the columns' turns per turning joint."""
+        column's joint, a ``(goals, columns)`` mask of the effectors each column moves, and the first
+        column of each turning joint (``(turnable,)``; a joint's columns follow one another and
+        ``joint_turns`` sums them)."""
         if self.plan.damped is None:
             r = self.r
-            cols = [j for j in self.turnable for _ in range(3 if r.rigid[j] else 1 if self.hinged[j] else 2)]
+            widths = [3 if r.rigid[j] else 1 if self.hinged[j] else 2 for j in self.turnable]
+            cols = [j for j, w in zip(self.turnable, widths) for _ in range(w)]
             mask = np.array([[e in self.effectors_beneath[j] for j in cols] for e in self.goals], dtype=float)
-            owner = np.array([[float(j == t) for j in cols] for t in self.turnable])
-            self.plan.damped = (cols, mask, owner)
+            starts = np.cumsum([0, *widths[:-1]], dtype=np.intp)
+            self.plan.damped = (cols, mask, starts)
         return self.plan.damped
 
     def turning_axes(self, frames: list[rot.Quat]) -> list[rot.Vec]:
@@ -164,7 +168,7 @@ class DampedSteps:
         then each joint's new rotation is limited and the pose rebuilt by forward kinematics."""
         r = self.r
         goals = self.goals
-        cols, mask, owner = self.damped_plan()
+        cols, mask, starts = self.damped_plan()
         if not cols:
             return self.forward(pose, frames, {})
         axes = self.turning_axes(frames)
@@ -198,7 +202,7 @@ class DampedSteps:
                     rows.append((-scale * along * mask[k])[None])
                     err.append(-scale * excess)
         jac = np.concatenate(rows)
-        spin = joint_turns(jac[None], np.array(err)[None], np.array([damping]), owner, u[None])[0].tolist()
+        spin = joint_turns(jac[None], np.array(err)[None], np.array([damping]), starts, u[None])[0].tolist()
         turned: dict[int, rot.Quat] = {}
         parents, limits = r.parents, r.limits
         for j, (wx, wy, wz) in zip(self.turnable, spin):

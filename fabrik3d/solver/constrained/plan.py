@@ -46,7 +46,15 @@ class LimitedPlan:
         # (a leaf's bone is also along this in its own frame: it copies its parent's rest frame)
         self.offset_dir = [rot.unit(o) or rot.Y_AXIS for o in r.offset]
         targeted = set(effectors)
-        self.effectors_beneath = {j: [e for e in r.subtree(j) if e in targeted] for j in self.turnable}
+        # (walking up from each effector: linear in the joints, where a subtree per joint was quadratic)
+        beneath: dict[int, list[int]] = {j: [] for j in self.turnable}
+        for e in sorted(targeted, key=r.position_in_order):
+            j = e
+            while j >= 0:
+                if j in beneath:
+                    beneath[j].append(e)
+                j = r.parents[j]
+        self.effectors_beneath = beneath
         # Damped least-squares steps after slow FABRIK iterations help limited joints (hinges above all).
         self.turns = any(lim.swing is not None or lim.rigid for lim in r.limits)
         self.damped: Any = None
