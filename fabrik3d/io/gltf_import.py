@@ -52,7 +52,8 @@ def skeleton_from_bytes(data: bytes, source: str = "glTF", base_dir: str | os.Pa
         names, parents, joint_nodes, node_parent = _skin_joints(doc)
         skin = doc["skins"][0]
         if skin.get("inverseBindMatrices") is None:
-            rest = np.array([_world_matrix(doc, node_parent, k)[:3, 3] for k in joint_nodes])
+            world = _world_matrices(doc, node_parent, joint_nodes)
+            rest = np.array([world[k][:3, 3] for k in joint_nodes])
         else:
             rest = _bind_positions(doc, skin["inverseBindMatrices"], len(names), bin_chunk, base_dir)
         return Skeleton(names, parents, rest)
@@ -151,26 +152,33 @@ def _skin_joints(doc: dict[str, Any]) -> tuple[list[str], list[int], list[int], 
     return names, parents, joints, node_parent
 
 
-def _world_matrix(doc: dict[str, Any], node_parent: list[int], k: int) -> np.ndarray:
-    """The ``(4, 4)`` world matrix of node ``k`` from the nodes' matrices or TRS."""
+def _world_matrices(doc: dict[str, Any], node_parent: list[int], keys: list[int]) -> dict[int, np.ndarray]:
+    """The ``(4, 4)`` world matrices of nodes ``keys`` (and their ancestors) from the nodes' matrices
+    or TRS: each node's is its parent's times its own, worked out once (linear in the nodes)."""
     nodes = doc["nodes"]
-    m = np.eye(4)
-    for _ in range(len(nodes) + 1):  # the walk up is bounded: node parents were checked
-        if k < 0:
-            break
-        node = nodes[k]
-        local = np.eye(4)
-        if "matrix" in node:
-            local = np.array(node["matrix"], dtype=float).reshape(4, 4).T
-        else:
-            q = np.array(node.get("rotation", (0.0, 0.0, 0.0, 1.0)), dtype=float)
-            local[:3, :3] = rot.quat_to_matrix(q / np.linalg.norm(q)) * np.array(node.get("scale", (1.0, 1.0, 1.0)))
-            local[:3, 3] = node.get("translation", (0.0, 0.0, 0.0))
-        m = local @ m
-        k = node_parent[k]
-    if not np.all(np.isfinite(m)):
-        raise ValueError("nodes: a joint's transform is not finite")
-    return m
+    world: dict[int, np.ndarray] = {}
+    for k in keys:
+        path = []
+        while k >= 0 and k not in world and len(path) <= len(nodes):  # bounded: parents were checked
+            path.append(k)
+            k = node_parent[k]
+        m = world[k] if k >= 0 else np.eye(4)
+        for j in reversed(path):
+            m = world[j] = m @ _local_matrix(nodes[j])
+            if not np.all(np.isfinite(m)):
+                raise ValueError("nodes: a joint's transform is not finite")
+    return world
+
+
+def _local_matrix(node: dict[str, Any]) -> np.ndarray:
+    """A node's ``(4, 4)`` local matrix from its ``matrix`` (column-major) or its TRS."""
+    if "matrix" in node:
+        return np.array(node["matrix"], dtype=float).reshape(4, 4).T
+    local = np.eye(4)
+    q = np.array(node.get("rotation", (0.0, 0.0, 0.0, 1.0)), dtype=float)
+    local[:3, :3] = rot.quat_to_matrix(q / np.linalg.norm(q)) * np.array(node.get("scale", (1.0, 1.0, 1.0)))
+    local[:3, 3] = node.get("translation", (0.0, 0.0, 0.0))
+    return local
 
 
 def _bind_positions(doc: dict[str, Any], index: Any, count: int, bin_chunk: bytes | None, base_dir: Any) -> np.ndarray:
