@@ -15,13 +15,23 @@ in the number of bones, the ``per it`` columns divide by each problem's iteratio
 too. The growth exponent ``k`` is the least-squares slope of log(time) against
 log(size): 1 is linear.
 
+A second table times what must stay linear in the skeleton's size (issue 15), one call each at
+10^3, 10^4 and 10^5 joints (``--quick``: 100 and 300), with the fitted exponent (aim: <= 1.2):
+building a chain ``Skeleton`` with a ``Cone`` on every joint; a constrained ``solve`` of that chain
+(one reachable target, at most 4 iterations, so damped steps run); ``solve_batch`` of a plain chain
+(2 problems, one target); a plain ``solve`` of a star whose every leaf is targeted; and
+``fabrik3d.gltf.import_skeleton`` of a chain's .gltf without inverse bind matrices.
+
 Run: ``python benchmarks/bench_scaling.py [--quick] [--repeats N]``.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import sys
+import tempfile
 import time
 from typing import Any
 
@@ -152,7 +162,79 @@ def main(argv: list[str] | None = None) -> int:
             f"growth exponent, {label}s (time ~ size^k): single k = {k['single']:.2f} "
             f"(per iteration {k['single_it']:.2f}), batch k = {k['batch']:.2f} (per iteration {k['batch_it']:.2f})"
         )
+    print()
+    large_skeletons((100, 300) if args.quick else (1000, 10_000, 100_000))
     return 0
+
+
+def _line(n: int, limits: bool = False) -> fabrik3d.Skeleton:
+    pos = np.zeros((n, 3))
+    pos[:, 1] = np.arange(n) * 0.1
+    names = [f"j{i}" for i in range(n)]
+    return fabrik3d.Skeleton(
+        names, list(range(-1, n - 1)), pos, {m: fabrik3d.Cone(40.0) for m in names[:-1]} if limits else None
+    )
+
+
+def _star(n: int) -> tuple[fabrik3d.Skeleton, dict[str, np.ndarray]]:
+    pos = np.zeros((n + 1, 3))
+    angle = np.linspace(0.0, 2.0 * math.pi, n, endpoint=False)
+    pos[1:, 0], pos[1:, 2] = np.cos(angle), np.sin(angle)
+    s = fabrik3d.Skeleton(["c"] + [f"e{i}" for i in range(n)], [-1] + [0] * n, pos)
+    return s, {f"e{i}": pos[i + 1] + [0.0, 0.1, 0.0] for i in range(n)}
+
+
+def _gltf_without_bind_matrices(n: int, folder: str) -> str:
+    s = _line(n)
+    path = os.path.join(folder, f"chain{n}.gltf")
+    fabrik3d.gltf.export_pose(s, fabrik3d.solve(s, {}), path)
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    for skin in doc["skins"]:
+        skin.pop("inverseBindMatrices", None)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    return path
+
+
+def _limited_solve(s: fabrik3d.Skeleton) -> None:
+    n = len(s)
+    fabrik3d.solve(s, {f"j{n - 1}": [0.03 * n, 0.06 * n, 0.0]}, max_iterations=4)
+
+
+def _batch_solve(s: fabrik3d.Skeleton) -> None:
+    n = len(s)
+    fabrik3d.solve_batch(s, {f"j{n - 1}": np.array([[0.05 * n, 0.05 * n, 0.0]] * 2)})
+
+
+def _import(path: str) -> None:
+    fabrik3d.gltf.import_skeleton(path)
+
+
+def _once(call: Any, *args: Any) -> float:
+    t0 = time.perf_counter()
+    call(*args)
+    return time.perf_counter() - t0
+
+
+def large_skeletons(sizes: tuple[int, ...]) -> None:
+    """The second table: seconds per call at each size, the fitted exponent, the aim (<= 1.2)."""
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        cases: list[tuple[str, Any]] = [
+            ("Skeleton, a Cone on every joint", lambda n: _once(_line, n, True)),
+            ("solve with limits, chain", lambda n: _once(_limited_solve, _line(n, True))),
+            ("solve_batch, plain chain, B = 2", lambda n: _once(_batch_solve, _line(n))),
+            ("solve, star, every leaf targeted", lambda n: _once(fabrik3d.solve, *_star(n))),
+            ("glTF import, no inverse bind matrices", lambda n: _once(_import, _gltf_without_bind_matrices(n, folder))),
+        ]
+        for what, run in cases:
+            seconds = [run(n) for n in sizes]
+            k = exponent(list(sizes), seconds)
+            rows.append([what, *[f"{s:.3f}" for s in seconds], f"{k:.2f}", "met" if k <= 1.2 else "MISSED"])
+    print("large skeletons: seconds per call (one call each), growth exponent k (aim <= 1.2)")
+    print()
+    print(common.format_table(["case", *[f"{n} joints" for n in sizes], "k", "aim"], rows))
 
 
 if __name__ == "__main__":

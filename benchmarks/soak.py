@@ -161,27 +161,37 @@ def main(argv: list[str] | None = None) -> int:
         help="rounds between constrained batches through solve_batch",
     )
     args = parser.parse_args(argv)
+    if args.count < 1:
+        parser.error(f"--count: must be >= 1, got {args.count}")
+    if not 0.0 <= args.limited_share <= 1.0:
+        parser.error(f"--limited-share: must be within 0..1, got {args.limited_share:g}")
+    if args.limited_batch_every < 1:
+        parser.error(f"--limited-batch-every: must be >= 1, got {args.limited_batch_every}")
     rng = np.random.default_rng(args.seed)
     done = nans = 0
     drift = excess = 0.0
     t0 = time.perf_counter()
-    limited = rounds = 0
+    plain = limited = limited_batched = rounds = 0
     while done < args.count:
-        # A batch of unconstrained problems, then its share of constrained ones.
-        s = random_tree(rng, limited=False)
-        batch = int(min(2000, args.count - done))
-        targets = {}
-        for name in s.end_effectors:
-            d = rng.normal(size=(batch, 3))
-            scale = float(sum(s.bone_lengths)) * rng.uniform(0.0, 1.5, size=(batch, 1))
-            targets[name] = s.rest_positions[s.root] + d / np.linalg.norm(d, axis=1, keepdims=True) * scale
-        r = fabrik3d.solve_batch(s, targets, positions=start_pose(rng, s), max_iterations=50)
-        for b in range(batch):
-            ok, d, _ = check(s, r.positions[b], r.rotations[b])
-            nans += not ok
-            drift = max(drift, d)
-        done += batch
-        for _ in range(min(round(batch * args.limited_share), args.count - done)):
+        # A round of up to 2000 solves: its share of constrained ones (one by one), the rest as a batch.
+        size = int(min(2000, args.count - done))
+        singles = min(round(size * args.limited_share), size)
+        batch = size - singles
+        if batch:
+            s = random_tree(rng, limited=False)
+            targets = {}
+            for name in s.end_effectors:
+                d = rng.normal(size=(batch, 3))
+                scale = float(sum(s.bone_lengths)) * rng.uniform(0.0, 1.5, size=(batch, 1))
+                targets[name] = s.rest_positions[s.root] + d / np.linalg.norm(d, axis=1, keepdims=True) * scale
+            r = fabrik3d.solve_batch(s, targets, positions=start_pose(rng, s), max_iterations=50)
+            for b in range(batch):
+                ok, d, _ = check(s, r.positions[b], r.rotations[b])
+                nans += not ok
+                drift = max(drift, d)
+            done += batch
+            plain += batch
+        for _ in range(singles):
             s = random_tree(rng, limited=True)
             goals, poles = extras_for(rng, s, targets_for(rng, s))
             one = fabrik3d.solve(s, goals, positions=start_pose(rng, s), poles=poles, max_iterations=50)
@@ -200,9 +210,13 @@ def main(argv: list[str] | None = None) -> int:
                 nans += not ok
                 drift, excess = max(drift, d), max(excess, e)
             done += size
-            limited += size
+            limited_batched += size
     seconds = time.perf_counter() - t0
-    print(f"solves           : {done} ({limited} with limits)")
+    print(
+        f"solves           : {done} ({limited + limited_batched} with limits) = {limited} by solve + "
+        f"{limited_batched} by solve_batch, {plain} without (solve_batch); asked: --count {args.count} "
+        f"--limited-share {args.limited_share:g}"
+    )
     print(f"time             : {seconds:.1f} s")
     print(f"NaN or inf poses : {nans}")
     print(f"bone-length drift: {drift:.2e} (relative, largest)")

@@ -137,3 +137,12 @@ def test_soak_runs_every_kind_of_solve_and_finds_no_fault() -> None:
     assert "NaN or inf poses : 0" in out.stdout and "result           : ok" in out.stdout, out.stdout
     limited = int(re.search(r"solves +: 3000 \((\d+) with limits\)", out.stdout).group(1))  # type: ignore[union-attr]
     assert limited > 256, out.stdout  # the constrained batch ran, besides the single solves
+
+
+def test_the_soak_runs_and_prints_the_share_it_was_asked_for() -> None:
+    """``--limited-share 1.0``: every solve has joint limits (it printed half of them before)."""
+    out = run(str(BENCH / "soak.py"), "--count", "300", "--limited-share", "1.0", "--seed", "2")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert re.search(r"solves +: 300 \(300 with limits\) = 300 by solve \+ 0 by solve_batch, 0 without", out.stdout)
+    bad = run(str(BENCH / "soak.py"), "--limited-share", "1.5")
+    assert bad.returncode == 2 and "--limited-share: must be within 0..1, got 1.5" in bad.stderr
