@@ -185,13 +185,19 @@ def _star(n: int) -> tuple[fabrik3d.Skeleton, dict[str, np.ndarray]]:
 
 
 def _gltf_without_bind_matrices(n: int, folder: str) -> str:
-    s = _line(n)
+    """A .gltf of an ``n``-joint chain (0.1 apart along +Y): nodes and a skin, no inverse bind
+    matrices and no mesh (written here: a skinned mesh's JOINTS_0 indexes at most 65536 joints)."""
+    nodes = [{"name": f"j{i}", "translation": [0.0, 0.1 if i else 0.0, 0.0]} for i in range(n)]
+    for i in range(n - 1):
+        nodes[i]["children"] = [i + 1]
+    doc = {
+        "asset": {"version": "2.0"},
+        "nodes": nodes,
+        "skins": [{"joints": list(range(n))}],
+        "scenes": [{"nodes": [0]}],
+        "scene": 0,
+    }
     path = os.path.join(folder, f"chain{n}.gltf")
-    fabrik3d.gltf.export_pose(s, fabrik3d.solve(s, {}), path)
-    with open(path, encoding="utf-8") as f:
-        doc = json.load(f)
-    for skin in doc["skins"]:
-        skin.pop("inverseBindMatrices", None)
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f)
     return path

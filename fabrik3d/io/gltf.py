@@ -40,7 +40,17 @@ import numpy as np
 from fabrik3d import __version__
 from fabrik3d import rotations as rot
 from fabrik3d.io import files
-from fabrik3d.io.gltf_format import ARRAY_BUFFER, BIN_CHUNK, DATA_URI, FLOAT, JSON_CHUNK, UBYTE, USHORT, free_name
+from fabrik3d.io.gltf_format import (
+    ARRAY_BUFFER,
+    BIN_CHUNK,
+    DATA_URI,
+    FLOAT,
+    JSON_CHUNK,
+    MAX_SKIN_JOINTS,
+    UBYTE,
+    USHORT,
+    free_name,
+)
 from fabrik3d.io.gltf_import import import_skeleton, skeleton_from_bytes
 from fabrik3d.io.take import Take, check_pose
 from fabrik3d.model.skeleton import Skeleton
@@ -149,6 +159,10 @@ def _animation_document(take: Take) -> tuple[dict[str, Any], bytes]:
 def _rig(blob: _Blob, skeleton: Skeleton, t: np.ndarray, q: np.ndarray) -> dict[str, Any]:
     """The document's nodes, skin, mesh and scene; joint ``j`` is node ``j``, the mesh node is node ``n``."""
     n = len(skeleton)
+    if n > MAX_SKIN_JOINTS:
+        raise ValueError(
+            f"skeleton: {n} joints; a glTF skinned mesh indexes at most {MAX_SKIN_JOINTS} (JOINTS_0: unsigned short)"
+        )
     taken = set(skeleton.names)
     nodes: list[dict[str, Any]] = []
     for j, name in enumerate(skeleton.names):

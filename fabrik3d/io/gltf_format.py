@@ -7,6 +7,8 @@ FLOAT, UBYTE, USHORT = 5126, 5121, 5123
 ARRAY_BUFFER = 34962
 JSON_CHUNK, BIN_CHUNK = 0x4E4F534A, 0x004E4942
 DATA_URI = "data:application/octet-stream;base64,"
+# JOINTS_0 holds unsigned bytes or shorts: a skinned mesh indexes at most this many joints.
+MAX_SKIN_JOINTS = 65536
 
 
 def free_name(base: str, taken: set[str]) -> str:
