@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -43,15 +44,39 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
 
 
 def read_bytes(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytes:
-    """The bytes of ``path``; ``ValueError`` if missing, unreadable or over ``limit`` bytes."""
+    """The bytes of the regular file ``path``, at most ``limit`` of them.
+
+    The file is opened without blocking (a FIFO cannot hang the caller), checked to be a regular
+    file on the opened descriptor (not a device such as /dev/zero, a FIFO or a folder), and read
+    with the limit enforced while reading (a file growing past it, or lying about its size as
+    /proc files do, is refused too).
+
+    Raises:
+        ValueError: naming the file, when it is missing, unreadable, not a regular file, or larger
+            than ``limit`` bytes.
+    """
     p = Path(path)
     try:
-        size = p.stat().st_size
-        if size > limit:
-            raise ValueError(f"{p}: file is too large ({size} bytes, limit {limit})")
-        return p.read_bytes()
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
         raise ValueError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{p}: not a regular file")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise ValueError(f"{p}: file is too large (over {limit} bytes)")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise ValueError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
 
 
 def parse_json(text: str | bytes, source: str, build: Callable[[Any], T]) -> T:

@@ -234,10 +234,37 @@ def _buffer(doc: dict[str, Any], index: int, bin_chunk: bytes | None, base_dir: 
     elif base_dir is None:
         raise ValueError(f"{where}: missing buffer: it is the external file {uri!r}, not part of this content")
     else:
+        path = _beside(base_dir, uri, f"{where}.uri")
         try:
-            data = files.read_bytes(Path(base_dir) / urllib.parse.unquote(uri))
+            data = files.read_bytes(path)
         except ValueError as exc:
             raise ValueError(f"{where}: missing buffer ({exc})") from None
     if len(data) < buf.get("byteLength", 0):
         raise ValueError(f"{where}: {len(data)} bytes, fewer than its byteLength {buf['byteLength']}")
     return data
+
+
+def _beside(base_dir: str | os.PathLike[str], uri: str, where: str) -> Path:
+    """The file that a relative ``uri`` names in the glTF file's folder ``base_dir``.
+
+    Only relative paths that resolve inside that folder are taken: a URI is percent-decoded first,
+    then refused when it is absolute, has a scheme or a drive, a backslash, a ``..`` part or a NUL,
+    or when the path, symlinks resolved, leads out of the folder. Nothing outside is opened, so the
+    error tells nothing about what is there.
+    """
+    name = urllib.parse.unquote(uri)
+    parts = name.split("/")
+    if (
+        not name
+        or name.startswith("/")
+        or "\\" in name
+        or "\0" in name
+        or ":" in parts[0]
+        or any(part == ".." for part in parts)
+    ):
+        raise ValueError(f"{where}: only data: URIs and relative paths inside the file's folder are read, got {uri!r}")
+    folder = os.path.realpath(base_dir)
+    path = os.path.realpath(os.path.join(folder, name))
+    if os.path.commonpath([folder, path]) != folder:
+        raise ValueError(f"{where}: {uri!r} leads out of the file's folder")
+    return Path(path)

@@ -1,0 +1,126 @@
+"""Files are read only where they should be (issue 15): glTF buffer URIs stay inside the file's
+folder, and every loader reads regular files only, bounded while reading, without blocking."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+import fabrik3d
+from fabrik3d.io import files, gltf
+from fabrik3d.io.scene import load_scene
+from fabrik3d.io.take import load_take
+from fabrik3d.model import presets
+
+
+def external_gltf(folder: Path) -> Path:
+    """A humanoid pose as .gltf with its buffer in ``body.bin`` beside it."""
+    sk = presets.get("humanoid")
+    path = folder / "pose.gltf"
+    gltf.export_pose(sk, fabrik3d.solve(sk, {}), path)
+    doc = json.loads(path.read_text())
+    uri = doc["buffers"][0]["uri"]
+    (folder / "body.bin").write_bytes(base64.b64decode(uri.partition(",")[2]))
+    doc["buffers"][0]["uri"] = "body.bin"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def with_uri(path: Path, uri: str) -> Path:
+    doc = json.loads(path.read_text())
+    doc["buffers"][0]["uri"] = uri
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def bounded(call, seconds: float = 10.0):
+    """``call()`` in a thread; fails the test (instead of hanging it) if it does not return in time."""
+    out: dict = {}
+
+    def run() -> None:
+        try:
+            out["value"] = call()
+        except BaseException as exc:
+            out["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still reading after {seconds} s"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def test_a_buffer_beside_the_file_is_read(tmp_path: Path) -> None:
+    sk = gltf.import_skeleton(external_gltf(tmp_path))
+    assert len(sk) == 25
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "/etc/passwd",
+        "%2Fetc%2Fpasswd",
+        "../../../../etc/passwd",
+        "..%2F..%2F..%2Fetc%2Fpasswd",
+        "/proc/self/environ",
+        "/dev/zero",
+        "file:///etc/passwd",
+        "C:\\Windows\\win.ini",
+        "sub/../../outside.bin",
+        "",
+    ],
+)
+def test_uris_that_leave_the_folder_are_refused_before_anything_is_opened(tmp_path: Path, uri: str) -> None:
+    (tmp_path / "outside.bin").write_bytes(b"x" * 1234)
+    folder = tmp_path / "model"
+    folder.mkdir()
+    path = with_uri(external_gltf(folder), uri)
+    with pytest.raises(ValueError, match=r"buffers\[0\]\.uri: only data: URIs and relative paths") as err:
+        bounded(lambda: gltf.import_skeleton(path))
+    assert "1234" not in str(err.value) and "bytes" not in str(err.value)  # nothing told about the outside
+
+
+def test_symlinks_leading_out_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "secret.bin").write_bytes(b"s" * 999)
+    folder = tmp_path / "model"
+    folder.mkdir()
+    path = external_gltf(folder)
+    os.symlink(tmp_path / "secret.bin", folder / "link.bin")
+    os.symlink("/dev/zero", folder / "zero.bin")
+    for name in ("link.bin", "zero.bin"):
+        with pytest.raises(ValueError, match=r"leads out of the file's folder"):
+            bounded(lambda n=name: gltf.import_skeleton(with_uri(path, n)))
+    os.symlink(folder / "body.bin", folder / "inside.bin")  # a link that stays inside is fine
+    assert len(gltf.import_skeleton(with_uri(path, "inside.bin"))) == 25
+
+
+def test_a_fifo_or_a_folder_as_buffer_is_refused_without_blocking(tmp_path: Path) -> None:
+    path = external_gltf(tmp_path)
+    os.mkfifo(tmp_path / "pipe.bin")
+    (tmp_path / "dir.bin").mkdir()
+    for name in ("pipe.bin", "dir.bin"):
+        with pytest.raises(ValueError, match=r"not a regular file"):
+            bounded(lambda n=name: gltf.import_skeleton(with_uri(path, n)))
+
+
+@pytest.mark.parametrize("load", [load_scene, load_take, gltf.import_skeleton])
+def test_loaders_read_regular_files_only(tmp_path: Path, load) -> None:
+    os.mkfifo(tmp_path / "fifo")
+    for special in ("/dev/zero", str(tmp_path / "fifo"), str(tmp_path)):
+        with pytest.raises(ValueError, match=r"not a regular file"):
+            bounded(lambda s=special: load(s))
+
+
+def test_the_size_limit_holds_while_reading(tmp_path: Path) -> None:
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * 5000)
+    assert len(files.read_bytes(big, limit=5000)) == 5000
+    with pytest.raises(ValueError, match=r"big\.json: file is too large \(over 4999 bytes\)"):
+        files.read_bytes(big, limit=4999)
