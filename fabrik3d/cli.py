@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
+import ipaddress
 import json
+import socket
 import sys
 import time
 from collections.abc import Sequence
@@ -29,8 +32,55 @@ from fabrik3d.model import presets
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        print(f"{self.prog}: error: {one_line(message)}", file=sys.stderr)
         raise SystemExit(2)
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line: line breaks (an argument may hold them) written as ``\\n``."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def _output_name(text: str) -> str:
+    """An ``-o`` value: a file name, not empty."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a file name, got an empty one")
+    return text
+
+
+def _port(text: str) -> int:
+    """A ``--port`` value: an integer 1..65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer 1..65535, got {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"expected an integer 1..65535, got {port}")
+    return port
+
+
+def check_listen(host: str, port: int) -> None:
+    """Raise ``ValueError`` unless ``host`` names an address of this machine whose ``port`` is free
+    (bound once and released, so the web server's own start does not fail in its event loop)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ValueError(f"--host {host!r}: unknown host ({getattr(exc, 'strerror', None) or exc})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise ValueError(f"--port {port}: already in use on {host}") from None
+            if exc.errno == errno.EADDRNOTAVAIL:
+                raise ValueError(f"--host {host!r}: not an address of this machine") from None
+            raise ValueError(f"--host {host!r} --port {port}: cannot listen ({exc.strerror or exc})") from None
+    if not ipaddress.ip_address(address[0]).is_loopback:
+        print(
+            f"fabrik3d: warning: --host {host} listens beyond this machine: whoever can reach it can use the app",
+            file=sys.stderr,
+        )
 
 
 def parse_target(text: str) -> tuple[str, np.ndarray]:
@@ -91,6 +141,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         from fabrik3d_web.serve import serve
     except ImportError as exc:
         raise ValueError(f"the web UI needs the extra fabrik3d[web]: pip install 'fabrik3d[web]' ({exc})") from None
+    check_listen(args.host, args.port)
     serve(preset=args.preset, scene=args.scene, host=args.host, port=args.port, open_browser=not args.no_browser)
     return 0
 
@@ -124,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("solve", help="solve a scene or preset and print the result")
     p.add_argument("scene", metavar="SCENE_OR_PRESET")
     p.add_argument("--target", action="append", default=[], metavar="NAME=X,Y,Z", help="target for an effector")
-    p.add_argument("-o", "--output", metavar="POSE.json", help="write the solved pose as JSON")
+    p.add_argument("-o", "--output", type=_output_name, metavar="POSE.json", help="write the solved pose as JSON")
     p.add_argument("--tolerance", type=float, help="reach tolerance, scene units")
     p.add_argument("--max-iterations", type=int, help="iteration limit")
     p.set_defaults(func=_cmd_solve)
@@ -133,14 +184,16 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--preset", choices=presets.names(), help="preset to open (default humanoid)")
     source.add_argument("--scene", metavar="FILE", help="scene file to open")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080)")
+    p.add_argument("--port", type=_port, default=8080, help="port to listen on (default 8080)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser")
     p.set_defaults(func=_cmd_serve)
     p = sub.add_parser("export", help="write a solved pose, or a recorded take, as glTF 2.0 (.glb or .gltf)")
     p.add_argument("scene", nargs="?", metavar="SCENE_OR_PRESET", help="scene file or preset to solve and export")
     p.add_argument("--take", metavar="TAKE.json", help="a recorded take to export as an animation")
     p.add_argument("--target", action="append", default=[], metavar="NAME=X,Y,Z", help="target for an effector")
-    p.add_argument("-o", "--output", required=True, metavar="OUT.glb", help="output file, .glb or .gltf")
+    p.add_argument(
+        "-o", "--output", type=_output_name, required=True, metavar="OUT.glb", help="output file, .glb or .gltf"
+    )
     p.set_defaults(func=_cmd_export)
     return parser
 
@@ -150,8 +203,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except ValueError as exc:
-        print(f"fabrik3d: error: {exc}", file=sys.stderr)
+    except (ValueError, TypeError) as exc:
+        print(f"fabrik3d: error: {one_line(str(exc))}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file name too long, a folder that vanished, ... (the library says ValueError)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"fabrik3d: error: {one_line(where + (exc.strerror or str(exc)))}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("fabrik3d: error: not enough memory for this input", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

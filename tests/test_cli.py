@@ -154,3 +154,54 @@ def test_unwritable_output_is_one_line_exit_2_and_leaves_nothing(tmp_path: Path)
     assert_one_line_error(run("solve", "humanoid", "-o", str(folder)), r"taken")
     assert list(folder.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
+
+
+# -- issue 15: every CLI error is one line and exit 2 ---------------------------------------------------------
+def _bound_port() -> tuple[object, int]:
+    import socket
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+    return sock, sock.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("args", "pattern"),
+    [
+        (["serve", "--port", "0"], r"argument --port: expected an integer 1\.\.65535, got 0"),
+        (["serve", "--port", "70000"], r"argument --port: expected an integer 1\.\.65535, got 70000"),
+        (["serve", "--port", "http"], r"argument --port: expected an integer 1\.\.65535, got 'http'"),
+        (
+            ["serve", "--no-browser", "--host", "no.such.host.invalid"],
+            r"--host 'no\.such\.host\.invalid': unknown host",
+        ),
+        (
+            ["serve", "--no-browser", "--host", "10.255.255.1"],
+            r"--host '10\.255\.255\.1': not an address of this machine",
+        ),
+        (["export", "humanoid", "-o", ""], r"argument -o/--output: expected a file name, got an empty one"),
+        (["solve", "humanoid", "-o", " "], r"argument -o/--output: expected a file name, got an empty one"),
+        (["solve", "/dev/zero"], r"/dev/zero: not a regular file"),
+        (["solve", "x" * 300 + ".json"], r"neither a preset .* nor an existing scene file"),
+        (["solve", "hum\nanoid"], r"hum\\nanoid: neither a preset"),
+        (["solve", "humanoid", "--target", "ha\nnd_l=1,2,3"], r"targets\.ha\\nnd_l: not an end effector"),
+    ],
+)
+def test_more_bad_input_is_one_line_and_exit_2(args: list[str], pattern: str) -> None:
+    assert_one_line_error(run(*args), pattern)
+
+
+def test_a_port_in_use_is_one_line_and_exit_2() -> None:
+    sock, port = _bound_port()
+    try:
+        assert_one_line_error(run("serve", "--no-browser", "--port", str(port)), rf"--port {port}: already in use")
+    finally:
+        sock.close()  # type: ignore[attr-defined]
+
+
+def test_a_long_legal_output_name_is_written(tmp_path: Path) -> None:
+    out = tmp_path / ("p" * 246 + ".glb")
+    proc = run("export", "humanoid", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert out.stat().st_size > 1000 and [p.name for p in tmp_path.iterdir()] == [out.name]

@@ -12,8 +12,10 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-# Files larger than this are refused before they are read.
+# Files larger than this are refused while they are read.
 MAX_FILE_BYTES = 64 * 1024 * 1024
+# How much of the target's name a temporary file's name keeps (``write_atomic``).
+TEMP_STEM = 32
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
@@ -22,12 +24,14 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     A failure never leaves a half-written file at ``path`` nor a temporary behind.
 
     Raises:
-        ValueError: when the folder does not exist or cannot be written.
+        ValueError: for an empty name, or when the folder does not exist or cannot be written.
     """
+    if not os.fspath(path) or Path(path).name in ("", ".", ".."):
+        raise ValueError(f"{os.fspath(path)!r}: not a file name")
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:  # the temporary name stays short: a legal long name plus a prefix must not pass 255 bytes
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:TEMP_STEM]}.", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise ValueError(f"{target}: cannot write here ({exc.strerror or exc})") from None
     try:

@@ -207,14 +207,19 @@ def save_take(take: Take, path: str | os.PathLike[str]) -> None:
     files.write_atomic(path, take_to_json(take).encode())
 
 
+# Longest take, seconds (a day): beyond it a recording is no animation (and 1e300 would overflow
+# glTF's float32 key times to infinity).
+MAX_SECONDS = 86_400.0
+
+
 def _times(value: Any) -> np.ndarray:
     t = _array(value, (None,), "times")
     if len(t) == 0:
         raise ValueError("times: expected at least one frame")
-    bad = ~(np.isfinite(t) & (t >= 0.0))
+    bad = ~(np.isfinite(t) & (t >= 0.0) & (t <= MAX_SECONDS))
     if bad.any():
         k = int(np.argmax(bad))
-        raise ValueError(f"times[{k}]: must be finite and at least 0 seconds, got {t[k]!r}")
+        raise ValueError(f"times[{k}]: must be finite and at least 0 and at most {MAX_SECONDS:g} seconds, got {t[k]!r}")
     bad = ~(np.diff(t) > 0.0)
     if bad.any():
         k = int(np.argmax(bad)) + 1

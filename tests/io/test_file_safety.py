@@ -124,3 +124,14 @@ def test_the_size_limit_holds_while_reading(tmp_path: Path) -> None:
     assert len(files.read_bytes(big, limit=5000)) == 5000
     with pytest.raises(ValueError, match=r"big\.json: file is too large \(over 4999 bytes\)"):
         files.read_bytes(big, limit=4999)
+
+
+def test_take_times_stay_within_a_day(tmp_path: Path) -> None:
+    from fabrik3d.io.take import Take
+
+    sk = presets.get("robot_arm")
+    pose = fabrik3d.solve(sk, {})
+    frames = [(pose.positions, pose.rotations)] * 2
+    assert len(Take.from_frames(sk, frames, [0.0, 86_400.0]).times) == 2
+    with pytest.raises(ValueError, match=r"^times\[1\]: must be finite and at least 0 and at most 86400 seconds"):
+        Take.from_frames(sk, frames, [0.0, 1e300])
