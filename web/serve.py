@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import webbrowser
 from collections.abc import Sequence
 
 from fabrik3d.io.scene import scene_or_preset
 from fabrik3d.model import presets
 
+from . import security
 from .app import WebApp
 
 
@@ -20,6 +22,9 @@ def serve(
     open_browser: bool = True,
 ) -> None:
     """Start the web UI on ``host:port`` and block until it stops.
+
+    Each launch has its own secret (``fabrik3d_web.security``): the URL printed (and opened) carries
+    it, and a page without it cannot log in.
 
     Args:
         preset: a preset name (default ``humanoid`` when no scene is given).
@@ -33,11 +38,22 @@ def serve(
 
     source = scene if scene is not None else (preset or "humanoid")
     app = WebApp(scene=scene_or_preset(source), source=source if scene is None else _short(scene))
+    secret = security.new_secret()
+    security.guard(app.server, secret)
+    url = security.page_url(host, port, secret)
+    app.server.controller.on_server_ready.add(lambda **_: _announce(url, open_browser))
     argv, sys.argv = sys.argv, sys.argv[:1]  # trame re-reads sys.argv: give it nothing to parse
     try:
-        app.server.start(host=host, port=port, open_browser=open_browser, timeout=0, show_connection_info=True)
+        app.server.start(host=host, port=port, open_browser=False, timeout=0, show_connection_info=False)
     finally:
         sys.argv = argv
+
+
+def _announce(url: str, open_browser: bool) -> None:
+    """Once the server listens: the page's URL with its secret, printed and (if asked) opened."""
+    print(f"fabrik3d: the web UI is at {url}", flush=True)
+    if open_browser:
+        webbrowser.open(url)
 
 
 def _short(path: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -66,7 +67,8 @@ class WebServer:
 
     def __init__(self, args: Sequence[str] = (), timeout: float = 60.0) -> None:
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
+        self.url = f"http://127.0.0.1:{self.port}/"  # until the server prints it with its secret
+        self.secret = ""
         self.log = tempfile.NamedTemporaryFile(prefix="fabrik3d-serve-", suffix=".log", delete=False)
         cmd = [sys.executable, "-m", "fabrik3d.cli", "serve", "--no-browser", "--port", str(self.port), *args]
         env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -80,10 +82,16 @@ class WebServer:
             raise
 
     def _wait(self, timeout: float) -> None:
+        """Until the server printed its page URL (with the launch's secret) and answers it."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.output()}")
+            found = re.search(r"the web UI is at (http://\S+/\?secret=(\S+))", self.output())
+            if found is None:
+                time.sleep(0.2)
+                continue
+            self.url, self.secret = found.group(1), found.group(2)
             with contextlib.suppress(OSError):
                 with urllib.request.urlopen(self.url, timeout=2) as reply:
                     if reply.status == 200:

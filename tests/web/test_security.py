@@ -1,0 +1,138 @@
+"""The local server refuses other web sites (issue 15): a random secret per launch, the page's own
+origin only, bounded messages. A raw websocket client and a real page served from another local
+port try what an attacker's page would."""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+from conftest import require_executable
+from helpers import web as wh
+
+aiohttp = pytest.importorskip("aiohttp")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[wh.WebServer]:
+    with wh.WebServer() as s:
+        yield s
+
+
+def frame(message: dict[str, Any], declared: int | None = None) -> bytes:
+    """One wslink binary frame: a 12-byte chunk header (id, offset, total size) and msgpack."""
+    body = msgpack.packb(message)
+    size = len(body) if declared is None else declared
+    return (7).to_bytes(4, "little") + (0).to_bytes(4, "little") + size.to_bytes(4, "little") + body
+
+
+def hello(secret: str | None) -> bytes:
+    args = [{"secret": secret}] if secret is not None else [{}]
+    return frame({"wslink": "1.0", "id": "system:c0:0", "method": "wslink.hello", "args": args, "kwargs": {}})
+
+
+STATE_CALL = frame({"wslink": "1.0", "id": "rpc:c0:1", "method": "trame.state.get", "args": [], "kwargs": {}})
+
+
+async def exchange(url: str, frames: list[bytes], origin: str | None = None) -> list[dict[str, Any]]:
+    """Send ``frames`` on a websocket to the app; every reply the server sent within a second."""
+    headers = {"Origin": origin} if origin else {}
+    replies: list[dict[str, Any]] = []
+    async with aiohttp.ClientSession() as session:
+        async with session.ws_connect(url, headers=headers) as ws:
+            for data in frames:
+                await ws.send_bytes(data)
+            try:
+                while True:
+                    msg = await asyncio.wait_for(ws.receive(), 1.0)
+                    if msg.type != aiohttp.WSMsgType.BINARY:
+                        break
+                    replies.append(msgpack.unpackb(msg.data[12:]))
+            except asyncio.TimeoutError:
+                pass
+    return replies
+
+
+def ws_url(server: wh.WebServer) -> str:
+    return f"ws://127.0.0.1:{server.port}/ws"
+
+
+def test_the_url_carries_a_random_secret_per_launch(server: wh.WebServer) -> None:
+    assert len(server.secret) >= 30 and server.url.endswith(f"/?secret={server.secret}")
+    with wh.WebServer() as other:
+        assert other.secret != server.secret
+
+
+@pytest.mark.parametrize("origin", ["http://127.0.0.1:9", "http://evil.example", "null"])
+def test_a_foreign_origin_is_refused_before_any_message(server: wh.WebServer, origin: str) -> None:
+    with pytest.raises(aiohttp.WSServerHandshakeError) as err:
+        asyncio.run(exchange(ws_url(server), [hello(server.secret)], origin=origin))
+    assert err.value.status == 403
+
+
+@pytest.mark.parametrize("secret", [None, "", "wslink-secret", "wrong"], ids=["none", "empty", "default", "wrong"])
+def test_no_state_without_the_secret(server: wh.WebServer, secret: str | None) -> None:
+    replies = asyncio.run(exchange(ws_url(server), [hello(secret), STATE_CALL]))
+    assert replies, "the server answers (with errors)"
+    assert all("error" in r for r in replies), replies
+    assert "joint_names" not in repr(replies) and "pose" not in repr(replies)
+
+
+def test_the_secret_logs_in(server: wh.WebServer) -> None:
+    own = f"http://127.0.0.1:{server.port}"
+    replies = asyncio.run(exchange(ws_url(server), [hello(server.secret), STATE_CALL], origin=own))
+    assert replies[0].get("result", {}).get("clientID"), replies
+    assert "joint_names" in repr(replies)  # the state arrives only now
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_a_message_declaring_a_gigabyte_allocates_nothing(server: wh.WebServer) -> None:
+    before = _rss_mb(server.proc.pid)
+    huge = frame({"wslink": "1.0", "id": "rpc:c0:2", "method": "x", "args": [], "kwargs": {}}, declared=1 << 30)
+    try:
+        asyncio.run(exchange(ws_url(server), [hello(server.secret), huge]))
+    except aiohttp.ClientError:
+        pass  # the server may close the connection
+    assert _rss_mb(server.proc.pid) - before < 100
+    assert server.alive
+
+
+def test_a_page_from_another_local_port_cannot_connect_or_change_the_state(server: wh.WebServer, tmp_path) -> None:
+    require_executable("chromium", "apt-get install chromium")
+    (tmp_path / "evil.html").write_text(
+        """<!doctype html><script>
+        window.result = new Promise((done) => {
+          const ws = new WebSocket("ws://127.0.0.1:PORT/ws");
+          ws.binaryType = "arraybuffer";
+          ws.onopen = () => done("open");
+          ws.onerror = () => done("error");
+          ws.onclose = () => done("closed");
+          setTimeout(() => done("timeout"), 5000);
+        });
+        </script>""".replace("PORT", str(server.port))
+    )
+    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(tmp_path), **k)  # noqa: E731
+    evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    try:
+        with wh.browser() as b:
+            page = wh.open_page(b, server.url)
+            pose = wh.get_state(page, "pose")
+            attacker = b.new_page()
+            attacker.goto(f"http://127.0.0.1:{evil.server_address[1]}/evil.html")
+            assert attacker.evaluate("window.result") in ("error", "closed")
+            assert wh.get_state(page, "pose") == pose
+    finally:
+        evil.shutdown()
