@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from trame.app import get_server
-from trame.decorators import TrameApp, change, trigger
+from trame.decorators import TrameApp, change
 from trame.ui.vuetify3 import SinglePageWithDrawerLayout
 from trame.widgets import vtk as vtk_widgets
 from trame.widgets import vuetify3 as v3
@@ -33,6 +33,7 @@ from . import panel
 from .controller import Controller
 from .delivery import INTERACTIVE_RATIO, STILL_RATIO, ImageDelivery
 from .scene_view import SceneView
+from .security import SERVER_OWNED, OwnedState, page_trigger
 
 log = logging.getLogger("fabrik3d_web")
 
@@ -57,9 +58,10 @@ class WebApp:
         self._dragging: tuple[str, str] | None = None
         self._playback: asyncio.Task[None] | None = None
         self._state_pushed = 0.0
+        self.owned = OwnedState(self.server.state)
+        self._own = self.owned.set
         self.state.update(
             {
-                "presets": list(presets.names()),
                 "preset": source if source in presets.names() else None,
                 "scene_upload": None,
                 "limits_on": True,
@@ -69,9 +71,9 @@ class WebApp:
                 "recording": False,
                 "playing": False,
                 "fps": 0.0,
-                "error_message": "",
             }
         )
+        self._own({"presets": list(presets.names()), "error_message": ""})
         self._show_skeleton()
         self._publish()
         self._build_ui()
@@ -120,8 +122,7 @@ class WebApp:
         if now - self._state_pushed >= DRAG_STATE_INTERVAL or not moved:
             self._state_pushed = now  # the page's readouts follow at a lower rate than the frames
             with self.state:
-                self.state.update(c.state())
-                self.state.fps = round(c.fps, 1)
+                self._own({**c.state(), "fps": round(c.fps, 1)})
 
     def release_handle(self, kind: str, name: str, point: Any) -> None:
         """The user let go of a handle."""
@@ -196,67 +197,69 @@ class WebApp:
     @change("show_limits", "limit_joints")
     def switch_limit_display(self, show_limits: Any, limit_joints: Any, **_: Any) -> None:
         """The user showed or hid the joint limits, or chose the joints whose limits are shown."""
-        constrained = set(self.controller.scene.skeleton.constraints)
-        joints = [j for j in limit_joints if j in constrained] if isinstance(limit_joints, list) else []
-        if isinstance(limit_joints, list) and len(joints) != len(limit_joints):
-            self.state.error_message = f"limit_joints: only joints with limits can be chosen: {sorted(constrained)}"
+        constrained = self.controller.scene.skeleton.constraints
+        if not isinstance(limit_joints, list) or len(limit_joints) > len(constrained):
+            limit_joints = [] if not isinstance(limit_joints, list) else limit_joints[: len(constrained) + 1]
+        joints = [j for j in limit_joints if isinstance(j, str) and j in constrained]
+        if len(joints) != len(limit_joints) or not isinstance(self.state.limit_joints, list):
+            self.report(f"limit_joints: only joints with limits can be chosen: {sorted(constrained)}")
             self.state.limit_joints = joints
         if (bool(show_limits), frozenset(joints)) != (self.scene.show_limits, self.scene.limit_joints):
             result = self.controller.result
             self.scene.set_show_limits(bool(show_limits), result.positions, result.rotations, joints)
             self._render()
 
-    @trigger("type_coordinate")
+    @page_trigger("type_coordinate")
     def type_coordinate(self, name: Any, axis: Any, text: Any) -> None:
         """The user typed a coordinate of an effector's target and pressed Enter."""
         self._attempt(self.controller.type_coordinate, name, axis, text)
         self._publish()
 
-    @trigger("undo")
+    @page_trigger("undo")
     def undo(self) -> None:
         """The user clicked undo."""
         self._attempt(self.controller.undo)
         self._publish()
 
-    @trigger("redo")
+    @page_trigger("redo")
     def redo(self) -> None:
         """The user clicked redo."""
         self._attempt(self.controller.redo)
         self._publish()
 
-    @trigger("reset_pose")
+    @page_trigger("reset_pose")
     def reset_pose(self) -> None:
         """The user clicked reset pose."""
         self._attempt(self.controller.reset_pose)
         self._publish()
 
-    @trigger("reset_camera")
+    @page_trigger("reset_camera")
     def reset_camera(self) -> None:
         """The user clicked reset camera."""
         self.scene.reset_camera()
         self._render()
 
     # -- take ---------------------------------------------------------------------------------
-    @trigger("start_recording")
+    @page_trigger("start_recording")
     def start_recording(self) -> None:
         """The user clicked record: keep every pose from now on."""
         self.controller.start_recording()
         self._publish()
 
-    @trigger("stop_recording")
+    @page_trigger("stop_recording")
     def stop_recording(self) -> None:
         """The user stopped recording."""
         self.controller.stop_recording()
         self._publish()
 
-    @trigger("toggle_playback")
+    @page_trigger("toggle_playback")
     def toggle_playback(self) -> None:
         """The user clicked play (or stop while playing)."""
         if self._playback is not None and not self._playback.done():
             self._playback.cancel()
             return
         if len(self.controller.take_times) < 2:
-            self.state.error_message = "take: record a take first"
+            self.report("take: record a take first")
             return
         self._playback = asyncio.ensure_future(self._play())
 
@@ -276,22 +279,22 @@ class WebApp:
                 self._publish()
 
     # -- files --------------------------------------------------------------------------------
-    @trigger("download_scene")
+    @page_trigger("download_scene")
     def download_scene(self) -> Any:
         """The user clicked download scene: the scene file with the current targets."""
         return self._file(lambda: self.controller.scene_json().encode())
 
-    @trigger("export_pose_glb")
+    @page_trigger("export_pose_glb")
     def export_pose_glb(self) -> Any:
         """The user clicked export pose: the current pose as a binary glTF."""
         return self._file(self.controller.pose_glb)
 
-    @trigger("export_take_glb")
+    @page_trigger("export_take_glb")
     def export_take_glb(self) -> Any:
         """The user clicked export take: the take as an animated binary glTF."""
         return self._file(self.controller.take_glb)
 
-    @trigger("export_take_json")
+    @page_trigger("export_take_json")
     def export_take_json(self) -> Any:
         """The user clicked export take JSON: the take file the CLI reads."""
         return self._file(lambda: self.controller.take_json().encode())
@@ -304,13 +307,13 @@ class WebApp:
         return self.server.protocol.addAttachment(data)
 
     # -- automation ---------------------------------------------------------------------------
-    @trigger("target_screen_position")
+    @page_trigger("target_screen_position")
     def target_screen_position(self, name: Any) -> list[float] | None:
         """``[x, y]`` of the handle of effector (or root) ``name`` in CSS pixels from the view's top-left."""
         sk = self.controller.scene.skeleton
         kind = "root" if name == sk.names[sk.root] else "target"
         if not isinstance(name, str) or (kind, name) not in self.scene.handles:
-            self.state.error_message = f"target_screen_position: no handle called {str(name)[:60]!r}"
+            self.report(f"target_screen_position: no handle called {str(name)[:60]!r}")
             self.state.flush()
             return None
         x, y, width, height = self.scene.handle_display_position(kind, name)
@@ -329,26 +332,22 @@ class WebApp:
         try:
             out = action(*args)
         except ValueError as exc:
-            self.state.error_message = str(exc)
+            self.report(str(exc))
             return None
         except Exception as exc:  # the server keeps running whatever a client sends
             log.exception("action %s failed", getattr(action, "__name__", action))
-            self.state.error_message = f"internal error: {type(exc).__name__}: {exc}"
+            self.report(f"internal error: {type(exc).__name__}: {exc}")
             return None
         if not self._dragging:
-            self.state.error_message = ""
+            self.report("")
         return True if out is None else out
 
     def _show_skeleton(self) -> None:
         c = self.controller
         self.scene.set_skeleton(c.scene.skeleton, c.size)
-        self.state.update(
-            {
-                "has_limits": bool(c.scene.skeleton.constraints),
-                "limited_joints": list(c.scene.skeleton.constraints),
-                "limit_joints": [],
-                "limits_on": c.limits,
-            }
+        self.state.update({"limit_joints": [], "limits_on": c.limits})
+        self._own(
+            {"has_limits": bool(c.scene.skeleton.constraints), "limited_joints": list(c.scene.skeleton.constraints)}
         )
 
     def _show_pose(self, moving: tuple[str, str] | None = None) -> None:
@@ -366,22 +365,29 @@ class WebApp:
         """Copy the controller's state to trame's state and the scene; render unless dragging."""
         c = self.controller
         self._show_pose()
-        self.state.update(c.state())
-        self.state.update(
+        self.state.update({"tolerance": c.tolerance, "max_iterations": c.max_iterations, "recording": c.recording})
+        self._own(
             {
+                **c.state(),
                 "effectors": c.effector_rows(),
-                "tolerance": c.tolerance,
-                "max_iterations": c.max_iterations,
                 "fps": round(c.fps, 1),
                 "can_undo": bool(c.undo_stack),
                 "can_redo": bool(c.redo_stack),
-                "recording": c.recording,
                 "take_frames": len(c.take_times),
                 "take_seconds": c.take_duration,
             }
         )
         if not self._dragging:
             self._render()
+
+    def report(self, message: str) -> None:
+        """Show ``message`` in the page's error banner ("" hides it)."""
+        self._own({"error_message": message})
+
+    @change(*SERVER_OWNED)
+    def refuse_page_writes(self, **state: Any) -> None:
+        """A page wrote state that only the server sets: put it back and say so."""
+        self.owned.refuse_writes(state)
 
     def _render(self) -> None:
         """Push a new image of the view (outside drags; during one, trame-vtk pushes frames itself)."""

@@ -193,13 +193,15 @@ class Controller(Recording):
 
     def type_coordinate(self, name: str, axis: int, text: Any) -> None:
         """The user typed ``text`` as coordinate ``axis`` (0, 1, 2 for x, y, z) of effector ``name``."""
-        if name not in self.scene.skeleton.end_effectors:
+        if not isinstance(name, str) or name not in self.scene.skeleton.end_effectors:
             raise ValueError(f"target {name!r}: not an end effector; valid names are {self._effector_list()}")
-        if axis not in (0, 1, 2):
+        if type(axis) is not int or axis not in (0, 1, 2):
             raise ValueError(f"axis: expected 0, 1 or 2, got {axis!r}")
+        if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+            raise ValueError(f"{name}.{'xyz'[axis]}: expected the typed text or a number, got {text!r}")
         try:
             value = float(str(text).strip())
-        except ValueError:
+        except (ValueError, OverflowError):
             raise ValueError(f"{name}.{'xyz'[axis]}: {str(text)[:40]!r} is not a number") from None
         point = self.effector_point(name)
         point[axis] = value
@@ -235,10 +237,14 @@ class Controller(Recording):
     def set_solver(self, tolerance: Any, max_iterations: Any) -> None:
         """Change the reach tolerance (scene units, > 0) and the iteration limit (1..MAX_ITERATIONS)."""
         try:
+            if any(isinstance(v, bool) for v in (tolerance, max_iterations)):
+                raise TypeError
             tolerance = float(tolerance)
-            iterations = int(float(max_iterations))
-        except (TypeError, ValueError):
-            raise ValueError("solver: tolerance and iterations must be numbers") from None
+            iterations = int(float(max_iterations))  # OverflowError: Infinity, '1e999'
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(
+                f"solver: tolerance and max_iterations must be finite numbers, got {tolerance!r}, {max_iterations!r}"
+            ) from None
         if float(max_iterations) != iterations:
             raise ValueError(f"max_iterations: expected a whole number, got {max_iterations!r}")
         tolerance, iterations = checks.settings(tolerance, iterations)
@@ -296,16 +302,9 @@ class Controller(Recording):
         bad = set(self.unreachable)
         rows = []
         for name in self.scene.skeleton.end_effectors:
-            p = self.effector_point(name)
+            x, y, z = (f"{v:.3f}" for v in self.effector_point(name))
             rows.append(
-                {
-                    "name": name,
-                    "x": f"{p[0]:.3f}",
-                    "y": f"{p[1]:.3f}",
-                    "z": f"{p[2]:.3f}",
-                    "targeted": name in self.targets,
-                    "unreachable": name in bad,
-                }
+                {"name": name, "x": x, "y": y, "z": z, "targeted": name in self.targets, "unreachable": name in bad}
             )
         return rows
 

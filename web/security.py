@@ -9,22 +9,51 @@ talk to it on 127.0.0.1, so:
 * a websocket upgrade whose ``Origin`` is not the page's own is refused with 403 before any
   message (a browser always sends its page's origin);
 * a message may declare at most ``MAX_MESSAGE_BYTES`` before anything is allocated for it (wslink
-  lifts its limit to 4 GB once a client is logged in).
+  lifts its limit to 4 GB once a client is logged in);
+* a logged-in page is still only a page: a trigger called with the wrong arguments answers in
+  ``error_message`` (``page_trigger``), and the state the server owns (``SERVER_OWNED``) is put
+  back when a page writes it.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import ipaddress
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
+from trame.decorators import trigger
 from wslink import chunking
 
 # The secret's randomness, bytes (URL-safe base64 text of about 4/3 that many characters).
 SECRET_BYTES = 24
 # Largest message a logged-in page may send: an uploaded scene (2 MiB) as base64, with room.
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+# State keys only the server writes (the page reads them): a page's write is reverted and reported.
+SERVER_OWNED = (
+    "joint_names",
+    "pose",
+    "root_target",
+    "poles",
+    "solve_ms",
+    "iterations",
+    "max_error",
+    "unreachable",
+    "converged",
+    "fps",
+    "effectors",
+    "can_undo",
+    "can_redo",
+    "take_frames",
+    "take_seconds",
+    "has_limits",
+    "limited_joints",
+    "presets",
+    "error_message",
+)
 
 
 def new_secret() -> str:
@@ -78,3 +107,47 @@ def _bound_messages(limit: int) -> None:
 
     bounded.bounded_by_fabrik3d = True  # type: ignore[attr-defined]
     chunking.UnChunker.set_max_message_size = bounded  # type: ignore[method-assign]
+
+
+def page_trigger(name: str) -> Callable[[Callable[..., Any]], Any]:
+    """trame's ``@trigger(name)``, with the page's arguments bound to the method's parameters first:
+    a call with too few, too many or unknown arguments sets ``error_message`` and does nothing."""
+
+    def register(method: Callable[..., Any]) -> Any:
+        signature = inspect.signature(method)
+
+        @functools.wraps(method)
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                signature.bind(self, *args, **kwargs)
+            except TypeError as exc:
+                self.report(f"{name}: {exc}")
+                return None
+            return method(self, *args, **kwargs)
+
+        return trigger(name)(call)
+
+    return register
+
+
+class OwnedState:
+    """The values of ``SERVER_OWNED`` keys the server last set in trame's ``state``, to put back what
+    a page writes over them (closing the error banner, which empties ``error_message``, is allowed)."""
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+        self.values: dict[str, Any] = {}
+
+    def set(self, values: dict[str, Any]) -> None:
+        """Set server-owned keys (remembered) in the state."""
+        self.values.update(values)
+        self.state.update(values)
+
+    def refuse_writes(self, state: dict[str, Any]) -> None:
+        """Put back every owned key whose value in ``state`` is not the one the server set, and say so."""
+        if state.get("error_message", None) == "":
+            self.values["error_message"] = ""
+        wrong = sorted(k for k, v in self.values.items() if state.get(k, v) != v)
+        if wrong:
+            self.state.update({k: self.values[k] for k in wrong})
+            self.set({"error_message": f"{', '.join(wrong)}: set by the server, a page cannot change it"})

@@ -136,3 +136,73 @@ def test_a_page_from_another_local_port_cannot_connect_or_change_the_state(serve
             assert wh.get_state(page, "pose") == pose
     finally:
         evil.shutdown()
+
+
+# -- a logged-in page is still only a page -------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def page(server: wh.WebServer) -> Iterator[Any]:
+    require_executable("chromium", "apt-get install chromium")
+    with wh.browser() as b:
+        yield wh.open_page(b, server.url)
+
+
+def set_state(page: Any, key: str, value: Any) -> None:
+    page.evaluate("([k, v]) => window.trame.state.set(k, v)", [key, value])
+
+
+def wait_for_error(page: Any, text: str) -> str:
+    wh.wait_until(page, "(t) => (window.trame.state.get('error_message') || '').includes(t)", 15, arg=text)
+    return wh.get_state(page, "error_message")
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("pose", "garbage"), ("joint_names", []), ("iterations", -1), ("fps", 1e9), ("presets", ["x"])],
+)
+def test_server_owned_state_is_put_back_and_reported(page: Any, key: str, value: Any) -> None:
+    before = wh.get_state(page, key)
+    set_state(page, key, value)
+    assert f"{key}: set by the server, a page cannot change it" in wait_for_error(page, "set by the server")
+    wh.wait_until(
+        page, "([k, v]) => JSON.stringify(window.trame.state.get(k)) === JSON.stringify(v)", 15, [key, before]
+    )
+    set_state(page, "error_message", "")  # closing the banner is the user's to do
+    wh.wait_until(page, "() => window.trame.state.get('error_message') === ''", 15)
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "message"),
+    [
+        ("type_coordinate", [], "type_coordinate: missing a required argument"),
+        ("type_coordinate", ["hand_l", 0, "1", 2, 3], "type_coordinate: too many positional arguments"),
+        ("target_screen_position", [], "target_screen_position: missing a required argument"),
+        ("undo", [1, 2, 3], "undo: too many positional arguments"),
+        ("export_pose_glb", [{}], "export_pose_glb: too many positional arguments"),
+        ("type_coordinate", ["hand_l", True, "1.2"], "axis: expected 0, 1 or 2, got True"),
+        ("type_coordinate", ["hand_l", 0, True], "hand_l.x: expected the typed text or a number, got True"),
+    ],
+)
+def test_triggers_check_their_arguments(page: Any, name: str, args: list[Any], message: str) -> None:
+    pose = wh.get_state(page, "pose")
+    wh.trigger(page, name, args)
+    assert message in wait_for_error(page, message)
+    assert wh.get_state(page, "pose") == pose
+    set_state(page, "error_message", "")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("max_iterations", "1e999", "max_iterations must be finite numbers"),
+        ("max_iterations", "Infinity", "max_iterations must be finite numbers"),
+        ("targets", {"hand_l": ["0.5", "1.2", "0.3"]}, "targets.hand_l"),
+        ("targets", {"hand_l": [True, 1.2, 0.3]}, "targets.hand_l"),
+        ("limit_joints", [f"j{i}" for i in range(100_000)], "limit_joints: only joints with limits"),
+    ],
+)
+def test_bad_values_from_a_page_are_refused(page: Any, key: str, value: Any, message: str) -> None:
+    pose = wh.get_state(page, "pose")
+    set_state(page, key, value)
+    assert message in wait_for_error(page, message)
+    assert wh.get_state(page, "pose") == pose
+    set_state(page, "error_message", "")
