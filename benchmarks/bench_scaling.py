@@ -19,8 +19,9 @@ A second table times what must stay linear in the skeleton's size (issue 15), on
 10^3, 10^4 and 10^5 joints (``--quick``: 100 and 300), with the fitted exponent (aim: <= 1.2):
 building a chain ``Skeleton`` with a ``Cone`` on every joint; a constrained ``solve`` of that chain
 (one reachable target, at most 4 iterations, so damped steps run); ``solve_batch`` of a plain chain
-(2 problems, one target); a plain ``solve`` of a star whose every leaf is targeted; and
-``fabrik3d.gltf.import_skeleton`` of a chain's .gltf without inverse bind matrices.
+(2 problems, one target); a plain ``solve`` of a star whose every leaf is targeted; reading a
+scene file of that limited chain (``parse_scene``); and ``fabrik3d.gltf.import_skeleton`` of a
+chain's .gltf without inverse bind matrices.
 
 Run: ``python benchmarks/bench_scaling.py [--quick] [--repeats N]``.
 """
@@ -39,6 +40,7 @@ import common
 import numpy as np
 
 import fabrik3d
+from fabrik3d.io.scene import Scene, parse_scene
 
 TOL = 1e-3
 MAX_IT = 100
@@ -203,6 +205,10 @@ def _gltf_without_bind_matrices(n: int, folder: str) -> str:
     return path
 
 
+def _scene_text(n: int) -> str:
+    return json.dumps(Scene(_line(n, True)).to_dict())
+
+
 def _limited_solve(s: fabrik3d.Skeleton) -> None:
     n = len(s)
     fabrik3d.solve(s, {f"j{n - 1}": [0.03 * n, 0.06 * n, 0.0]}, max_iterations=4)
@@ -232,6 +238,7 @@ def large_skeletons(sizes: tuple[int, ...]) -> None:
             ("solve with limits, chain", lambda n: _once(_limited_solve, _line(n, True))),
             ("solve_batch, plain chain, B = 2", lambda n: _once(_batch_solve, _line(n))),
             ("solve, star, every leaf targeted", lambda n: _once(fabrik3d.solve, *_star(n))),
+            ("scene file read, a Cone on every joint", lambda n: _once(parse_scene, _scene_text(n))),
             ("glTF import, no inverse bind matrices", lambda n: _once(_import, _gltf_without_bind_matrices(n, folder))),
         ]
         for what, run in cases:

@@ -30,6 +30,9 @@ from .recording import Recording
 
 # An uploaded scene file larger than this is refused (the octopus preset is ~20 kB).
 MAX_SCENE_BYTES = 2 * 1024 * 1024
+# An uploaded scene of more joints is refused before it is built (the humanoid has 25, the octopus 74;
+# 2000 joints load, draw and drag in well under a second here).
+MAX_SCENE_JOINTS = 2000
 # Targets farther than this many skeleton sizes from the origin are refused.
 WORKSPACE_SIZES = 100.0
 # Iteration limit accepted from the panel (a drag solves once per mouse move).
@@ -106,7 +109,7 @@ class Controller(Recording):
         """Load a scene from JSON text (a file's contents); on any problem nothing changes."""
         if len(text) > MAX_SCENE_BYTES:
             raise ValueError(f"{source}: file is too large ({len(text)} bytes, limit {MAX_SCENE_BYTES})")
-        scene = parse_scene(text, source)
+        scene = parse_scene(text, source, MAX_SCENE_JOINTS)
         for name, point in scene.targets.items():
             self._check_point(point, f"{source}: targets.{name}", display.skeleton_size(scene.skeleton))
         self.load(scene, source)

@@ -6,6 +6,7 @@ import argparse
 import sys
 import webbrowser
 from collections.abc import Sequence
+from typing import Any
 
 from fabrik3d.io.scene import scene_or_preset
 from fabrik3d.model import presets
@@ -42,11 +43,15 @@ def serve(
     security.guard(app.server, secret)
     url = security.page_url(host, port, secret)
     app.server.controller.on_server_ready.add(lambda **_: _announce(url, open_browser))
-    argv, sys.argv = sys.argv, sys.argv[:1]  # trame re-reads sys.argv: give it nothing to parse
-    try:
-        app.server.start(host=host, port=port, open_browser=False, timeout=0, show_connection_info=False)
-    finally:
-        sys.argv = argv
+    _own_options_only(app.server)
+    app.server.start(host=host, port=port, open_browser=False, timeout=0, show_connection_info=False)
+
+
+def _own_options_only(server: Any) -> None:
+    """The framework reads more options when it starts (from ``sys.argv``, ``--trame-args`` and the
+    ``TRAME_ARGS`` variable): it gets none of them, only what ``serve`` passes and the defaults set here."""
+    parse = server.cli.parse_known_args
+    server.cli.parse_known_args = lambda args=None, namespace=None: parse([] if args is None else args, namespace)
 
 
 def _announce(url: str, open_browser: bool) -> None:

@@ -97,14 +97,20 @@ class Scene:
         return out
 
     @classmethod
-    def from_dict(cls, data: Any) -> Scene:
-        """A scene from its JSON form; ``ValueError`` naming the place of any problem."""
+    def from_dict(cls, data: Any, max_joints: int | None = None) -> Scene:
+        """A scene from its JSON form; ``ValueError`` naming the place of any problem.
+
+        ``max_joints``: refuse a scene of more joints before anything is built (a front end's bound).
+        """
         if not isinstance(data, Mapping):
             raise ValueError("scene: expected a JSON object")
         if data.get("format") != FORMAT:
             raise ValueError(f"format: expected {FORMAT!r}, got {data.get('format')!r}")
         if type(data.get("version")) is not int or data.get("version") != VERSION:
             raise ValueError(f"version: expected {VERSION}, got {data.get('version')!r}")
+        joints = data.get("joints")
+        if max_joints is not None and isinstance(joints, list) and len(joints) > max_joints:
+            raise ValueError(f"joints: {len(joints)} joints, more than the {max_joints} allowed here")
         skeleton = Skeleton.from_dict(data)
         targets = _mapping(data.get("targets", {}), "targets")
         weights = data.get("weights")
@@ -135,9 +141,9 @@ def _mapping(value: Any, where: str) -> dict[str, Any]:
     return dict(value)
 
 
-def parse_scene(text: str | bytes, source: str = "scene") -> Scene:
-    """A scene from JSON text; errors are prefixed with ``source``."""
-    return files.parse_json(text, source, Scene.from_dict)
+def parse_scene(text: str | bytes, source: str = "scene", max_joints: int | None = None) -> Scene:
+    """A scene from JSON text; errors are prefixed with ``source``; ``max_joints`` as in ``Scene.from_dict``."""
+    return files.parse_json(text, source, lambda data: Scene.from_dict(data, max_joints))
 
 
 def load_scene(path: str | os.PathLike[str]) -> Scene:

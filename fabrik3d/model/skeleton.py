@@ -211,6 +211,7 @@ class Skeleton:
             raise ValueError(f"{where or 'skeleton'}: expected an object with a 'joints' list")
         joints = data["joints"]
         names: list[str] = []
+        index: dict[str, int] = {}
         for k, joint in enumerate(joints):
             at = f"{where}joints[{k}]"
             if not isinstance(joint, Mapping):
@@ -218,8 +219,9 @@ class Skeleton:
             name = joint.get("name")
             if not isinstance(name, str) or not name:
                 raise ValueError(f"{at}.name: expected a non-empty string, got {name!r}")
-            if name in names:
+            if name in index:
                 raise ValueError(f"{at}.name: duplicate joint name {name!r}")
+            index[name] = k
             names.append(name)
         parents: list[int] = []
         positions: list[list[float]] = []
@@ -230,8 +232,8 @@ class Skeleton:
             parent = joint.get("parent")
             if parent is None:
                 parents.append(-1)
-            elif isinstance(parent, str) and parent in names:
-                parents.append(names.index(parent))
+            elif isinstance(parent, str) and parent in index:
+                parents.append(index[parent])
             else:
                 raise ValueError(f"{at}.parent: unknown joint {parent!r}")
             positions.append(_json_vector(joint.get("position"), f"{at}.position"))
@@ -247,7 +249,7 @@ class Skeleton:
         try:
             return cls(names, parents, positions, constraints, frames)
         except JointLimitError as exc:
-            at = f"{where}joints[{names.index(exc.joint)}].constraints"
+            at = f"{where}joints[{index[exc.joint]}].constraints"
             at += f"[{exc.position}]" if exc.position is not None else ""
             raise ValueError(f"{at}{'.' + exc.field if exc.field else ''}: {exc.message}") from None
         except ValueError as exc:

@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -633,3 +634,27 @@ def test_a_drag_to_a_refused_point_snaps_the_handle_back(web) -> None:
     np.testing.assert_allclose(rep.GetWorldPosition(), REACHABLE)
     np.testing.assert_allclose(app.controller.targets["hand_l"], REACHABLE)
     assert len(app.controller.undo_stack) == 1  # setting the target; the refused drag added nothing
+
+
+def test_serve_passes_its_own_options_on_and_nothing_of_the_command_line(monkeypatch) -> None:
+    """The framework reads options when it starts (sys.argv, --trame-args, TRAME_ARGS): none may leak in."""
+    import trame_server.core
+    from fabrik3d_web import serve
+
+    seen: dict[str, Any] = {}
+
+    def start(self: Any, **kwargs: Any) -> None:  # stands in for the event loop: what would it run with?
+        seen["options"] = self.cli.parse_known_args()[0]
+        seen["kwargs"] = kwargs
+
+    monkeypatch.setattr(trame_server.core.Server, "start", start)
+    monkeypatch.setattr(serve.security, "new_secret", lambda: "s3cret")
+    argv = ["fabrik3d", "serve", "--authKey", "wslink-secret", "--app", "--port", "1", "--trame-args=--ssl adhoc"]
+    monkeypatch.setattr(sys, "argv", list(argv))
+    monkeypatch.setenv("TRAME_ARGS", "--authKey wslink-secret --app --port 1 --hot-reload")
+    serve.serve("robot_arm", None, "127.0.0.1", 8123, open_browser=False)
+    options, kwargs = seen["options"], seen["kwargs"]
+    assert options.authKey == "s3cret" and options.authKeyFile is None  # the launch's secret, not the argv's
+    assert not options.app and options.port != 1 and not options.ssl and not options.hot_reload
+    assert kwargs["host"] == "127.0.0.1" and kwargs["port"] == 8123 and kwargs["open_browser"] is False
+    assert sys.argv == argv  # given back afterwards
