@@ -30,8 +30,7 @@ from .recording import Recording
 
 # An uploaded scene file larger than this is refused (the octopus preset is ~20 kB).
 MAX_SCENE_BYTES = 2 * 1024 * 1024
-# An uploaded scene of more joints is refused before it is built (the humanoid has 25, the octopus 74;
-# 2000 joints load, draw and drag in well under a second here).
+# An uploaded scene of more joints is refused before it is built (2000 load and drag in < 1 s here).
 MAX_SCENE_JOINTS = 2000
 # Targets farther than this many skeleton sizes from the origin are refused.
 WORKSPACE_SIZES = 100.0
