@@ -16,8 +16,9 @@ from typing import Any
 from fabrik3d.batch.solve import BatchResult, solve_batch
 from fabrik3d.io.scene import Scene, load_scene, save_scene
 from fabrik3d.model.constraints import Cone, EllipticalCone, Hinge, Rigid, Twist
+from fabrik3d.model.posing import Posing, Swivel
 from fabrik3d.model.skeleton import Skeleton
-from fabrik3d.model.targets import Target
+from fabrik3d.model.targets import Target, free, pin
 from fabrik3d.solver.chain import ChainResult, solve_chain
 from fabrik3d.solver.tree import SolveResult, solve
 
@@ -27,13 +28,17 @@ __all__ = [
     "Cone",
     "EllipticalCone",
     "Hinge",
+    "Posing",
     "Rigid",
     "Scene",
     "Skeleton",
     "SolveResult",
+    "Swivel",
     "Target",
     "Twist",
+    "free",
     "load_scene",
+    "pin",
     "save_scene",
     "solve",
     "solve_batch",

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from fabrik3d.model.constraints import Cone, EllipticalCone, Hinge
+from fabrik3d.model.constraints import Cone, EllipticalCone, Hinge, Rigid
+from fabrik3d.model.posing import hinge_above
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.rotations import quat_to_matrix
 from fabrik3d.solver.constrained.poles import pole_chain
@@ -138,9 +139,29 @@ def effector_chain(skeleton: Skeleton, effector: str) -> list[int]:
     return pole_chain(skeleton.parents, [skeleton.children(j) for j in range(len(skeleton))], e)
 
 
+def movable_effectors(skeleton: Skeleton) -> list[str]:
+    """The effectors a view offers a target handle for: those with a joint on their path that can
+    turn. The root stays where it is (it moves with the root target) and a rigid root keeps its
+    frame, so an effector hanging from a rigid root alone (the octopus's mantle) cannot move."""
+    rigid_root = any(isinstance(c, Rigid) for c in skeleton.constraints.get(skeleton.names[skeleton.root], ()))
+    # (path_to_root runs from the root to the effector: more than two joints means a joint can turn)
+    return [e for e in skeleton.end_effectors if len(skeleton.path_to_root(skeleton.index(e))) > 2 or not rigid_root]
+
+
+def pole_effectors(skeleton: Skeleton) -> list[str]:
+    """The effectors a view offers a pole handle for: with a posing, those with a hinge to bend
+    (``fabrik3d.model.posing.hinge_above``: hands, feet; not a head); otherwise every effector whose
+    chain has an inner joint."""
+    if skeleton.posing:
+        return [e for e in skeleton.end_effectors if hinge_above(skeleton, skeleton.index(e)) is not None]
+    return [e for e in skeleton.end_effectors if len(effector_chain(skeleton, e)) > 2]
+
+
 def pole_home(skeleton: Skeleton, positions: np.ndarray, effector: str, size: float) -> np.ndarray:
     """``(3,)`` where a pole handle of ``effector`` sits while it has no pole.
 
+    With a posing (``skeleton.posing``): out from the hinge it bends (the elbow, the knee), in the
+    direction it bends, ``POLE_HOME_OUT`` × ``size`` out. Otherwise:
     Out from the chain's most bent inner joint (an elbow, a knee), away from the line from the
     chain's start to the effector, ``POLE_HOME_OUT`` × ``size`` out; in front (+Z) of the middle
     joint for a straight chain.
@@ -151,8 +172,19 @@ def pole_home(skeleton: Skeleton, positions: np.ndarray, effector: str, size: fl
         effector: an end effector's name.
         size: the skeleton's length scale (``skeleton_size``), scene units.
     """
-    chain = effector_chain(skeleton, effector)[::-1]  # effector first
     pos = np.asarray(positions, dtype=float)
+    if skeleton.posing:  # natural posing bends the hinge (elbow, knee): out from it, along its bend
+        h = hinge_above(skeleton, skeleton.index(effector))
+        if h is not None:
+            a, c = pos[int(skeleton.parents[h])], pos[skeleton.first_child(h)]
+            line = (c - a) / max(float(np.linalg.norm(c - a)), 1e-12)
+            away = pos[h] - a - ((pos[h] - a) @ line) * line
+            swivel = skeleton.posing.swivel.get(effector)
+            if swivel is not None and np.linalg.norm(away) < 0.1 * skeleton.bone_lengths[h]:  # nearly straight
+                away = np.array(swivel.direction) - (np.array(swivel.direction) @ line) * line
+            if np.linalg.norm(away) >= 1e-6 * size:
+                return pos[h] + POLE_HOME_OUT * size * away / np.linalg.norm(away)
+    chain = effector_chain(skeleton, effector)[::-1]  # effector first
     start, end = pos[chain[-1]], pos[chain[0]]
     line = (end - start) / max(float(np.linalg.norm(end - start)), 1e-12)
     inner = pos[chain[1:-1]] if len(chain) > 2 else pos[chain[:1]]

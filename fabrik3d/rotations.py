@@ -50,6 +50,24 @@ def dist(a: Vec, b: Vec) -> float:
     return math.sqrt(dx * dx + dy * dy + dz * dz)
 
 
+def dot(a: Vec, b: Vec) -> float:
+    """``a · b``."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def slerp(a: Quat, b: Quat, t: float) -> Quat:
+    """The rotation ``t`` (0..1) of the way from ``a`` to ``b`` along the shorter arc."""
+    d = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
+    if d < 0.0:
+        b, d = (-b[0], -b[1], -b[2], -b[3]), -d
+    if d > 0.9995:  # nearly equal: the normalised straight line
+        return normalize_quat(tuple(a[i] + t * (b[i] - a[i]) for i in range(4)))  # type: ignore[arg-type]
+    theta = math.acos(d)
+    s = math.sin(theta)
+    wa, wb = math.sin((1.0 - t) * theta) / s, math.sin(t * theta) / s
+    return (wa * a[0] + wb * b[0], wa * a[1] + wb * b[1], wa * a[2] + wb * b[2], wa * a[3] + wb * b[3])
+
+
 def cross(a: Vec, b: Vec) -> Vec:
     """``a × b``."""
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])

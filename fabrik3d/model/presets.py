@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable
 
 from fabrik3d.model.constraints import Cone, Constraint, EllipticalCone, Hinge, Rigid, Twist
+from fabrik3d.model.posing import Posing, Swivel
 from fabrik3d.model.skeleton import Skeleton
 
 
@@ -37,10 +38,11 @@ def get(name: str) -> Skeleton:
 def _build(
     joints: list[tuple[str, str | None, tuple[float, float, float]]],
     limits: dict[str, Constraint | list[Constraint]] | None = None,
+    posing: Posing | None = None,
 ) -> Skeleton:
     names_ = [j[0] for j in joints]
     parents = [-1 if j[1] is None else names_.index(j[1]) for j in joints]
-    return Skeleton(names_, parents, [j[2] for j in joints], limits)
+    return Skeleton(names_, parents, [j[2] for j in joints], limits, posing=posing)
 
 
 def humanoid() -> Skeleton:
@@ -69,7 +71,7 @@ def humanoid() -> Skeleton:
             (f"ankle_{side}", f"knee_{side}", (sx * 0.09, 0.09, -0.01)),
             (f"toe_{side}", f"ankle_{side}", (sx * 0.09, 0.02, 0.13)),
         ]
-    return _build(joints, HUMANOID_LIMITS)
+    return _build(joints, HUMANOID_LIMITS, HUMANOID_POSING)
 
 
 def robot_arm() -> Skeleton:
@@ -133,21 +135,43 @@ HUMANOID_LIMITS: dict[str, Constraint | list[Constraint]] = {
     "head": Twist(-80, 80),
     "clavicle_l": Cone(20),
     "clavicle_r": Cone(20),
-    "shoulder_l": EllipticalCone(left_deg=45, right_deg=100, up_deg=85, down_deg=95, right_axis=(0, 0, 1)),
-    "shoulder_r": EllipticalCone(left_deg=100, right_deg=45, up_deg=85, down_deg=95, right_axis=(0, 0, -1)),
+    "shoulder_l": [
+        EllipticalCone(left_deg=60, right_deg=135, up_deg=100, down_deg=100, right_axis=(0, 0, 1)),
+        Twist(-90, 90),
+    ],
+    "shoulder_r": [
+        EllipticalCone(left_deg=135, right_deg=60, up_deg=100, down_deg=100, right_axis=(0, 0, -1)),
+        Twist(-90, 90),
+    ],
     "elbow_l": [Hinge((0, 1, 0), -150, 0), Twist(-85, 85)],
     "elbow_r": [Hinge((0, 1, 0), 0, 150), Twist(-85, 85)],
     "wrist_l": Cone(70),
     "wrist_r": Cone(70),
     "hand_l": Twist(-90, 90),
     "hand_r": Twist(-90, 90),
-    "hip_l": EllipticalCone(left_deg=30, right_deg=120, up_deg=50, down_deg=30, right_axis=(0, 0, 1)),
-    "hip_r": EllipticalCone(left_deg=30, right_deg=120, up_deg=30, down_deg=50, right_axis=(0, 0, 1)),
+    "hip_l": [EllipticalCone(left_deg=30, right_deg=120, up_deg=50, down_deg=30, right_axis=(0, 0, 1)), Twist(-40, 40)],
+    "hip_r": [EllipticalCone(left_deg=30, right_deg=120, up_deg=30, down_deg=50, right_axis=(0, 0, 1)), Twist(-40, 40)],
     "knee_l": [Hinge((1, 0, 0), 0, 150), Twist(-30, 30)],
     "knee_r": [Hinge((1, 0, 0), 0, 150), Twist(-30, 30)],
     "ankle_l": Cone(40),
     "ankle_r": Cone(40),
 }
+
+# How the humanoid poses (``fabrik3d.model.posing``): the limbs do the work; the neck and the
+# clavicles join when they cannot reach, the spine and the chest after them, and only as much as
+# needed; no chain turns the pelvis (it moves with the root target). Elbows bend down and out
+# (and back when the arm hangs), knees forward over the toes.
+_TORSO = ("spine_01", "spine_02", "spine_03", "chest")
+HUMANOID_POSING = Posing(
+    stiffness={**{name: 0.7 for name in _TORSO}, "neck": 0.4, "clavicle_l": 0.4, "clavicle_r": 0.4},
+    reach={"hand_l": "spine_01", "hand_r": "spine_01", "head": "spine_01", "toe_l": "hip_l", "toe_r": "hip_r"},
+    swivel={
+        "hand_l": Swivel("chest", (0.4, -1.0, -0.3)),
+        "hand_r": Swivel("chest", (-0.4, -1.0, -0.3)),
+        "toe_l": Swivel("pelvis", (0.1, 0.0, 1.0)),
+        "toe_r": Swivel("pelvis", (-0.1, 0.0, 1.0)),
+    },
+)
 
 _BUILDERS: dict[str, Callable[[], Skeleton]] = {
     "humanoid": humanoid,

@@ -25,6 +25,7 @@ from fabrik3d import checks
 from fabrik3d.checks import MAX_COORD
 from fabrik3d.model import constraints as _constraints
 from fabrik3d.model import frames as _frames
+from fabrik3d.model.posing import Posing
 
 MIN_BONE = 1e-9
 
@@ -41,6 +42,8 @@ class Skeleton:
         rest_frames: optional mapping from joint name to its rest frame, a unit
             quaternion (x, y, z, w) whose +Y points along the rest bone to the first
             child; other joints take the default (``fabrik3d.frames``).
+        posing: optional chain reach, stiffness and swivel (``fabrik3d.model.posing``): how the
+            solver poses it naturally; default none (the plain full-body chain).
 
     Raises:
         ValueError: naming the joint and the problem, for duplicate or empty
@@ -56,6 +59,7 @@ class Skeleton:
         rest_positions: Any,
         constraints: Mapping[str, Any] | None = None,
         rest_frames: Mapping[str, Any] | None = None,
+        posing: Posing | None = None,
     ) -> None:
         self.names: tuple[str, ...] = _check_names(names)
         n = len(self.names)
@@ -91,6 +95,9 @@ class Skeleton:
             _constraints.check_constraints(self, constraints or {})
         )
         _constraints.check_axes(self)
+        if posing is not None and not isinstance(posing, Posing):
+            raise ValueError(f"posing: expected a fabrik3d.Posing, got {type(posing).__name__}")
+        self.posing: Posing = (posing or Posing()).check(self)
 
     # -- derived structure -------------------------------------------------------------------
     def __len__(self) -> int:
@@ -174,8 +181,16 @@ class Skeleton:
         no limits."""
         if not self.constraints:
             return self
-        given = {name: self.rest_frames[self.index(name)] for name in self.explicit_rest_frames}
-        return Skeleton(self.names, self.parents, self.rest_positions, rest_frames=given or None)
+        return Skeleton(self.names, self.parents, self.rest_positions, None, self._given_frames(), self.posing)
+
+    def with_posing(self, posing: Posing | None) -> Skeleton:
+        """The same skeleton (joints, rest pose, rest frames, limits) posed by ``posing``
+        (``None``: the plain full-body chain)."""
+        limits = {name: list(items) for name, items in self.constraints.items()}
+        return Skeleton(self.names, self.parents, self.rest_positions, limits, self._given_frames(), posing)
+
+    def _given_frames(self) -> dict[str, Any] | None:
+        return {name: self.rest_frames[self.index(name)] for name in self.explicit_rest_frames} or None
 
     # -- serialisation ---------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -196,7 +211,10 @@ class Skeleton:
             if name in self.explicit_rest_frames:
                 joint["rest_frame"] = [float(v) for v in self.rest_frames[j]]
             joints.append(joint)
-        return {"joints": joints}
+        out: dict[str, Any] = {"joints": joints}
+        if self.posing:
+            out["posing"] = self.posing.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "") -> Skeleton:
@@ -246,8 +264,9 @@ class Skeleton:
                 raise ValueError(f"{at}.constraints: expected a list")
             if raw:
                 constraints[names[k]] = [constraint_from_dict(c, f"{at}.constraints[{m}]") for m, c in enumerate(raw)]
+        posing = None if data.get("posing") is None else Posing.from_dict(data["posing"], f"{where}posing")
         try:
-            return cls(names, parents, positions, constraints, frames)
+            return cls(names, parents, positions, constraints, frames, posing)
         except JointLimitError as exc:
             at = f"{where}joints[{index[exc.joint]}].constraints"
             at += f"[{exc.position}]" if exc.position is not None else ""

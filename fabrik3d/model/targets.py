@@ -113,3 +113,20 @@ def pole_points(skeleton: Any, poles: Any) -> dict[int, rot.Vec]:
 def degrees_between(a: rot.Quat, b: rot.Quat) -> float:
     """Angle of the rotation between two frames, in degrees."""
     return math.degrees(rot.angle_between(a, b))
+
+
+def pin(targets: Mapping[str, Any], skeleton: Any, positions: Any, name: str) -> dict[str, Any]:
+    """``targets`` with effector ``name`` pinned where it is in the pose ``positions`` (``(n, 3)``,
+    scene units): a new dict; ``ValueError`` naming ``name`` if it is not an end effector."""
+    if not skeleton.is_effector(name):
+        raise ValueError(f"pin: {name!r} is not an end effector; valid names are {', '.join(skeleton.end_effectors)}")
+    xs, ys, zs = checks.columns(positions, "positions")
+    if len(xs) != len(skeleton):
+        raise ValueError(f"positions: expected shape ({len(skeleton)}, 3), got {np.shape(positions)}")
+    j = skeleton.index(name)
+    return {**targets, name: np.array([xs[j], ys[j], zs[j]])}
+
+
+def free(targets: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """``targets`` without effector ``name``'s target (a new dict; nothing happens if it has none)."""
+    return {k: v for k, v in targets.items() if k != name}

@@ -40,6 +40,16 @@ class Rig:
         self.limits = limits.bind(skeleton, self.rest_local)
         self.rigid = [lim.rigid for lim in self.limits]
         self.children = [list(skeleton.children(j)) for j in range(len(r0))]
+        # rolls[j]: a ball joint with a Twist limit above a hinge (an upper arm, a thigh): its frame
+        # turns about its bone so that the hinge can bend toward its target (``roll_for_hinge``).
+        self.rolls = [
+            lim.twist is not None
+            and lim.swing is not None
+            and not lim.rigid
+            and self.first_child[j] >= 0
+            and isinstance(self.limits[self.first_child[j]].swing, limits._BoundHinge)
+            for j, lim in enumerate(self.limits)
+        ]
         self.lengths = skeleton.bone_lengths.tolist()
         # offset[c]: rest offset of joint c from its parent, in the parent's rest frame.
         rest = skeleton.rest_positions.tolist()

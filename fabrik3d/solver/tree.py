@@ -44,9 +44,11 @@ import numpy as np
 from fabrik3d import checks
 from fabrik3d import rotations as rot
 from fabrik3d.model import targets as tg
+from fabrik3d.model.posing import Posing
 from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.solver.chain import run_chain, settled
 from fabrik3d.solver.constrained.solve import LimitedSolve
+from fabrik3d.solver.natural import NaturalSolve
 from fabrik3d.solver.plan import LEAF, SWING, PlainPlan, plain_plan
 from fabrik3d.solver.rig import Rig, rig
 
@@ -84,6 +86,8 @@ def solve(
     weights: Mapping[str, float] | None = None,
     tolerance: float = 1e-3,
     max_iterations: int = 100,
+    posing: Posing | None = None,
+    relax_to: np.ndarray | None = None,
 ) -> SolveResult:
     """Pose ``skeleton`` so its targeted end effectors reach their targets.
 
@@ -105,6 +109,11 @@ def solve(
         weights: effector name -> weight > 0 for the sub-base centroids.
         tolerance: distance (scene units, > 0) at which a target counts as reached.
         max_iterations: upper bound on iterations (>= 1).
+        posing: chain reach, stiffness and swivel (``fabrik3d.Posing``); default the skeleton's
+            own (``skeleton.posing``: the presets pose naturally); ``Posing()`` solves the plain
+            full-body chain. With one, the solve runs as ``fabrik3d.solver.natural`` describes.
+        relax_to: ``(n, 3)`` the pose the user built, that stiff joints not needed for reaching
+            go back to (default: the rest pose); only used with a posing.
 
     Raises:
         TypeError: naming ``skeleton`` when it is not a ``Skeleton`` (``NotASkeletonError``).
@@ -120,6 +129,14 @@ def solve(
     root_goal = None if root_target is None else tg.goal(root_target, "root_target")
     tolerance, max_iterations = checks.settings(tolerance, max_iterations)
     start = _start_pose(skeleton, r, positions, root_goal)
+    natural = skeleton.posing if posing is None else check_posing(posing, skeleton)
+    if natural:
+        # (a pole on a free effector bends its limb where the effector is: it is pinned there)
+        pinned = {**goals, **{e: tg.Goal(start[e], None, 1.0) for e in pole_points if e not in goals}}
+        relax = r.rest_start if relax_to is None else _start_pose(skeleton, r, relax_to, None, "relax_to")
+        solver_n = NaturalSolve(skeleton, r, pinned, w, pole_points, natural, solve)
+        pose, frames, iterations = solver_n.run(list(start), list(relax), tolerance, max_iterations)
+        return _result(skeleton, goals, pose, frames, iterations, tolerance)
     constrained = bool(skeleton.constraints or pole_points) or any(g.orientation is not None for g in goals.values())
     if constrained or (root_goal is not None and root_goal.orientation is not None):
         root_frame = None if root_goal is None else root_goal.orientation
@@ -127,6 +144,24 @@ def solve(
         pose, frames, iterations = solver.run(start, tolerance, max_iterations, cold=positions is None)
     else:
         pose, frames, iterations = _solve_plain(skeleton, r, start, goals, w, tolerance, max_iterations)
+    return _result(skeleton, goals, pose, frames, iterations, tolerance)
+
+
+def check_posing(posing: Any, skeleton: Skeleton) -> Posing:
+    """``posing`` checked against ``skeleton`` (``ValueError`` naming the place)."""
+    if not isinstance(posing, Posing):
+        raise ValueError(f"posing: expected a fabrik3d.Posing, got {type(posing).__name__}")
+    return posing.check(skeleton)
+
+
+def _result(
+    skeleton: Skeleton,
+    goals: dict[int, tg.Goal],
+    pose: list[rot.Vec],
+    frames: list[rot.Quat],
+    iterations: int,
+    tolerance: float,
+) -> SolveResult:
     names = skeleton.names
     errors = {names[e]: math.dist(pose[e], g.position) for e, g in goals.items()}
     turned = {names[e]: tg.degrees_between(frames[e], g.orientation) for e, g in goals.items() if g.orientation}
@@ -165,16 +200,18 @@ def _solve_plain(
     return pose, frames, iterations
 
 
-def _start_pose(skeleton: Skeleton, r: Rig, positions: Any, root: tg.Goal | None) -> list[rot.Vec]:
+def _start_pose(
+    skeleton: Skeleton, r: Rig, positions: Any, root: tg.Goal | None, name: str = "positions"
+) -> list[rot.Vec]:
     """The start pose with the skeleton's bone lengths, moved (and turned) with the root's goal."""
     if positions is None:
         if root is None:
             return list(r.rest_start)
         xs, ys, zs = (list(v) for v in zip(*r.rest_rows))
     else:
-        xs, ys, zs = checks.columns(positions, "positions")
+        xs, ys, zs = checks.columns(positions, name)
         if len(xs) != len(skeleton):
-            raise ValueError(f"positions: expected shape ({len(skeleton)}, 3), got {np.shape(positions)}")
+            raise ValueError(f"{name}: expected shape ({len(skeleton)}, 3), got {np.shape(positions)}")
     if root is None:
         return r.bone_pose(xs, ys, zs)
     return r.bone_pose(xs, ys, zs, root.position, root.orientation)

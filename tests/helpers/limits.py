@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 import fabrik3d.constraints as fc
+from fabrik3d.solver.rig import rig
 
 
 def qmat(q: np.ndarray) -> np.ndarray:
@@ -457,6 +458,7 @@ def assert_valid(skeleton, result, twisted: tuple[str, ...] = (), limit_tol: flo
     assert rigid_residual(skeleton, pos, rot) <= 1e-9, "a rigid joint's children moved in its frame"
     expected = expected_frames(skeleton, pos, rot)
     r0 = rest_frames(skeleton)
+    rolling = {skeleton.names[j] for j, rolls in enumerate(rig(skeleton).rolls) if rolls}  # upper arms, thighs
     for j, want in enumerate(expected):
         if want is None:
             continue
@@ -468,7 +470,7 @@ def assert_valid(skeleton, result, twisted: tuple[str, ...] = (), limit_tol: flo
             d, d0 = fp.T @ unit(pos[c] - pos[j]), (rp.T @ r0[j])[:, 1]
             if float(d @ d0) < -1.0 + 1e-9:
                 continue
-        if skeleton.names[j] in twisted:
+        if skeleton.names[j] in twisted or skeleton.names[j] in rolling:
             rel = want.T @ frames[j]
             assert abs(rel[1, 1] - 1.0) <= 1e-9, f"{skeleton.names[j]}: differs by more than a twist about +Y"
         else:

@@ -232,7 +232,11 @@ class DampedSteps:
             limit = limits[j].swing
             if limit is not None:
                 local = limit.project(local, rot.rotate_inv(fp, (bx, by, bz)) if self.hinged[j] else None)
-            turned[j] = rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j])
+            swung = rot.swing(r.rest_dir[j], local, r.rest_x[j])
+            if r.rolls[j]:  # a rolling joint keeps its roll (the step turns its bone only)
+                motion = rot.mul(rot.mul(rot.conj(fp), frames[j]), rot.conj(r.rest_local[j]))
+                swung = rot.mul(swung, rot.axis_angle(r.rest_dir[j], rot.twist_angle(motion, r.rest_dir[j])))
+            turned[j] = rot.mul(swung, r.rest_local[j])
         return self.forward(pose, frames, turned)
 
     # -- poles and untargeted branches -----------------------------------------------------------

@@ -200,6 +200,8 @@ class ReachingPasses:
                     previous = rot.rotate_inv(old[p], rot.y_axis(old[j])) if p >= 0 else rot.y_axis(old[j])
                 frames[j] = self.aim_frame(j, fp, aim, previous)
                 if rng is None and hinged[first] and active[first_child[first]]:
+                    if r.rolls[j]:
+                        frames[j] = self.roll_for_hinge(j, first, pj, frames[j], q)
                     frames[j] = self.swivel_for_hinge(j, first, fp, pj, frames[j], q, previous)
             elif p >= 0:
                 frames[j] = rot.mul(fp, rot.mul(rot.conj(old[p]), old[j]))
@@ -220,6 +222,43 @@ class ReachingPasses:
         if limit is not None:
             local = limit.project(local, previous)
         return rot.mul(fp, rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
+
+    def roll_for_hinge(self, j: int, c: int, pj: rot.Vec, frame: rot.Quat, q: list[rot.Vec]) -> rot.Quat:
+        """``frame`` of a rolling joint ``j`` (``Rig.rolls``: an upper arm, a thigh) twisted about its
+        bone, within its ``Twist`` limit, so that child ``c``'s hinge plane holds the grandchild's
+        stage-1 point, bent the way the hinge allows (of the two twists that do, the smaller).
+
+        The child's bone ``t`` in ``j``'s frame turned by ``τ`` about the bone is ``R_y(-τ)·t``;
+        it lies in the hinge's plane where ``a·R_y(-τ)·t = 0``, i.e. ``A cos θ + B sin θ = -C``
+        with ``θ = -τ``, ``A = a_x t_x + a_z t_z``, ``B = a_x t_z - a_z t_x``, ``C = a_y t_y``.
+        """
+        r = self.r
+        hinge = r.limits[c].swing
+        pc = _add(pj, rot.y_axis(frame), r.lengths[c])
+        w = rot.unit(_sub(q[r.first_child[c]], pc))
+        if w is None:
+            return frame
+        tx, ty, tz = rot.rotate_inv(frame, w)
+        ax, ay, az = hinge.a  # type: ignore[union-attr]
+        big_a, big_b, big_c = ax * tx + az * tz, ax * tz - az * tx, ay * ty
+        radius = math.sqrt(big_a * big_a + big_b * big_b)
+        if radius < 1e-9:
+            return frame  # the child's bone runs along this bone: any roll serves
+        base = math.atan2(big_b, big_a)
+        spread = math.acos(max(-1.0, min(1.0, -big_c / radius)))
+        lo, hi = r.limits[j].twist  # type: ignore[misc]
+        best: tuple[float, float] | None = None
+        for theta in (base + spread, base - spread):
+            c_, s_ = math.cos(theta), math.sin(theta)
+            turned = (tx * c_ + tz * s_, ty, -tx * s_ + tz * c_)
+            phi = hinge.angle(turned)  # type: ignore[union-attr]
+            tau = (-theta + math.pi) % (2.0 * math.pi) - math.pi
+            miss = 0.0 if phi is None else max(hinge.lo - phi, phi - hinge.hi, 0.0)  # type: ignore[union-attr]
+            key = (miss, abs(tau))
+            if best is None or key < best:
+                best = key
+                chosen = tau
+        return rot.mul(frame, rot.axis_angle(rot.Y_AXIS, clamp_angle(chosen, lo, hi)))
 
     def swivel_for_hinge(
         self,

@@ -1,0 +1,146 @@
+"""How a skeleton poses naturally: chain reach, stiffness and swivel (``fabrik3d.solver.natural``).
+
+* ``reach``: effector name -> the joint where its target's chain stops (Blender's chain
+  length): that joint and the joints between it and the effector turn; the joints above it
+  do not move for this target. Default: the root (the whole path).
+* ``stiffness``: joint name -> 0 (free) .. 1 (stiffest). A stiff joint turns only when the
+  freer joints of the chain cannot reach, and then only as much as reaching needs; with no
+  target that needs it, it relaxes back to the pose the user built (the rest pose, or
+  ``relax_to``). Default 0.
+* ``swivel``: effector name -> ``Swivel``: the direction a limb's hinge (elbow, knee) bends
+  toward when no pole is given, turning about the line from the limb's root to its end.
+
+The presets carry natural defaults (``fabrik3d.model.presets``); ``Posing()`` is the plain
+full-body chain of the original algorithm.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Swivel:
+    """A limb's natural bend: ``direction`` (a ``(3,)`` world direction at rest, scene axes) turns
+    with the frame of joint ``frame`` (the chest for arms, the pelvis for legs)."""
+
+    frame: str
+    direction: tuple[float, float, float]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.frame, str) or not self.frame:
+            raise ValueError(f"swivel.frame: expected a joint name, got {self.frame!r}")
+        d = _vector(self.direction, "swivel.direction")
+        n = math.sqrt(sum(x * x for x in d))
+        if n < 1e-9:
+            raise ValueError("swivel.direction: expected a non-zero direction")
+        object.__setattr__(self, "direction", tuple(x / n for x in d))
+
+
+@dataclass(frozen=True)
+class Posing:
+    """Chain reach, stiffness and swivel of a skeleton's joints (module docstring)."""
+
+    stiffness: Mapping[str, float] = field(default_factory=dict)
+    reach: Mapping[str, str] = field(default_factory=dict)
+    swivel: Mapping[str, Swivel] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        stiffness = _mapping(self.stiffness, "stiffness")
+        for name, value in stiffness.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                raise ValueError(f"stiffness.{name}: expected a number from 0 to 1, got {value!r}")
+        reach = _mapping(self.reach, "reach")
+        for name, value in reach.items():
+            if not isinstance(value, str):
+                raise ValueError(f"reach.{name}: expected a joint name, got {value!r}")
+        swivel = _mapping(self.swivel, "swivel")
+        for name, value in swivel.items():
+            if not isinstance(value, Swivel):
+                raise ValueError(f"swivel.{name}: expected a fabrik3d.Swivel, got {type(value).__name__}")
+        object.__setattr__(self, "stiffness", MappingProxyType({k: float(v) for k, v in stiffness.items()}))
+        object.__setattr__(self, "reach", MappingProxyType(dict(reach)))
+        object.__setattr__(self, "swivel", MappingProxyType(dict(swivel)))
+
+    def __bool__(self) -> bool:
+        """Whether anything differs from the plain full-body chain."""
+        return bool(self.reach or self.swivel or any(v > 0.0 for v in self.stiffness.values()))
+
+    def check(self, skeleton: Any) -> Posing:
+        """``self`` once every name is checked against ``skeleton`` (``ValueError`` naming the place)."""
+        for name in self.stiffness:
+            if name not in skeleton:
+                raise ValueError(f"posing.stiffness.{name}: unknown joint")
+        for name, stop in self.reach.items():
+            if not skeleton.is_effector(name):
+                raise ValueError(f"posing.reach.{name}: not an end effector")
+            if stop not in skeleton or skeleton.index(stop) not in skeleton.path_to_root(skeleton.index(name))[:-1]:
+                raise ValueError(f"posing.reach.{name}: {stop!r} is not a joint above {name!r}")
+        for name, sw in self.swivel.items():
+            if not skeleton.is_effector(name):
+                raise ValueError(f"posing.swivel.{name}: not an end effector")
+            if sw.frame not in skeleton:
+                raise ValueError(f"posing.swivel.{name}.frame: unknown joint {sw.frame!r}")
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``{"stiffness": {...}, "reach": {...}, "swivel": {e: {"frame", "direction"}}}``."""
+        return {
+            "stiffness": dict(self.stiffness),
+            "reach": dict(self.reach),
+            "swivel": {k: {"frame": v.frame, "direction": list(v.direction)} for k, v in self.swivel.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "posing") -> Posing:
+        """A ``Posing`` from ``to_dict``'s form; ``ValueError`` naming the place of any problem."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{where}: expected an object")
+        unknown = set(data) - {"stiffness", "reach", "swivel"}
+        if unknown:
+            raise ValueError(f"{where}: unknown settings {sorted(unknown)}")
+        swivel = {}
+        for name, value in _mapping(data.get("swivel", {}), f"{where}.swivel").items():
+            if not isinstance(value, Mapping) or set(value) != {"frame", "direction"}:
+                raise ValueError(f"{where}.swivel.{name}: expected an object with frame and direction")
+            try:
+                swivel[name] = Swivel(value["frame"], value["direction"])
+            except ValueError as exc:
+                raise ValueError(f"{where}.swivel.{name}: {exc}") from None
+        try:
+            return cls(_mapping(data.get("stiffness", {}), "stiffness"), _mapping(data.get("reach", {}), "reach"), swivel)
+        except ValueError as exc:
+            raise ValueError(f"{where}.{exc}") from None
+
+
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise ValueError(f"{where}: expected an object keyed by names")
+    return dict(value)
+
+
+def _vector(value: Any, where: str) -> tuple[float, float, float]:
+    try:
+        out = tuple(float(x) for x in value if not isinstance(x, (bool, str)))
+    except (TypeError, ValueError):
+        out = ()
+    if len(out) != 3 or len(list(value)) != 3 or not all(math.isfinite(x) for x in out):
+        raise ValueError(f"{where}: expected 3 finite numbers, got {value!r}")
+    return out  # type: ignore[return-value]
+
+
+def hinge_above(skeleton: Any, effector: int) -> int | None:
+    """The joint nearest above ``effector`` (an index) with a ``Hinge`` limit and a parent: the
+    joint a swivel or a pole bends (an elbow, a knee); ``None`` when its path has none."""
+    from fabrik3d.model.constraints import Hinge
+
+    j = int(skeleton.parents[effector])
+    while j >= 0 and skeleton.parents[j] >= 0:
+        if any(isinstance(c, Hinge) for c in skeleton.constraints.get(skeleton.names[j], ())):
+            return j
+        j = int(skeleton.parents[j])
+    return None
