@@ -181,7 +181,7 @@ def pole_home(skeleton: Skeleton, positions: np.ndarray, effector: str, size: fl
             away = pos[h] - a - ((pos[h] - a) @ line) * line
             swivel = skeleton.posing.swivel.get(effector)
             if swivel is not None and np.linalg.norm(away) < 0.1 * skeleton.bone_lengths[h]:  # nearly straight
-                away = np.array(swivel.direction) - (np.array(swivel.direction) @ line) * line
+                away = np.array(swivel.bend(tuple(line))) - (np.array(swivel.bend(tuple(line))) @ line) * line
             if np.linalg.norm(away) >= 1e-6 * size:
                 return pos[h] + POLE_HOME_OUT * size * away / np.linalg.norm(away)
     chain = effector_chain(skeleton, effector)[::-1]  # effector first

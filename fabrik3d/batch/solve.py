@@ -39,9 +39,10 @@ from fabrik3d.batch import inputs
 from fabrik3d.batch import tree as batch_tree
 from fabrik3d.batch.constrained import solve as batch_limited
 from fabrik3d.model import targets as tg
+from fabrik3d.model.posing import Posing
 from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.solver.rig import rig
-from fabrik3d.solver.tree import solve
+from fabrik3d.solver.tree import check_posing, solve
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ def solve_batch(
     weights: Mapping[str, float] | None = None,
     tolerance: float = 1e-3,
     max_iterations: int = 100,
+    posing: Posing | None = None,
+    relax_to: Any = None,
 ) -> BatchResult:
     """Solve ``B`` independent problems on ``skeleton`` (see the module docstring).
 
@@ -89,6 +92,10 @@ def solve_batch(
         weights: effector name -> weight > 0 for the sub-base centroids, as in ``solve``.
         tolerance: distance (scene units, > 0) at which a target counts as reached.
         max_iterations: upper bound on iterations per problem (>= 1).
+        posing: chain reach, stiffness and swivel, as in ``solve`` (default the skeleton's own);
+            with one (the humanoid preset's), each problem is solved by ``solve`` (the natural
+            solve is not vectorised yet).
+        relax_to: the poses stiff joints relax to, ``(B, n, 3)`` or ``(n, 3)``, as in ``solve``.
 
     Returns:
         ``BatchResult``; problem ``b`` equals ``solve`` on problem ``b`` (docs/batch.md).
@@ -105,7 +112,9 @@ def solve_batch(
     points, turns = inputs.batch_targets(skeleton, targets)
     pole_points = inputs.named_points(skeleton, poles, "poles")
     n = len(skeleton)
+    natural = skeleton.posing if posing is None else check_posing(posing, skeleton)
     start = None if positions is None else inputs.batch_array(positions, "positions", (n, 3))
+    relax = None if relax_to is None else inputs.batch_array(relax_to, "relax_to", (n, 3))
     root_goal = root_target if isinstance(root_target, tg.Target) else None
     root = (
         None if root_target is None or root_goal is not None else inputs.batch_array(root_target, "root_target", (3,))
@@ -114,7 +123,7 @@ def solve_batch(
         root = root_goal.position[None]
     sizes = [(f"targets[{skeleton.names[e]!r}]", a) for e, a in points.items()]
     sizes += [(f"poles[{skeleton.names[e]!r}]", a) for e, a in pole_points.items()]
-    sizes += [("positions", start), ("root_target", root)]
+    sizes += [("positions", start), ("root_target", root), ("relax_to", relax)]
     bsize = inputs.batch_size(sizes)
     for e, (q, _, _) in turns.items():
         if q.shape[0] not in (1, bsize):
@@ -130,11 +139,17 @@ def solve_batch(
             {names[e]: np.empty(0) for e in turns},
         )
     root_frame = None if root_goal is None else root_goal.orientation
+    if natural:
+        return _one_by_one(
+            skeleton, bsize, points, turns, start, root_goal, root, pole_points, weights, tol, max_it, natural, relax
+        )
     if not (skeleton.constraints or pole_points or turns or root_frame is not None):
         return _vectorised(skeleton, bsize, points, start, root, w, tol, max_it)
     one_by_one = not points or not set(pole_points) <= set(points) or bsize < batch_limited.MIN_BATCH
     if one_by_one or any(rig(skeleton).rolls):  # (rolling joints are not vectorised yet)
-        return _one_by_one(skeleton, bsize, points, turns, start, root_goal, root, pole_points, weights, tol, max_it)
+        return _one_by_one(
+            skeleton, bsize, points, turns, start, root_goal, root, pole_points, weights, tol, max_it, natural
+        )
     return _limited(skeleton, bsize, points, turns, start, root_goal, root, pole_points, w, weights, tol, max_it)
 
 
@@ -234,6 +249,7 @@ def _limited(
             weights,
             tol,
             max_it,
+            Posing(),  # (only a plain posing comes here)
         )
         out[idx], rotations[idx], iterations[idx] = rest.positions, rest.rotations, rest.iterations
     turned = {}
@@ -270,8 +286,10 @@ def _one_by_one(
     weights: Mapping[str, float] | None,
     tol: float,
     max_it: int,
+    posing: Posing,
+    relax: np.ndarray | None = None,
 ) -> BatchResult:
-    """Constrained problems: ``solve`` once per problem (not vectorised yet)."""
+    """Constrained or naturally posed problems: ``solve`` once per problem (not vectorised yet)."""
     names = skeleton.names
     n = len(skeleton)
     out = np.empty((bsize, n, 3))
@@ -305,6 +323,8 @@ def _one_by_one(
             weights=weights,
             tolerance=tol,
             max_iterations=max_it,
+            posing=posing,
+            relax_to=None if relax is None else row(relax, b),
         )
         out[b], rotations[b], iterations[b], converged[b] = res.positions, res.rotations, res.iterations, res.converged
         for name, v in res.errors.items():

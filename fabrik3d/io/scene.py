@@ -1,18 +1,22 @@
 """Scene files: a skeleton, its targets and the solver settings, as JSON.
 
-Format (``"format": "fabrik3d.scene"``, ``"version": 1``)::
+Format (``"format": "fabrik3d.scene"``, ``"version": 2``)::
 
     {
-      "format": "fabrik3d.scene", "version": 1,
+      "format": "fabrik3d.scene", "version": 2,
       "joints": [{"name": "pelvis", "parent": null, "position": [0, 0.95, 0],
                   "constraints": [{"type": "Cone", "max_deg": 30}]}, ...],
       "targets": {"hand_l": [0.5, 1.2, 0.3]},
       "root_target": null,
       "weights": {"hand_l": 2.0},
-      "solver": {"tolerance": 0.001, "max_iterations": 100}
+      "solver": {"tolerance": 0.001, "max_iterations": 100},
+      "posing": {"stiffness": {"chest": 0.7}, "reach": {"hand_l": "spine_01"},
+                 "swivel": {"hand_l": {"frame": "chest", "direction": [0.4, -1, -0.3]}}}
     }
 
-Only ``format``, ``version`` and ``joints`` are required. Positions are in scene
+Only ``format``, ``version`` and ``joints`` are required. ``posing`` (version 2) is the
+skeleton's natural posing (``fabrik3d.model.posing``); a version 1 file has none and loads as
+it always did (the plain full-body chain). Positions are in scene
 units, Y up. Errors name the place in the file, e.g.
 ``joints[4].parent: unknown joint 'hipp'``.
 """
@@ -34,7 +38,9 @@ from fabrik3d.model.skeleton import Skeleton, _json_vector
 from fabrik3d.solver.tree import SolveResult, solve
 
 FORMAT = "fabrik3d.scene"
-VERSION = 1
+VERSION = 2
+# Versions this module reads (1: without ``posing``).
+READS = (1, 2)
 
 
 @dataclass
@@ -106,8 +112,10 @@ class Scene:
             raise ValueError("scene: expected a JSON object")
         if data.get("format") != FORMAT:
             raise ValueError(f"format: expected {FORMAT!r}, got {data.get('format')!r}")
-        if type(data.get("version")) is not int or data.get("version") != VERSION:
-            raise ValueError(f"version: expected {VERSION}, got {data.get('version')!r}")
+        if type(data.get("version")) is not int or data.get("version") not in READS:
+            raise ValueError(f"version: expected one of {READS}, got {data.get('version')!r}")
+        if data["version"] == 1 and "posing" in data:
+            raise ValueError("posing: needs version 2")
         joints = data.get("joints")
         if max_joints is not None and isinstance(joints, list) and len(joints) > max_joints:
             raise ValueError(f"joints: {len(joints)} joints, more than the {max_joints} allowed here")

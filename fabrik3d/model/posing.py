@@ -26,19 +26,49 @@ from typing import Any
 @dataclass(frozen=True)
 class Swivel:
     """A limb's natural bend: ``direction`` (a ``(3,)`` world direction at rest, scene axes) turns
-    with the frame of joint ``frame`` (the chest for arms, the pelvis for legs)."""
+    with the frame of joint ``frame`` (the chest for arms, the pelvis for legs).
+
+    ``toward``: pairs ``(axis, direction_k)`` (unit vectors, the same axes): as the line ``u`` from
+    the limb's root to the effector leans along ``axis``, the bend turns toward ``direction_k``:
+    the bend is ``direction + sum_k max(0, u . axis_k) (direction_k - direction)``, made
+    perpendicular to ``u``. So an elbow that hangs down and out for reaches in front turns out
+    and forward for reaches up to the face and overhead, back for reaches out to the side, and
+    forward for reaches across the body; and no reach runs along its bend (where the swivel
+    would be undefined).
+    """
 
     frame: str
     direction: tuple[float, float, float]
+    toward: tuple[tuple[tuple[float, float, float], tuple[float, float, float]], ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.frame, str) or not self.frame:
             raise ValueError(f"swivel.frame: expected a joint name, got {self.frame!r}")
-        d = _vector(self.direction, "swivel.direction")
-        n = math.sqrt(sum(x * x for x in d))
-        if n < 1e-9:
-            raise ValueError("swivel.direction: expected a non-zero direction")
-        object.__setattr__(self, "direction", tuple(x / n for x in d))
+        object.__setattr__(self, "direction", _unit(self.direction, "swivel.direction"))
+        try:
+            pairs = [(a, d) for a, d in self.toward]
+        except (TypeError, ValueError):
+            raise ValueError("swivel.toward: expected pairs [axis, direction]") from None
+        object.__setattr__(
+            self,
+            "toward",
+            tuple(
+                (_unit(a, f"swivel.toward[{k}].axis"), _unit(d, f"swivel.toward[{k}].direction"))
+                for k, (a, d) in enumerate(pairs)
+            ),
+        )
+
+    def bend(self, u: tuple[float, float, float], fade: float = 1.0) -> tuple[float, float, float]:
+        """The (not normalised) bend direction for the unit line ``u`` (the frame's rest axes);
+        ``fade`` (0..1) scales the ``toward`` turns (the solve fades them out as the effector
+        comes near the limb's root, where ``u`` turns fast)."""
+        b = list(self.direction)
+        for axis, d in self.toward:
+            k = fade * (u[0] * axis[0] + u[1] * axis[1] + u[2] * axis[2])
+            if k > 0.0:
+                for i in range(3):
+                    b[i] += k * (d[i] - self.direction[i])
+        return (b[0], b[1], b[2])
 
 
 @dataclass(frozen=True)
@@ -92,7 +122,7 @@ class Posing:
         return {
             "stiffness": dict(self.stiffness),
             "reach": dict(self.reach),
-            "swivel": {k: {"frame": v.frame, "direction": list(v.direction)} for k, v in self.swivel.items()},
+            "swivel": {k: _swivel_dict(v) for k, v in self.swivel.items()},
         }
 
     @classmethod
@@ -105,22 +135,44 @@ class Posing:
             raise ValueError(f"{where}: unknown settings {sorted(unknown)}")
         swivel = {}
         for name, value in _mapping(data.get("swivel", {}), f"{where}.swivel").items():
-            if not isinstance(value, Mapping) or set(value) != {"frame", "direction"}:
-                raise ValueError(f"{where}.swivel.{name}: expected an object with frame and direction")
+            if not isinstance(value, Mapping) or not {"frame", "direction"} <= set(value) <= SWIVEL_KEYS:
+                raise ValueError(f"{where}.swivel.{name}: expected an object with frame, direction (and toward)")
             try:
-                swivel[name] = Swivel(value["frame"], value["direction"])
+                swivel[name] = Swivel(value["frame"], value["direction"], value.get("toward", ()))
             except ValueError as exc:
                 raise ValueError(f"{where}.swivel.{name}: {exc}") from None
         try:
-            return cls(_mapping(data.get("stiffness", {}), "stiffness"), _mapping(data.get("reach", {}), "reach"), swivel)
+            return cls(
+                _mapping(data.get("stiffness", {}), "stiffness"), _mapping(data.get("reach", {}), "reach"), swivel
+            )
         except ValueError as exc:
             raise ValueError(f"{where}.{exc}") from None
+
+
+SWIVEL_KEYS = {"frame", "direction", "toward"}
+
+
+def _swivel_dict(v: Swivel) -> dict[str, Any]:
+    out: dict[str, Any] = {"frame": v.frame, "direction": list(v.direction)}
+    if v.toward:
+        out["toward"] = [[list(a), list(d)] for a, d in v.toward]
+    return out
 
 
 def _mapping(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise ValueError(f"{where}: expected an object keyed by names")
     return dict(value)
+
+
+def _unit(value: Any, where: str) -> tuple[float, float, float]:
+    d = _vector(value, where)
+    n = math.sqrt(sum(x * x for x in d))
+    if n < 1e-9:
+        raise ValueError(f"{where}: expected a non-zero direction")
+    if abs(n - 1.0) <= 1e-12:  # (a unit vector is kept as given: a file round trip changes no bit)
+        return d
+    return (d[0] / n, d[1] / n, d[2] / n)
 
 
 def _vector(value: Any, where: str) -> tuple[float, float, float]:

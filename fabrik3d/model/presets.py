@@ -67,7 +67,7 @@ def humanoid() -> Skeleton:
     for side, sx in (("l", 1.0), ("r", -1.0)):
         joints += [
             (f"hip_{side}", "pelvis", (sx * 0.09, 0.92, 0.0)),
-            (f"knee_{side}", f"hip_{side}", (sx * 0.09, 0.51, 0.02)),
+            (f"knee_{side}", f"hip_{side}", (sx * 0.09, 0.51, 0.05)),
             (f"ankle_{side}", f"knee_{side}", (sx * 0.09, 0.09, -0.01)),
             (f"toe_{side}", f"ankle_{side}", (sx * 0.09, 0.02, 0.13)),
         ]
@@ -137,11 +137,11 @@ HUMANOID_LIMITS: dict[str, Constraint | list[Constraint]] = {
     "clavicle_r": Cone(20),
     "shoulder_l": [
         EllipticalCone(left_deg=60, right_deg=135, up_deg=100, down_deg=100, right_axis=(0, 0, 1)),
-        Twist(-90, 90),
+        Twist(-120, 120),
     ],
     "shoulder_r": [
         EllipticalCone(left_deg=135, right_deg=60, up_deg=100, down_deg=100, right_axis=(0, 0, -1)),
-        Twist(-90, 90),
+        Twist(-120, 120),
     ],
     "elbow_l": [Hinge((0, 1, 0), -150, 0), Twist(-85, 85)],
     "elbow_r": [Hinge((0, 1, 0), 0, 150), Twist(-85, 85)],
@@ -157,17 +157,32 @@ HUMANOID_LIMITS: dict[str, Constraint | list[Constraint]] = {
     "ankle_r": Cone(40),
 }
 
+
 # How the humanoid poses (``fabrik3d.model.posing``): the limbs do the work; the neck and the
 # clavicles join when they cannot reach, the spine and the chest after them, and only as much as
 # needed; no chain turns the pelvis (it moves with the root target). Elbows bend down and out
 # (and back when the arm hangs), knees forward over the toes.
+def _arm_swivel(sx: float) -> Swivel:
+    """Elbows down, out and a little back; out and forward as the hand rises; back as it goes out
+    to the side; down, out and forward as it crosses the body (``Swivel``)."""
+    return Swivel(
+        "chest",
+        (0.4 * sx, -1.0, -0.3),
+        toward=(
+            ((0.0, 1.0, 0.0), (0.4 * sx, -1.0, 0.7)),
+            ((sx, 0.0, 0.0), (0.0, -0.2, -1.0)),
+            ((-sx, 0.0, 0.0), (0.6 * sx, -0.6, 0.6)),
+        ),
+    )
+
+
 _TORSO = ("spine_01", "spine_02", "spine_03", "chest")
 HUMANOID_POSING = Posing(
     stiffness={**{name: 0.7 for name in _TORSO}, "neck": 0.4, "clavicle_l": 0.4, "clavicle_r": 0.4},
     reach={"hand_l": "spine_01", "hand_r": "spine_01", "head": "spine_01", "toe_l": "hip_l", "toe_r": "hip_r"},
     swivel={
-        "hand_l": Swivel("chest", (0.4, -1.0, -0.3)),
-        "hand_r": Swivel("chest", (-0.4, -1.0, -0.3)),
+        "hand_l": _arm_swivel(1.0),
+        "hand_r": _arm_swivel(-1.0),
         "toe_l": Swivel("pelvis", (0.1, 0.0, 1.0)),
         "toe_r": Swivel("pelvis", (-0.1, 0.0, 1.0)),
     },

@@ -23,8 +23,10 @@ Positions are ``(x, y, z)`` and frames ``(x, y, z, w)`` tuples (``fabrik3d.rotat
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -32,17 +34,35 @@ from fabrik3d import rotations as rot
 from fabrik3d.model.constraints import EllipticalCone, Hinge
 from fabrik3d.model.posing import Posing, hinge_above
 from fabrik3d.model.skeleton import Skeleton
-from fabrik3d.model.targets import Goal, Target
+from fabrik3d.model.targets import Goal
 from fabrik3d.rotations import add as _add
 from fabrik3d.rotations import sub as _sub
+from fabrik3d.solver.constrained.solve import LimitedSolve
+from fabrik3d.solver.rig import Rig, rig
 
-if TYPE_CHECKING:
-    from fabrik3d.solver.rig import Rig
-
-# Halvings of the share of a stiffer level's turn (1/32 of the turn at the end).
-BISECTIONS = 5
+# A swivel's ``toward`` turns fade out as the effector comes nearer its limb's root than this share
+# of the limb's length (there the line to it turns fast: the bend would too).
+NEAR_ROOT = 0.5
+# Iterations a foot's orientation hint gets before the foot gives way to the limits.
+HINT_ITERATIONS = 12
+# Probes of the share of a stiffer level's turn (a first guess, then halvings).
+BISECTIONS = 4
+# A first probe at least this share of the turn takes all of it.
+FULL_SHARE = 0.97
 # A swivel turn smaller than this (radians) is not made.
-MIN_SWIVEL = 1e-3
+MIN_SWIVEL = 0.005
+# The shares of the swivel turn tried, in this order, until one ends within SWIVEL_CLOSE (radians)
+# of the bend direction (the limits may forbid all of it).
+SWIVEL_SHARES = (1.0, 0.75, 0.5, 0.25)
+SWIVEL_CLOSE = 0.1
+# Iterations the solve from a swivelled limb gets (it moved no target: if the limits let it stay,
+# a few settle it).
+SWIVEL_ITERATIONS = 6
+# A swivel may leave an orientation target this far off (radians), or as far as it was.
+ORIENTATION_SLACK = 1e-3
+# A bone below a hinge's child that leaves it by less than this angle at rest (cosine of 45 deg)
+# belongs to the limb that swivels (a hand does, a foot does not).
+LIMB_COS = 0.7071
 
 Solver = Callable[..., Any]
 
@@ -70,12 +90,15 @@ class NaturalSolve:
         on_chains = {j for e in goals for j in self.chain(e, lambda _: True)}
         self.levels = sorted({self.stiffness[j] for j in on_chains}) or [0.0]
         self.swivels = {
-            e: (skeleton.index(posing.swivel[names[e]].frame), posing.swivel[names[e]].direction)
+            e: (skeleton.index(posing.swivel[names[e]].frame), posing.swivel[names[e]])
             for e in goals
             if names[e] in posing.swivel
         }
         self.iterations = 0
+        # (top, effectors) -> the parent's frame and position, and the targets, of its last solve
+        self.done: dict[tuple[int, tuple[int, ...]], Any] = {}
         self.hinges: dict[int, int | None] = {}
+        self.limbs: dict[int, tuple[int, list[int], int] | None] = {}
 
     # -- the steps ---------------------------------------------------------------------------
     def run(
@@ -84,37 +107,49 @@ class NaturalSolve:
         """The natural pose from ``start`` (relaxing toward ``relax``); returns (pose, frames, iterations)."""
         r = self.r
         self.tol, self.max_it = tol, max_it
-        frames = r.pose_frames(start)
-        reference = r.pose_frames(relax)
+        whole = LimitedSolve(r, {}, None, {}, None)  # (its projection onto the limits)
+        reference = self.reference = whole.project(relax, r.pose_frames(relax))[1]
+        pose, frames = whole.project(start, r.pose_frames(start))
         stiff = {j: local(r, reference, j) for j in r.order[1:] if self.stiffness[j] > 0.0}
-        pose, frames = forward(r, start, frames, stiff)
+        pose, frames = forward(r, pose, frames, stiff)
         pose, frames = self.tier(pose, frames, self.levels[0])
         for below, level in zip(self.levels, self.levels[1:]):
             if self.reached(pose):
                 break
             pose, frames = self.share(pose, frames, below, level)
+        pose, frames = whole.project(pose, frames)  # (every frame by the solver's rules, limits held)
         return pose, frames, self.iterations
 
     def share(
         self, pose: list[rot.Vec], frames: list[rot.Quat], below: float, level: float
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
-        """The least share of level ``level``'s turn with which the joints up to ``below`` reach."""
+        """The least share of level ``level``'s turn with which the joints up to ``below`` reach.
+
+        The share is bisected; the first probe is where the reach's slack (the distance from each
+        unreached effector's chain top to its target, beyond the chain's length) runs out if it
+        shrinks linearly with the share. Only the chains below the freed joints are solved again.
+        """
         r = self.r
         full_pose, full_frames = self.tier(pose, frames, level)
+        if not self.reached(full_pose):
+            return min(((pose, frames), (full_pose, full_frames)), key=lambda pf: self.error(pf[0]))
         freed = [j for j in r.order[1:] if below < self.stiffness[j] <= level]
         before = {j: local(r, frames, j) for j in freed}
         after = {j: local(r, full_frames, j) for j in freed}
+        below_freed = {k for j in freed for k in r.subtree(j)}
 
         def at(t: float) -> tuple[list[rot.Vec], list[rot.Quat]]:
             turned = {j: rot.slerp(before[j], after[j], t) for j in freed}
-            return self.tier(*forward(r, pose, frames, turned), below)
+            return self.tier(*forward(r, pose, frames, turned), below, below_freed)
 
-        best = at(1.0)
-        if not self.reached(best[0]):
-            return min((best, (full_pose, full_frames)), key=lambda pf: self.error(pf[0]))
+        best = (full_pose, full_frames)
         lo, hi = 0.0, 1.0
+        probe = self.slack_share(pose, forward(r, pose, frames, after)[0], below)
+        if probe is not None and probe >= FULL_SHARE:
+            return best  # (all of the turn is needed: the head's reach from the neck, say)
         for _ in range(BISECTIONS):
-            mid = 0.5 * (lo + hi)
+            mid = probe if probe is not None and lo < probe < hi else 0.5 * (lo + hi)
+            probe = None
             candidate = at(mid)
             if self.reached(candidate[0]):
                 hi, best = mid, candidate
@@ -122,14 +157,34 @@ class NaturalSolve:
                 lo = mid
         return best
 
+    def slack_share(self, zero: list[rot.Vec], one: list[rot.Vec], level: float) -> float | None:
+        """Where the slack of the unreached effectors' chains (at ``level``) runs out between the
+        poses ``zero`` and ``one``, if it shrinks linearly (``None`` if it does not shrink)."""
+        share = None
+        for e, g in self.goals.items():
+            if rot.dist(zero[e], g.position) <= self.tol:
+                continue
+            chain = self.chain(e, lambda j: self.stiffness[j] <= level)
+            top = chain[-1] if chain else e
+            length = sum(self.r.lengths[j] for j in [e, *chain[:-1]])
+            s0 = rot.dist(zero[top], g.position) - length
+            s1 = rot.dist(one[top], g.position) - length
+            if len(chain) == 1 and s0 < 0.0:  # one bone reaches its length only: too near counts
+                s0, s1 = -s0, -s1
+            if s0 <= 0.0 or s1 >= s0:
+                return None  # (held off by limits, not by reach: no estimate)
+            share = max(share or 0.0, min(1.0, s0 / (s0 - s1)))
+        return share
+
     def tier(
-        self, pose: list[rot.Vec], frames: list[rot.Quat], level: float
+        self, pose: list[rot.Vec], frames: list[rot.Quat], level: float, within: set[int] | None = None
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
-        """Solve each chain of the joints no stiffer than ``level``, tops nearest the root first."""
+        """Solve each chain of the joints no stiffer than ``level`` (whose top is ``within``, if
+        given: the others are solved already), tops nearest the root first."""
         groups: dict[int, list[int]] = {}
         for e in self.goals:
             chain = self.chain(e, lambda j: self.stiffness[j] <= level)
-            if chain:
+            if chain and (within is None or chain[-1] in within):
                 groups.setdefault(chain[-1], []).append(e)
         pose, frames = list(pose), list(frames)
         for top in sorted(groups, key=self.r.position_in_order):
@@ -148,32 +203,75 @@ class NaturalSolve:
         return out
 
     def solve_below(self, top: int, effectors: list[int], pose: list[rot.Vec], frames: list[rot.Quat]) -> None:
-        """Solve the subtree of ``top`` for ``effectors`` in its parent's frame, then swivel; in place."""
-        r, names = self.r, self.sk.names
-        sub, idx = sub_skeleton(self.sk, r, top)
+        """Solve the subtree of ``top`` for ``effectors`` in its parent's frame, then swivel; in place.
+        A subtree solved before for the same effectors, whose parent has not moved since, is left."""
+        r = self.r
         p = r.parents[top]
         fp, origin = (rot.IDENTITY, (0.0, 0.0, 0.0)) if p < 0 else (frames[p], pose[p])
-        start = np.array([rot.rotate_inv(fp, _sub(pose[j], origin)) for j in idx])
-        targets = {}
+        key = (top, tuple(effectors))
+        if self.done.get(key) == (fp, origin, tuple(pose[e] for e in effectors)):
+            return
+        sub, idx = sub_skeleton(self.sk, r, top)
+        at = {j: k for k, j in enumerate(idx)}
+        start = [rot.rotate_inv(fp, _sub(pose[j], origin)) for j in idx]
+        goals, hinted = {}, {}
         for e in effectors:
             g = self.goals[e]
             turn = None if g.orientation is None else rot.mul(rot.conj(fp), g.orientation)
-            targets[names[e]] = Target(rot.rotate_inv(fp, _sub(g.position, origin)), turn, g.weight)
-        weights = None if self.weights is None else {names[e]: self.weights.get(e, 1.0) for e in effectors}
-        result = self.solve(sub, targets, positions=start, weights=weights, tolerance=self.tol, max_iterations=self.max_it)
-        self.iterations += result.iterations
-        local_pose = [tuple(v) for v in result.positions.tolist()]
-        local_frames = [tuple(q) for q in result.rotations.tolist()]
-        at = {j: k for k, j in enumerate(idx)}
+            goals[at[e]] = Goal(rot.rotate_inv(fp, _sub(g.position, origin)), turn, g.weight)
+            limb = self.limb(e)
+            if g.orientation is None and limb is not None and limb[2] != e:
+                # a foot keeps its orientation (flat on the floor) where the limits let it
+                hinted[at[e]] = goals[at[e]]._replace(orientation=rot.mul(rot.conj(fp), self.reference[e]))
+        weights = None if self.weights is None else {at[e]: self.weights.get(e, 1.0) for e in effectors}
+        local_pose, local_frames = (None, None)
+        if hinted:
+            local_pose, local_frames = self.run_sub(sub, {**goals, **hinted}, weights, start, HINT_ITERATIONS)
+            if max(rot.dist(local_pose[k], g.position) for k, g in goals.items()) > self.tol:
+                start, local_pose = local_pose, None  # (the limits forbid it: the feet give way)
+        if local_pose is None:
+            local_pose, local_frames = self.run_sub(sub, goals, weights, start)
+        goals = {**goals, **hinted}
         for e in effectors:
             bend = self.bend(e, fp, origin, pose, frames)
             if bend is not None:
                 local_pose, local_frames = self.swivel(
-                    sub, targets, weights, at, e, rot.rotate_inv(fp, bend), local_pose, local_frames
+                    sub, goals, weights, at, e, rot.rotate_inv(fp, bend), local_pose, local_frames
                 )
+        if hinted:  # (a hint aims a foot's bone; its frame keeps the swing rule: no twist from it)
+            sr = rig(sub)
+            local_frames = list(local_frames)
+            for k in hinted:
+                local_frames[k] = rot.mul(local_frames[sr.parents[k]], sr.rest_local[k])
         for k, j in enumerate(idx):
             pose[j] = _add(origin, rot.rotate(fp, local_pose[k]))
             frames[j] = rot.mul(fp, local_frames[k])
+        self.done[key] = (fp, origin, tuple(pose[e] for e in effectors))
+
+    def run_sub(
+        self,
+        sub: Skeleton,
+        goals: dict[int, Goal],
+        weights: dict[int, float] | None,
+        start: list[rot.Vec],
+        max_it: int | None = None,
+    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        """The plain solve of a subtree's skeleton from ``start`` (its bone lengths kept)."""
+        sr = rig(sub)
+        xs, ys, zs = (list(v) for v in zip(*start))
+        pose, frames, iterations = self.solve(
+            sub,
+            sr,
+            goals,
+            weights,
+            {},
+            None,
+            sr.bone_pose(xs, ys, zs),
+            self.tol,
+            min(max_it or self.max_it, self.max_it),
+        )
+        self.iterations = max(self.iterations, iterations)  # (each chain's solve is bounded alike)
+        return pose, frames
 
     def bend(
         self, e: int, fp: rot.Quat, origin: rot.Vec, pose: list[rot.Vec], frames: list[rot.Quat]
@@ -183,8 +281,48 @@ class NaturalSolve:
             return None if self.hinge_of(e) is None else _sub(self.poles[e], pose[self.r.parents[self.hinge_of(e)]])
         if e not in self.swivels:
             return None
-        j, direction = self.swivels[e]
-        return rot.rotate(rot.mul(frames[j], rot.conj(self.r.rest_frames[j])), direction)
+        j, swivel = self.swivels[e]
+        h = self.hinge_of(e)
+        if h is None:
+            return None
+        carry = rot.mul(frames[j], rot.conj(self.r.rest_frames[j]))  # the frame joint's turn from rest
+        v = rot.rotate_inv(carry, _sub(self.goals[e].position, pose[self.r.parents[h]]))
+        fade = min(1.0, math.sqrt(rot.dot(v, v)) / (NEAR_ROOT * self.reach_of(e)))
+        return rot.rotate(carry, swivel.bend(rot.unit(v) or (0.0, 0.0, 0.0), fade))
+
+    def reach_of(self, e: int) -> float:
+        """The length of effector ``e``'s limb, from its hinge's parent to ``e``."""
+        r, h = self.r, self.hinge_of(e)
+        j, total = e, 0.0
+        while j != h and j >= 0:
+            total += r.lengths[j]
+            j = r.parents[j]
+        return total + r.lengths[h] if h is not None else total
+
+    def limb(self, e: int) -> tuple[int, list[int], int] | None:
+        """Effector ``e``'s limb: (its hinge's parent, the joints that turn: the hinge and each joint
+        below it whose rest bone continues the hinge's child bone within ``LIMB_BEND``, the limb's
+        end). An arm turns its elbow and wrist about the shoulder-hand line; a leg, whose foot
+        leaves the shin at a right angle, its knee alone about the hip-ankle line."""
+        if e not in self.limbs:
+            self.limbs[e] = None
+            h = self.hinge_of(e)
+            if h is not None:
+                r = self.r
+                path = [e]
+                while path[-1] != h:
+                    path.append(r.parents[path[-1]])
+                path.reverse()  # h ... e
+                turning, end = [h], path[1]
+                along = r.rest_bone[path[1]]
+                for j, nxt in itertools.pairwise(path[1:]):
+                    bone = r.rest_bone[nxt]
+                    if along is None or bone is None or rot.dot(along, bone) < LIMB_COS:
+                        break
+                    turning.append(j)
+                    end = nxt
+                self.limbs[e] = (r.parents[h], turning, end)
+        return self.limbs[e]
 
     def hinge_of(self, e: int) -> int | None:
         """The joint effector ``e``'s swivel or pole bends (``fabrik3d.model.posing.hinge_above``)."""
@@ -195,23 +333,25 @@ class NaturalSolve:
     def swivel(
         self,
         sub: Skeleton,
-        targets: dict[str, Target],
-        weights: dict[str, float] | None,
+        goals: dict[int, Goal],
+        weights: dict[int, float] | None,
         at: dict[int, int],
         e: int,
         bend: rot.Vec,
         pose: list[rot.Vec],
         frames: list[rot.Quat],
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
-        """Turn ``e``'s hinge joint about the line from its parent to its child toward ``bend``
-        (local coordinates); kept if the limits let every target stay reached (a half turn is
-        tried next)."""
-        r = self.r
-        h = self.hinge_of(e)
-        if h is None or r.parents[h] not in at or r.first_child[h] not in at:
+        """Turn ``e``'s limb (``limb``) about the line from its hinge's parent to the limb's end
+        toward ``bend`` (local coordinates): a move that keeps the joint angles and leaves the
+        limb's end and everything else where it is; kept if the limits let every target stay
+        reached and the solve from it ends nearer the bend (shares of the turn are tried)."""
+        got = self.limb(e)
+        if got is None or got[0] not in at or got[2] not in at:
             return pose, frames
-        a, m, w = at[r.parents[h]], at[h], at[r.first_child[h]]
-        axis = rot.unit(_sub(pose[w], pose[a]))
+        a, end = at[got[0]], at[got[2]]
+        limb = [at[j] for j in got[1]]
+        m = limb[0]
+        axis = rot.unit(_sub(pose[end], pose[a]))
         if axis is None:
             return pose, frames
         off = _across(_sub(pose[m], pose[a]), axis)
@@ -222,17 +362,39 @@ class NaturalSolve:
         angle = float(np.arctan2(rot.dot(cross, axis), rot.dot(off, want)))
         if abs(angle) < MIN_SWIVEL:
             return pose, frames
-        before = self.error_of(sub, targets, pose)
-        for share in (1.0, 0.5):
+        before = max(rot.dist(pose[k], g.position) for k, g in goals.items())
+        turned_before = self.orientation_misses(goals, frames)
+        best = (abs(angle), pose, frames)
+        for share in SWIVEL_SHARES:
             turned = list(pose)
-            turned[m] = _add(pose[a], rot.rotate(rot.axis_angle(axis, share * angle), _sub(pose[m], pose[a])))
-            result = self.solve(
-                sub, targets, positions=np.array(turned), weights=weights, tolerance=self.tol, max_iterations=self.max_it
-            )
-            self.iterations += result.iterations
-            if max(result.errors.values()) <= max(self.tol, before):
-                return [tuple(v) for v in result.positions.tolist()], [tuple(q) for q in result.rotations.tolist()]
-        return pose, frames
+            spin = rot.axis_angle(axis, share * angle)
+            for k in limb:
+                turned[k] = _add(pose[a], rot.rotate(spin, _sub(pose[k], pose[a])))
+            solved, solved_frames = self.run_sub(sub, goals, weights, turned, SWIVEL_ITERATIONS)
+            if max(rot.dist(solved[k], g.position) for k, g in goals.items()) > max(self.tol, before):
+                continue
+            if any(
+                m > max(b, ORIENTATION_SLACK)
+                for m, b in zip(self.orientation_misses(goals, solved_frames), turned_before)
+            ):
+                continue  # (an orientation target the swivel would cost)
+            # (the limits may send the re-solve elsewhere: kept only if it ends nearer the bend)
+            line = rot.unit(_sub(solved[end], solved[a]))
+            off_now = None if line is None else _across(_sub(solved[m], solved[a]), line)
+            want_now = None if line is None else _across(bend, line)
+            if off_now is None or want_now is None:
+                continue
+            miss = float(np.arccos(max(-1.0, min(1.0, rot.dot(off_now, want_now)))))
+            if miss < best[0]:
+                best = (miss, solved, solved_frames)
+            if miss <= SWIVEL_CLOSE:
+                break
+        return best[1], best[2]
+
+    @staticmethod
+    def orientation_misses(goals: dict[int, Goal], frames: list[rot.Quat]) -> list[float]:
+        """Per goal with an orientation, the angle (radians) between it and the effector's frame."""
+        return [rot.angle_between(frames[k], g.orientation) for k, g in goals.items() if g.orientation is not None]
 
     # -- measures ----------------------------------------------------------------------------
     def error(self, pose: list[rot.Vec]) -> float:
@@ -241,10 +403,6 @@ class NaturalSolve:
 
     def reached(self, pose: list[rot.Vec]) -> bool:
         return self.error(pose) <= self.tol
-
-    @staticmethod
-    def error_of(sub: Skeleton, targets: dict[str, Target], pose: list[rot.Vec]) -> float:
-        return max(rot.dist(pose[sub.index(name)], tuple(t.position)) for name, t in targets.items())
 
 
 def local(r: Rig, frames: list[rot.Quat], j: int) -> rot.Quat:

@@ -134,17 +134,35 @@ def solve(
         # (a pole on a free effector bends its limb where the effector is: it is pinned there)
         pinned = {**goals, **{e: tg.Goal(start[e], None, 1.0) for e in pole_points if e not in goals}}
         relax = r.rest_start if relax_to is None else _start_pose(skeleton, r, relax_to, None, "relax_to")
-        solver_n = NaturalSolve(skeleton, r, pinned, w, pole_points, natural, solve)
+        solver_n = NaturalSolve(skeleton, r, pinned, w, pole_points, natural, solve_pose)
         pose, frames, iterations = solver_n.run(list(start), list(relax), tolerance, max_iterations)
         return _result(skeleton, goals, pose, frames, iterations, tolerance)
-    constrained = bool(skeleton.constraints or pole_points) or any(g.orientation is not None for g in goals.values())
-    if constrained or (root_goal is not None and root_goal.orientation is not None):
-        root_frame = None if root_goal is None else root_goal.orientation
-        solver = LimitedSolve(r, goals, w, pole_points, root_frame)
-        pose, frames, iterations = solver.run(start, tolerance, max_iterations, cold=positions is None)
-    else:
-        pose, frames, iterations = _solve_plain(skeleton, r, start, goals, w, tolerance, max_iterations)
+    root_frame = None if root_goal is None else root_goal.orientation
+    pose, frames, iterations = solve_pose(
+        skeleton, r, goals, w, pole_points, root_frame, start, tolerance, max_iterations, cold=positions is None
+    )
     return _result(skeleton, goals, pose, frames, iterations, tolerance)
+
+
+def solve_pose(
+    skeleton: Skeleton,
+    r: Rig,
+    goals: dict[int, tg.Goal],
+    weights: dict[int, float] | None,
+    poles: dict[int, rot.Vec],
+    root_frame: rot.Quat | None,
+    start: list[rot.Vec],
+    tol: float,
+    max_it: int,
+    cold: bool = False,
+) -> tuple[list[rot.Vec], list[rot.Quat], int]:
+    """``solve`` on checked inputs (goals by effector index, the start pose with the bone lengths,
+    ``root_frame`` the root's orientation target): the constrained solve or the plain one; returns
+    (pose, frames, iterations)."""
+    constrained = bool(skeleton.constraints or poles) or any(g.orientation is not None for g in goals.values())
+    if constrained or root_frame is not None:
+        return LimitedSolve(r, goals, weights, poles, root_frame).run(start, tol, max_it, cold=cold)
+    return _solve_plain(skeleton, r, start, goals, weights, tol, max_it)
 
 
 def check_posing(posing: Any, skeleton: Skeleton) -> Posing:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers.batch import assert_equals_solve, random_poses
+from helpers.batch import assert_equals_solve, random_poses, vectorisable
 from helpers.limits import arbitrary_pose, assert_valid, random_pose, unit
 
 from fabrik3d import BatchResult, Cone, EllipticalCone, Hinge, Rigid, Skeleton, Target, Twist, solve_batch
@@ -128,7 +128,7 @@ LONG = 40
 
 @pytest.mark.parametrize("name", presets.names())
 def test_presets_cold_all_and_some_effectors(name: str) -> None:
-    s = presets.get(name)
+    s = vectorisable(name)
     rng = np.random.default_rng(10 + len(name))
     count = COUNT[name]
     everything = list(s.end_effectors)
@@ -141,7 +141,7 @@ def test_presets_cold_all_and_some_effectors(name: str) -> None:
 
 @pytest.mark.parametrize("name", presets.names())
 def test_presets_warm_from_start_poses_within_and_outside_the_limits(name: str) -> None:
-    s = presets.get(name)
+    s = vectorisable(name)
     rng = np.random.default_rng(20 + len(name))
     count = COUNT[name]
     goal = mixed_targets(s, some_of(s.end_effectors, rng), count, rng)
@@ -155,7 +155,7 @@ def test_presets_warm_from_start_poses_within_and_outside_the_limits(name: str) 
 
 @pytest.mark.parametrize("name", presets.names())
 def test_presets_with_root_targets_and_weights(name: str) -> None:
-    s = presets.get(name)
+    s = vectorisable(name)
     rng = np.random.default_rng(30 + len(name))
     count = COUNT[name]
     chosen = some_of(s.end_effectors, rng) if len(s.end_effectors) > 2 else list(s.end_effectors)
@@ -173,7 +173,7 @@ def test_presets_with_root_targets_and_weights(name: str) -> None:
 @pytest.mark.parametrize("name", presets.names())
 def test_presets_stopped_by_the_iteration_cap(name: str) -> None:
     """A tiny tolerance and three iterations: most problems stop on the cap, cold and warm."""
-    s = presets.get(name)
+    s = vectorisable(name)
     rng = np.random.default_rng(40 + len(name))
     count = COUNT[name]
     goal = mixed_targets(s, list(s.end_effectors), count, rng)
@@ -190,7 +190,7 @@ def test_hard_targets_go_partly_through_the_scalar_solve() -> None:
     """Reachable humanoid targets far from rest: ``batch_limited`` finishes most problems and hands the
     last few of an attempt (``TAIL``) back to ``solve``. The batch must contain both kinds and still
     equal ``solve`` everywhere."""
-    s = presets.get("humanoid")
+    s = vectorisable("humanoid")
     rng = np.random.default_rng(2)
     count = 48
     goal = reachable_targets(s, list(s.end_effectors), count, rng)  # valid poses, widely swung
@@ -216,7 +216,7 @@ def test_restarts_and_warm_retries_run_vectorised(name: str, monkeypatch: pytest
             return _inner(batch, idx, *args)
 
         monkeypatch.setattr(batch_limited, call, counting)
-    s = presets.get(name)
+    s = vectorisable(name)
     rng = np.random.default_rng(2)
     count = 48
     goal = reachable_targets(s, list(s.end_effectors), count, rng)
@@ -260,7 +260,7 @@ ORIENTED = {"humanoid": ["hand_l", "toe_r"], "robot_arm": ["tool"], "octopus": [
 def test_orientation_targets_cold_and_warm(name: str) -> None:
     """Orientation targets (per problem, with weights; and one ``Target`` shared by all) run in
     ``batch_limited`` too, cold and warm, and equal ``solve`` with their orientation errors."""
-    s = presets.get(name)
+    s = vectorisable(name)
     rng = np.random.default_rng(90 + len(name))
     count = COUNT[name] // 2
     names = ORIENTED[name]
@@ -281,7 +281,7 @@ def test_orientation_targets_cold_and_warm(name: str) -> None:
 def test_a_root_orientation_with_and_without_orientation_targets(name: str) -> None:
     """A root target with an orientation (a ``Target`` for all problems) turns every start pose about
     the root, in ``batch_limited`` as in ``solve``."""
-    s = presets.get(name)
+    s = vectorisable(name)
     rng = np.random.default_rng(100 + len(name))
     count = COUNT[name] // 2
     root = Target(s.rest_positions[s.root] + [0.03, -0.02, 0.01], random_turns(1, rng)[0])
@@ -294,7 +294,7 @@ def test_a_root_orientation_with_and_without_orientation_targets(name: str) -> N
 def test_a_skeleton_without_limits_with_orientation_targets_or_a_root_orientation() -> None:
     """Without joint limits, orientation targets and a root orientation still take the constrained
     solve (as in ``solve``): vectorised, equal to ``solve``."""
-    base = presets.get("humanoid")
+    base = vectorisable("humanoid")
     s = Skeleton(base.names, base.parents, base.rest_positions)
     rng = np.random.default_rng(110)
     count = 24
@@ -308,7 +308,7 @@ def test_orientation_targets_with_restarts_and_retries_vectorised(monkeypatch: p
     every target in full force) and a warm batch's retries run with orientation targets in
     ``batch_limited``, and equal ``solve``."""
     monkeypatch.setattr(batch_attempt, "TAIL", 0)
-    s = presets.get("humanoid")
+    s = vectorisable("humanoid")
     rng = np.random.default_rng(120)
     count = 32
     goal = oriented_targets(s, ["hand_r", "toe_l"], count, rng)
@@ -351,7 +351,7 @@ def test_poles_cold_and_warm(name: str, monkeypatch: pytest.MonkeyPatch) -> None
         return out
 
     monkeypatch.setattr(batch_attempt.BatchLimited, "final_poles", counting)
-    s = presets.get(name)
+    s = vectorisable(name)
     rng = np.random.default_rng(130 + len(name))
     count = COUNT[name] // 2
     names = POLED[name]
@@ -381,7 +381,7 @@ def test_poles_with_restarts_and_warm_retries_vectorised(monkeypatch: pytest.Mon
         return inner(batch, idx, *args)
 
     monkeypatch.setattr(batch_limited, "warm_retries", counting)
-    s = presets.get("humanoid")
+    s = vectorisable("humanoid")
     rng = np.random.default_rng(140)
     count = 32
     goal = reachable_targets(s, list(s.end_effectors), count, rng)
@@ -395,7 +395,7 @@ def test_poles_with_restarts_and_warm_retries_vectorised(monkeypatch: pytest.Mon
 def test_a_pole_on_an_untargeted_effector_goes_to_solve_per_problem() -> None:
     """A pole on an effector without a target is not vectorised (its chain is not solved):
     ``solve`` per problem, with the same results."""
-    s = presets.get("humanoid")
+    s = vectorisable("humanoid")
     rng = np.random.default_rng(150)
     count = 20
     goal = reachable_targets(s, ["head", "hand_l"], count, rng)
@@ -410,7 +410,7 @@ def test_final_pole_turn_on_a_chain_under_a_rigid_joint_with_root_targets() -> N
     children (the humanoid's pelvis and chest carry the legs); the batch's final turn took them for
     joints of the pose and failed (``TypeError`` in ``put_all``). The head's orientation target and
     pole, hand targets and per-problem root targets, as in the lead's reproduction."""
-    s = presets.get("humanoid")
+    s = vectorisable("humanoid")
     rng = np.random.default_rng(5)
     count = 40
     rest = s.rest_positions
@@ -505,7 +505,7 @@ def test_the_callers_arrays_are_never_modified() -> None:
     """Read-only inputs (a write would raise) through the vectorised path and the scalar fallback give
     the results of writable copies, and stay as they were; the results share no memory with them."""
     rng = np.random.default_rng(50)
-    s = presets.get("humanoid")
+    s = vectorisable("humanoid")
     count = 32
     goal = mixed_targets(s, ["head", "hand_l", "toe_r"], count, rng)
     poses = np.array([arbitrary_pose(s, rng) for _ in range(count)])
@@ -551,7 +551,7 @@ def test_a_batch_of_one_and_a_batch_of_identical_problems() -> None:
     """Batches of one equal ``solve``; a batch of the same problem repeated (given per problem, or
     shared) equals the batch of one in every problem."""
     rng = np.random.default_rng(60)
-    s = presets.get("humanoid")
+    s = vectorisable("humanoid")
     goal = reachable_targets(s, list(s.end_effectors), 1, rng)
     goal["hand_l"] = goal["hand_l"] + [0.3, 0.2, 0.4]  # one target off the limits' reach
     cap = {"max_iterations": 15}
@@ -570,7 +570,7 @@ def test_a_batch_of_one_and_a_batch_of_identical_problems() -> None:
 def test_a_batch_of_min_batch_problems_as_given() -> None:
     """At the real threshold (not lowered here): ``MIN_BATCH`` problems run vectorised and equal
     ``solve``; one problem fewer runs the per-problem loop, and gives the same results."""
-    s = presets.get("robot_arm")
+    s = vectorisable("robot_arm")
     rng = np.random.default_rng(80)
     count = batch_limited.MIN_BATCH
     goal = mixed_targets(s, ["tool"], count, rng)
@@ -584,7 +584,7 @@ def test_a_batch_of_min_batch_problems_as_given() -> None:
 def test_shared_targets_with_per_problem_start_poses_and_bone_lengths_kept() -> None:
     """(3,) targets shared by all and (B, n, 3) starts: positions only, so the vectorised path runs."""
     rng = np.random.default_rng(70)
-    s = presets.get("robot_arm")
+    s = vectorisable("robot_arm")
     count = 60
     tool = s.rest_positions[s.index("tool")]
     starts = np.array([random_pose(s, rng) for _ in range(count)])

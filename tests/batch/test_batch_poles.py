@@ -17,12 +17,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers.batch import vectorisable
 from helpers.limits import arbitrary_pose, random_pose
 
 import fabrik3d
 from fabrik3d.batch.constrained.attempt import BatchLimited
 from fabrik3d.batch.constrained.poles import PoleMarks
-from fabrik3d.model import presets
 from fabrik3d.model.targets import Goal
 from fabrik3d.solver.constrained.solve import LimitedSolve
 from fabrik3d.solver.rig import rig
@@ -46,7 +46,7 @@ class Problems:
 
     def __init__(self, case: str, poses: list[Pose], targets: list[dict[int, tuple]], poles: list[dict[int, tuple]]):
         name = case.split("_untargeted")[0]
-        self.skeleton = presets.get(name)
+        self.skeleton = vectorisable(name)
         self.r = rig(self.skeleton)
         self.poses, self.targets, self.poles = poses, targets, poles
         self.n, self.m = len(poses[0]), len(poses)
@@ -141,7 +141,7 @@ def make(case: str, m: int, seed: int) -> Problems:
     """``m`` problems: poses within the limits, poses ignoring them, a few solved ones; targets
     near the effectors or anywhere; random and degenerate poles."""
     targeted, poled = CASES[case]
-    s = presets.get(case.split("_untargeted")[0])
+    s = vectorisable(case.split("_untargeted")[0])
     rng = np.random.default_rng(seed)
     r = rig(s)
     chains = {s.index(e): LimitedSolve(r, {}, None, {}, None).pole_chain(s.index(e)) for e in poled}

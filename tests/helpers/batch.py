@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from fabrik3d import BatchResult, Skeleton, Target, solve, solve_batch
+from fabrik3d import BatchResult, Skeleton, Target, Twist, solve, solve_batch
 from fabrik3d.model import presets
 
 TOL = 1e-3
@@ -20,6 +20,19 @@ def plain(name: str) -> Skeleton:
     """A preset's joints and rest pose without its joint limits."""
     s = presets.get(name)
     return Skeleton(s.names, s.parents, s.rest_positions)
+
+
+def vectorisable(name: str) -> Skeleton:
+    """A preset as the vectorised constrained solve takes it: without a posing, and the humanoid's
+    upper arms and thighs without the Twist that lets them roll (natural posing and rolling joints
+    are solved one problem at a time, by ``solve``)."""
+    s = presets.get(name)
+    rolling = {"shoulder_l", "shoulder_r", "hip_l", "hip_r"} if name == "humanoid" else set()
+    limits = {
+        joint: [c for c in items if not (joint in rolling and isinstance(c, Twist))]
+        for joint, items in s.constraints.items()
+    }
+    return Skeleton(s.names, s.parents, s.rest_positions, limits)
 
 
 def chain(bones: int, rng: np.random.Generator) -> Skeleton:

@@ -12,7 +12,6 @@ import math
 import numpy as np
 
 import fabrik3d.constraints as fc
-from fabrik3d.solver.rig import rig
 
 
 def qmat(q: np.ndarray) -> np.ndarray:
@@ -354,7 +353,18 @@ def expected_frames(skeleton, positions: np.ndarray, rotations: np.ndarray) -> l
             out[j] = fp @ r0[p].T @ r0[j]
             continue
         out[j] = swing_frame(skeleton, fp, j, unit(positions[kids[0]] - positions[j]), r0)
+        roll = roll_rad(skeleton, j, out[j], positions, r0)
+        if roll is None:  # (the grandchild on this bone's line: any roll fits; the returned one is kept)
+            out[j] = out[j] @ axis_rot(np.array([0.0, 1.0, 0.0]), twist_about_y(out[j], frames[j]))
+        else:
+            out[j] = out[j] @ axis_rot(np.array([0.0, 1.0, 0.0]), roll)
     return out
+
+
+def twist_about_y(a: np.ndarray, b: np.ndarray) -> float:
+    """The angle (radians) of ``a.T @ b`` about +Y (its twist part)."""
+    m = a.T @ b
+    return math.atan2(float(m[0, 2] - m[2, 0]), float(m[0, 0] + m[2, 2]))
 
 
 def rigid_residual(skeleton, positions: np.ndarray, rotations: np.ndarray) -> float:
@@ -397,7 +407,63 @@ def fk_frames(skeleton, positions: np.ndarray) -> np.ndarray:
             frames[j] = fp @ (r0[p].T @ r0[j])
         else:
             frames[j] = swing_frame(skeleton, fp, j, unit(positions[kids[0]] - positions[j]), r0)
+            frames[j] = frames[j] @ axis_rot(
+                np.array([0.0, 1.0, 0.0]), roll_rad(skeleton, j, frames[j], positions, r0) or 0.0
+            )
     return np.array([mat_quat(m) for m in frames])
+
+
+def roll_rad(skeleton, j: int, frame: np.ndarray, positions: np.ndarray, r0: list[np.ndarray]) -> float | None:
+    """The roll (radians, about +Y) of a ball joint with a Twist limit above a hinge (an upper arm, a
+    thigh), 0 for other joints: the twist that puts the grandchild in the child's hinge plane, bent
+    the way the hinge allows (the smaller such twist), clamped to the Twist limit. Found here by
+    sampling the twist and bisecting the sign change (fabrik3d solves it in closed form). ``None``
+    when the grandchild lies on this bone's line (every roll fits)."""
+    items = skeleton.constraints.get(skeleton.names[j], ())
+    twist = next((c for c in items if isinstance(c, fc.Twist)), None)
+    swing = any(isinstance(c, (fc.Cone, fc.EllipticalCone, fc.Hinge)) for c in items)
+    kids = skeleton.children(j)
+    if twist is None or not swing or not kids or not skeleton.children(kids[0]):
+        return 0.0
+    c, g = kids[0], skeleton.children(kids[0])[0]
+    hinge = next((h for h in skeleton.constraints.get(skeleton.names[c], ()) if isinstance(h, fc.Hinge)), None)
+    if hinge is None:
+        return 0.0
+    d0 = (r0[j].T @ r0[c])[:, 1]  # the child's rest bone in j's frame
+    a = r0[j].T @ unit(np.array(hinge.axis, dtype=float))
+    a = unit(a - (a @ d0) * d0)
+    b = np.cross(a, d0)
+    t = frame.T @ unit(positions[g] - positions[c])
+    y = np.array([0.0, 1.0, 0.0])
+    if np.linalg.norm(np.cross(t, y)) < 1e-9:
+        return None
+
+    def turned(tau: float) -> np.ndarray:
+        return axis_rot(y, -tau) @ t
+
+    taus = np.linspace(-math.pi, math.pi, 721)
+    values = [float(a @ turned(x)) for x in taus]
+    roots = []
+    for k in range(len(taus) - 1):
+        lo, hi, flo = taus[k], taus[k + 1], values[k]
+        if flo == 0.0 or flo * values[k + 1] < 0.0:
+            for _ in range(60):
+                mid = 0.5 * (lo + hi)
+                if (a @ turned(mid)) * flo > 0.0:
+                    lo = mid
+                else:
+                    hi = mid
+            roots.append(0.5 * (lo + hi))
+    if not roots:
+        return 0.0
+
+    def miss(tau: float) -> float:
+        v = turned(tau)
+        phi = math.atan2(float(v @ b), float(v @ d0))
+        return max(math.radians(hinge.min_deg) - phi, phi - math.radians(hinge.max_deg), 0.0)
+
+    best = min(roots, key=lambda x: (round(miss(x), 9), abs(x)))
+    return min(max(best, math.radians(twist.min_deg)), math.radians(twist.max_deg))
 
 
 def mat_quat(m: np.ndarray) -> np.ndarray:
@@ -458,7 +524,6 @@ def assert_valid(skeleton, result, twisted: tuple[str, ...] = (), limit_tol: flo
     assert rigid_residual(skeleton, pos, rot) <= 1e-9, "a rigid joint's children moved in its frame"
     expected = expected_frames(skeleton, pos, rot)
     r0 = rest_frames(skeleton)
-    rolling = {skeleton.names[j] for j, rolls in enumerate(rig(skeleton).rolls) if rolls}  # upper arms, thighs
     for j, want in enumerate(expected):
         if want is None:
             continue
@@ -470,7 +535,7 @@ def assert_valid(skeleton, result, twisted: tuple[str, ...] = (), limit_tol: flo
             d, d0 = fp.T @ unit(pos[c] - pos[j]), (rp.T @ r0[j])[:, 1]
             if float(d @ d0) < -1.0 + 1e-9:
                 continue
-        if skeleton.names[j] in twisted or skeleton.names[j] in rolling:
+        if skeleton.names[j] in twisted:
             rel = want.T @ frames[j]
             assert abs(rel[1, 1] - 1.0) <= 1e-9, f"{skeleton.names[j]}: differs by more than a twist about +Y"
         else:

@@ -70,7 +70,7 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     assert a.positions.tobytes() == b.positions.tobytes()
     assert a.iterations == b.iterations
     data = json.loads(path.read_text())
-    assert data["format"] == "fabrik3d.scene" and data["version"] == 1
+    assert data["format"] == "fabrik3d.scene" and data["version"] == 2
     assert data["solver"] == {"tolerance": 1e-4, "max_iterations": 77}
     assert data["targets"]["hand_l"] == [0.5, 1.2, 0.3]
     assert data["joints"][0] == {"name": "pelvis", "parent": None, "position": [0.0, 0.95, 0.0]}
@@ -206,6 +206,13 @@ def _bad(**changes) -> str:
     return json.dumps(scene_json(**changes))
 
 
+def _posed(fn) -> str:
+    """The humanoid preset's scene (its natural posing included), changed by ``fn``."""
+    data = json.loads(json.dumps(Scene(presets.get("humanoid")).to_dict()))
+    fn(data)
+    return json.dumps(data)
+
+
 def _edit(fn) -> str:
     data = scene_json()
     fn(data)
@@ -223,9 +230,19 @@ def _edit(fn) -> str:
         ("null", r"^in\.json: scene: expected a JSON object"),
         (_bad(format="fabrik3d.pose"), r"^in\.json: format: expected 'fabrik3d\.scene', got 'fabrik3d\.pose'"),
         (_bad(format=None), r"^in\.json: format: expected 'fabrik3d\.scene'"),
-        (_bad(version=2), r"^in\.json: version: expected 1, got 2"),
-        (_bad(version="1"), r"^in\.json: version: expected 1, got '1'"),
-        (_edit(lambda d: d.pop("version")), r"^in\.json: version: expected 1, got None"),
+        (_bad(version=3), r"^in\.json: version: expected one of \(1, 2\), got 3"),
+        (_bad(version="1"), r"^in\.json: version: expected one of \(1, 2\), got '1'"),
+        (_edit(lambda d: d.pop("version")), r"^in\.json: version: expected one of \(1, 2\), got None"),
+        (_posed(lambda d: d.update(version=1)), r"^in\.json: posing: needs version 2"),
+        (_posed(lambda d: d["posing"]["stiffness"].update(chest=2)), r"^in\.json: posing\.stiffness\.chest: expected"),
+        (
+            _posed(lambda d: d["posing"]["reach"].update(hand_l="hip_l")),
+            r"^in\.json: skeleton: posing\.reach\.hand_l: 'hip_l' is not a joint above 'hand_l'",
+        ),
+        (
+            _posed(lambda d: d["posing"]["swivel"]["hand_l"].update(direction=[0, 0, 0])),
+            r"^in\.json: posing\.swivel\.hand_l: swivel\.direction: expected a non-zero direction",
+        ),
         (
             _edit(lambda d: d["joints"][4].update(parent="hipp")),
             r"^in\.json: joints\[4\]\.parent: unknown joint 'hipp'",
