@@ -105,7 +105,12 @@ def main(argv: list[str] | None = None) -> int:
         results[name] = measure(name, reaches, args.seed)
         print(f"# {name}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     rows = list(results[columns[0]])
-    print(f"naturalness of the humanoid: {reaches} arm reaches (seed {args.seed}); aims from issue 14")
+    title = f"naturalness of the humanoid: {reaches} arm reaches (seed {args.seed}); aims from issue 14"
+    print(title)
+    print("=" * len(title))
+    for line in common.machine_lines():
+        print(line)
+    print(f"mode    : {'QUICK (fewer reaches)' if args.quick else 'full'}; geometry, not time")
     print()
     table = []
     for row in rows:

@@ -9,7 +9,7 @@ import pytest
 from helpers.limits import qmat
 
 import fabrik3d
-from fabrik3d import Cone, EllipticalCone, Hinge, Skeleton, Twist, display
+from fabrik3d import Cone, EllipticalCone, Hinge, Posing, Skeleton, Twist, display
 from fabrik3d.model import presets
 
 CHAIN = (["a", "b", "c", "d"], [-1, 0, 1, 2], [[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]])
@@ -80,8 +80,29 @@ def test_the_pole_chain_is_the_one_the_solver_turns() -> None:
     assert display.effector_chain(chain, "d") == [0, 1, 2, 3]
 
 
-def test_pole_homes_sit_out_from_the_bent_joint() -> None:
+def test_natural_pole_homes_sit_out_from_the_hinge_along_its_bend() -> None:
     sk = presets.get("humanoid")
+    size = display.skeleton_size(sk)
+    pose = fabrik3d.solve(sk, {"hand_l": [0.45, 1.2, 0.35]}).positions
+    home = display.pole_home(sk, pose, "hand_l", size)
+    shoulder, elbow, wrist = (pose[sk.index(n)] for n in ("shoulder_l", "elbow_l", "wrist_l"))
+    line = (wrist - shoulder) / np.linalg.norm(wrist - shoulder)
+    bend = elbow - shoulder - ((elbow - shoulder) @ line) * line
+    assert np.linalg.norm(bend) > 0.02  # (the elbow is bent)
+    out = home - elbow
+    assert np.linalg.norm(out) == pytest.approx(display.POLE_HOME_OUT * size)
+    np.testing.assert_allclose(out / np.linalg.norm(out), bend / np.linalg.norm(bend), atol=1e-12)
+    # a straight leg at rest: the home lies along the swivel's bend, in front (+Z), over the toes
+    rest = sk.rest_positions
+    knee = rest[sk.index("knee_l")]
+    out = display.pole_home(sk, rest, "toe_l", size) - knee
+    assert np.linalg.norm(out) == pytest.approx(display.POLE_HOME_OUT * size)
+    assert out[2] > 0.9 * np.linalg.norm(out)
+
+
+def test_pole_homes_sit_out_from_the_bent_joint() -> None:
+    """The plain rule (a skeleton without a posing)."""
+    sk = presets.get("humanoid").with_posing(Posing())
     size = display.skeleton_size(sk)
     pose = fabrik3d.solve(sk, {"hand_l": [0.45, 1.2, 0.35]}).positions
     home = display.pole_home(sk, pose, "hand_l", size)

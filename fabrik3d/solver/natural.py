@@ -22,52 +22,32 @@ Positions are ``(x, y, z)`` and frames ``(x, y, z, w)`` tuples (``fabrik3d.rotat
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
-import math
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from fabrik3d import rotations as rot
-from fabrik3d.model.constraints import EllipticalCone, Hinge
-from fabrik3d.model.posing import Posing, hinge_above
+from fabrik3d.model.posing import Posing
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.targets import Goal
 from fabrik3d.rotations import add as _add
 from fabrik3d.rotations import sub as _sub
 from fabrik3d.solver.constrained.solve import LimitedSolve
 from fabrik3d.solver.rig import Rig, rig
+from fabrik3d.solver.subtree import forward, local, sub_skeleton
+from fabrik3d.solver.swivel import Swivelling
 
-# A swivel's ``toward`` turns fade out as the effector comes nearer its limb's root than this share
-# of the limb's length (there the line to it turns fast: the bend would too).
-NEAR_ROOT = 0.5
 # Iterations a foot's orientation hint gets before the foot gives way to the limits.
 HINT_ITERATIONS = 12
 # Probes of the share of a stiffer level's turn (a first guess, then halvings).
 BISECTIONS = 4
-# A first probe at least this share of the turn takes all of it.
-FULL_SHARE = 0.97
-# A swivel turn smaller than this (radians) is not made.
-MIN_SWIVEL = 0.005
-# The shares of the swivel turn tried, in this order, until one ends within SWIVEL_CLOSE (radians)
-# of the bend direction (the limits may forbid all of it).
-SWIVEL_SHARES = (1.0, 0.75, 0.5, 0.25)
-SWIVEL_CLOSE = 0.1
-# Iterations the solve from a swivelled limb gets (it moved no target: if the limits let it stay,
-# a few settle it).
-SWIVEL_ITERATIONS = 6
-# A swivel may leave an orientation target this far off (radians), or as far as it was.
-ORIENTATION_SLACK = 1e-3
-# A bone below a hinge's child that leaves it by less than this angle at rest (cosine of 45 deg)
-# belongs to the limb that swivels (a hand does, a foot does not).
-LIMB_COS = 0.7071
+# An orientation target counts as reached within this angle (radians, 1 deg) when the levels choose
+# whether a stiffer one must join.
+ORIENTATION_REACHED = 0.0175
 
 Solver = Callable[..., Any]
 
 
-class NaturalSolve:
+class NaturalSolve(Swivelling):
     """One natural solve (module docstring) on rig ``r`` of ``skeleton``; ``solve`` is the
     plain solve (``fabrik3d.solver.tree.solve``) used for each chain's subtree."""
 
@@ -107,14 +87,15 @@ class NaturalSolve:
         """The natural pose from ``start`` (relaxing toward ``relax``); returns (pose, frames, iterations)."""
         r = self.r
         self.tol, self.max_it = tol, max_it
-        whole = LimitedSolve(r, {}, None, {}, None)  # (its projection onto the limits)
+        whole = LimitedSolve(r, self.goals, self.weights, {}, None)  # (its projection onto the limits)
         reference = self.reference = whole.project(relax, r.pose_frames(relax))[1]
         pose, frames = whole.project(start, r.pose_frames(start))
+        self.start_frames = frames
         stiff = {j: local(r, reference, j) for j in r.order[1:] if self.stiffness[j] > 0.0}
-        pose, frames = forward(r, pose, frames, stiff)
+        pose, frames = self.relaxed = forward(r, pose, frames, stiff)
         pose, frames = self.tier(pose, frames, self.levels[0])
         for below, level in zip(self.levels, self.levels[1:]):
-            if self.reached(pose):
+            if self.reached(pose, frames):
                 break
             pose, frames = self.share(pose, frames, below, level)
         pose, frames = whole.project(pose, frames)  # (every frame by the solver's rules, limits held)
@@ -130,28 +111,31 @@ class NaturalSolve:
         shrinks linearly with the share. Only the chains below the freed joints are solved again.
         """
         r = self.r
-        full_pose, full_frames = self.tier(pose, frames, level)
-        if not self.reached(full_pose):
-            return min(((pose, frames), (full_pose, full_frames)), key=lambda pf: self.error(pf[0]))
         freed = [j for j in r.order[1:] if below < self.stiffness[j] <= level]
+        # (the whole level solved warm: the stiff joints of its chains as they started, the others
+        # relaxed, so that a drag's pose stays continuous from frame to frame)
+        on_chains = {j for e in self.goals for j in self.chain(e, lambda j: self.stiffness[j] <= level)}
+        below_freed = {k for j in freed if j in on_chains for k in r.subtree(j)}
+        warm = {k: local(r, self.start_frames, k) for k in below_freed}
+        full_pose, full_frames = self.tier(*forward(r, pose, frames, warm), level, below_freed)
+        if not self.reached(full_pose, full_frames):
+            return min(((pose, frames), (full_pose, full_frames)), key=lambda pf: self.shortfall(*pf))
         before = {j: local(r, frames, j) for j in freed}
         after = {j: local(r, full_frames, j) for j in freed}
-        below_freed = {k for j in freed for k in r.subtree(j)}
 
         def at(t: float) -> tuple[list[rot.Vec], list[rot.Quat]]:
             turned = {j: rot.slerp(before[j], after[j], t) for j in freed}
-            return self.tier(*forward(r, pose, frames, turned), below, below_freed)
+            # (the freer joints start as the full level left them: continuous from frame to frame)
+            return self.tier(*forward(r, full_pose, full_frames, turned), below, below_freed)
 
         best = (full_pose, full_frames)
         lo, hi = 0.0, 1.0
         probe = self.slack_share(pose, forward(r, pose, frames, after)[0], below)
-        if probe is not None and probe >= FULL_SHARE:
-            return best  # (all of the turn is needed: the head's reach from the neck, say)
         for _ in range(BISECTIONS):
             mid = probe if probe is not None and lo < probe < hi else 0.5 * (lo + hi)
             probe = None
             candidate = at(mid)
-            if self.reached(candidate[0]):
+            if self.reached(*candidate):
                 hi, best = mid, candidate
             else:
                 lo = mid
@@ -221,8 +205,8 @@ class NaturalSolve:
             goals[at[e]] = Goal(rot.rotate_inv(fp, _sub(g.position, origin)), turn, g.weight)
             limb = self.limb(e)
             if g.orientation is None and limb is not None and limb[2] != e:
-                # a foot keeps its orientation (flat on the floor) where the limits let it
-                hinted[at[e]] = goals[at[e]]._replace(orientation=rot.mul(rot.conj(fp), self.reference[e]))
+                # a foot keeps the orientation it had (flat on the floor, say) where the limits let it
+                hinted[at[e]] = goals[at[e]]._replace(orientation=rot.mul(rot.conj(fp), self.start_frames[e]))
         weights = None if self.weights is None else {at[e]: self.weights.get(e, 1.0) for e in effectors}
         local_pose, local_frames = (None, None)
         if hinted:
@@ -273,200 +257,28 @@ class NaturalSolve:
         self.iterations = max(self.iterations, iterations)  # (each chain's solve is bounded alike)
         return pose, frames
 
-    def bend(
-        self, e: int, fp: rot.Quat, origin: rot.Vec, pose: list[rot.Vec], frames: list[rot.Quat]
-    ) -> rot.Vec | None:
-        """The world direction effector ``e``'s hinge bends toward: to its pole, or its swivel's."""
-        if e in self.poles:
-            return None if self.hinge_of(e) is None else _sub(self.poles[e], pose[self.r.parents[self.hinge_of(e)]])
-        if e not in self.swivels:
-            return None
-        j, swivel = self.swivels[e]
-        h = self.hinge_of(e)
-        if h is None:
-            return None
-        carry = rot.mul(frames[j], rot.conj(self.r.rest_frames[j]))  # the frame joint's turn from rest
-        v = rot.rotate_inv(carry, _sub(self.goals[e].position, pose[self.r.parents[h]]))
-        fade = min(1.0, math.sqrt(rot.dot(v, v)) / (NEAR_ROOT * self.reach_of(e)))
-        return rot.rotate(carry, swivel.bend(rot.unit(v) or (0.0, 0.0, 0.0), fade))
-
-    def reach_of(self, e: int) -> float:
-        """The length of effector ``e``'s limb, from its hinge's parent to ``e``."""
-        r, h = self.r, self.hinge_of(e)
-        j, total = e, 0.0
-        while j != h and j >= 0:
-            total += r.lengths[j]
-            j = r.parents[j]
-        return total + r.lengths[h] if h is not None else total
-
-    def limb(self, e: int) -> tuple[int, list[int], int] | None:
-        """Effector ``e``'s limb: (its hinge's parent, the joints that turn: the hinge and each joint
-        below it whose rest bone continues the hinge's child bone within ``LIMB_BEND``, the limb's
-        end). An arm turns its elbow and wrist about the shoulder-hand line; a leg, whose foot
-        leaves the shin at a right angle, its knee alone about the hip-ankle line."""
-        if e not in self.limbs:
-            self.limbs[e] = None
-            h = self.hinge_of(e)
-            if h is not None:
-                r = self.r
-                path = [e]
-                while path[-1] != h:
-                    path.append(r.parents[path[-1]])
-                path.reverse()  # h ... e
-                turning, end = [h], path[1]
-                along = r.rest_bone[path[1]]
-                for j, nxt in itertools.pairwise(path[1:]):
-                    bone = r.rest_bone[nxt]
-                    if along is None or bone is None or rot.dot(along, bone) < LIMB_COS:
-                        break
-                    turning.append(j)
-                    end = nxt
-                self.limbs[e] = (r.parents[h], turning, end)
-        return self.limbs[e]
-
-    def hinge_of(self, e: int) -> int | None:
-        """The joint effector ``e``'s swivel or pole bends (``fabrik3d.model.posing.hinge_above``)."""
-        if e not in self.hinges:
-            self.hinges[e] = hinge_above(self.sk, e)
-        return self.hinges[e]
-
-    def swivel(
-        self,
-        sub: Skeleton,
-        goals: dict[int, Goal],
-        weights: dict[int, float] | None,
-        at: dict[int, int],
-        e: int,
-        bend: rot.Vec,
-        pose: list[rot.Vec],
-        frames: list[rot.Quat],
-    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
-        """Turn ``e``'s limb (``limb``) about the line from its hinge's parent to the limb's end
-        toward ``bend`` (local coordinates): a move that keeps the joint angles and leaves the
-        limb's end and everything else where it is; kept if the limits let every target stay
-        reached and the solve from it ends nearer the bend (shares of the turn are tried)."""
-        got = self.limb(e)
-        if got is None or got[0] not in at or got[2] not in at:
-            return pose, frames
-        a, end = at[got[0]], at[got[2]]
-        limb = [at[j] for j in got[1]]
-        m = limb[0]
-        axis = rot.unit(_sub(pose[end], pose[a]))
-        if axis is None:
-            return pose, frames
-        off = _across(_sub(pose[m], pose[a]), axis)
-        want = _across(bend, axis)
-        if off is None or want is None:
-            return pose, frames
-        cross = rot.cross(off, want)
-        angle = float(np.arctan2(rot.dot(cross, axis), rot.dot(off, want)))
-        if abs(angle) < MIN_SWIVEL:
-            return pose, frames
-        before = max(rot.dist(pose[k], g.position) for k, g in goals.items())
-        turned_before = self.orientation_misses(goals, frames)
-        best = (abs(angle), pose, frames)
-        for share in SWIVEL_SHARES:
-            turned = list(pose)
-            spin = rot.axis_angle(axis, share * angle)
-            for k in limb:
-                turned[k] = _add(pose[a], rot.rotate(spin, _sub(pose[k], pose[a])))
-            solved, solved_frames = self.run_sub(sub, goals, weights, turned, SWIVEL_ITERATIONS)
-            if max(rot.dist(solved[k], g.position) for k, g in goals.items()) > max(self.tol, before):
-                continue
-            if any(
-                m > max(b, ORIENTATION_SLACK)
-                for m, b in zip(self.orientation_misses(goals, solved_frames), turned_before)
-            ):
-                continue  # (an orientation target the swivel would cost)
-            # (the limits may send the re-solve elsewhere: kept only if it ends nearer the bend)
-            line = rot.unit(_sub(solved[end], solved[a]))
-            off_now = None if line is None else _across(_sub(solved[m], solved[a]), line)
-            want_now = None if line is None else _across(bend, line)
-            if off_now is None or want_now is None:
-                continue
-            miss = float(np.arccos(max(-1.0, min(1.0, rot.dot(off_now, want_now)))))
-            if miss < best[0]:
-                best = (miss, solved, solved_frames)
-            if miss <= SWIVEL_CLOSE:
-                break
-        return best[1], best[2]
-
-    @staticmethod
-    def orientation_misses(goals: dict[int, Goal], frames: list[rot.Quat]) -> list[float]:
-        """Per goal with an orientation, the angle (radians) between it and the effector's frame."""
-        return [rot.angle_between(frames[k], g.orientation) for k, g in goals.items() if g.orientation is not None]
-
     # -- measures ----------------------------------------------------------------------------
     def error(self, pose: list[rot.Vec]) -> float:
         """The largest distance of a targeted effector from its target."""
         return max((rot.dist(pose[e], g.position) for e, g in self.goals.items()), default=0.0)
 
-    def reached(self, pose: list[rot.Vec]) -> bool:
-        return self.error(pose) <= self.tol
+    def shortfall(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[float, float]:
+        """How far a pose falls short: (the largest distance beyond the tolerance, the sum of the
+        orientation targets' angles beyond ``ORIENTATION_REACHED``)."""
+        turned = sum(
+            max(0.0, rot.angle_between(frames[e], g.orientation) - ORIENTATION_REACHED)
+            for e, g in self.goals.items()
+            if g.orientation is not None
+        )
+        return max(0.0, self.error(pose) - self.tol), turned
 
-
-def local(r: Rig, frames: list[rot.Quat], j: int) -> rot.Quat:
-    """Joint ``j``'s frame relative to its parent's."""
-    p = r.parents[j]
-    return frames[j] if p < 0 else rot.mul(rot.conj(frames[p]), frames[j])
-
-
-def forward(
-    r: Rig, pose: list[rot.Vec], frames: list[rot.Quat], turned: dict[int, rot.Quat]
-) -> tuple[list[rot.Vec], list[rot.Quat]]:
-    """Forward kinematics: the joints of ``turned`` take those local rotations, the others keep
-    theirs, and every joint below a changed frame follows (``pos_j = pos_p + R_p·offset_j``)."""
-    if not turned:
-        return pose, frames
-    pose, frames = list(pose), list(frames)
-    moved = [False] * len(pose)
-    old = frames[:]
-    for j in r.order:
-        p = r.parents[j]
-        if p < 0 or not (j in turned or moved[p]):
-            continue
-        frames[j] = rot.mul(frames[p], turned[j] if j in turned else rot.mul(rot.conj(old[p]), old[j]))
-        pose[j] = _add(pose[p], rot.rotate(frames[p], r.offset[j]))
-        moved[j] = True
-    return pose, frames
-
-
-def sub_skeleton(skeleton: Skeleton, r: Rig, top: int) -> tuple[Skeleton, list[int]]:
-    """The subtree of joint ``top`` as a skeleton in its parent's rest frame (the parent at the
-    origin; axes of limits turned with it), and its joints' indices in ``skeleton``; the root's
-    subtree is ``skeleton`` itself without its posing. Cached on the rig."""
-
-    def make() -> tuple[Skeleton, list[int]]:
-        p = r.parents[top]
-        if p < 0:
-            return skeleton.with_posing(None), list(range(len(skeleton)))
-        idx = r.subtree(top)
-        at = {j: k for k, j in enumerate(idx)}
-        fp = r.rest_frames[p]
-        rest = skeleton.rest_positions
-        names = [skeleton.names[j] for j in idx]
-        positions = [rot.rotate_inv(fp, _sub(tuple(rest[j]), tuple(rest[p]))) for j in idx]
-        parents = [-1 if j == top else at[r.parents[j]] for j in idx]
-        frames = {skeleton.names[j]: rot.mul(rot.conj(fp), r.rest_frames[j]) for j in idx}
-        limits = {}
-        for j in idx:
-            items = skeleton.constraints.get(skeleton.names[j])
-            if items:
-                limits[skeleton.names[j]] = [_turned(c, fp) for c in items]
-        return Skeleton(names, parents, positions, limits, frames), list(idx)
-
-    return r.cached(("natural-subtree", top), make)
-
-
-def _turned(c: Any, fp: rot.Quat) -> Any:
-    """Constraint ``c`` with its world axes expressed in the frame ``fp``."""
-    if isinstance(c, Hinge):
-        return dataclasses.replace(c, axis=rot.rotate_inv(fp, c.axis))
-    if isinstance(c, EllipticalCone):
-        return dataclasses.replace(c, right_axis=rot.rotate_inv(fp, c.right_axis))
-    return c
-
-
-def _across(v: rot.Vec, axis: rot.Vec) -> rot.Vec | None:
-    """The unit part of ``v`` across the unit ``axis`` (``None`` when ``v`` runs along it)."""
-    return rot.unit(_add(v, axis, -rot.dot(v, axis)))
+    def reached(self, pose: list[rot.Vec], frames: list[rot.Quat] | None = None) -> bool:
+        """Every target within the tolerance, and (with ``frames``) every orientation target within
+        ``ORIENTATION_REACHED``: a stiffer level joins the reach for an orientation too."""
+        if self.error(pose) > self.tol:
+            return False
+        return frames is None or all(
+            rot.angle_between(frames[e], g.orientation) <= ORIENTATION_REACHED
+            for e, g in self.goals.items()
+            if g.orientation is not None
+        )

