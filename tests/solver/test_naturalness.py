@@ -105,7 +105,6 @@ def test_stiff_joints_turn_only_when_the_free_ones_cannot_reach(sk) -> None:
     assert nt.chest_turn_deg(sk, far.positions, rest) < nt.chest_turn_deg(sk, plain.positions, rest)
 
 
-
 def test_stiff_joints_relax_to_the_pose_the_user_built(sk) -> None:
     rest = nt.rest_pose(sk)
     far = fabrik3d.solve(sk, {"hand_l": [0.7, 1.3, 0.45]})
@@ -207,9 +206,7 @@ def test_other_presets_keep_their_plain_solve() -> None:
         assert not s.posing
         e = s.end_effectors[-1]
         t = fabrik3d.solve(s, {}).positions[s.index(e)] + 0.05
-        assert np.array_equal(
-            fabrik3d.solve(s, {e: t}).positions, fabrik3d.solve(s, {e: t}, posing=Posing()).positions
-        )
+        assert np.array_equal(fabrik3d.solve(s, {e: t}).positions, fabrik3d.solve(s, {e: t}, posing=Posing()).positions)
 
 
 def test_a_posing_survives_with_posing_and_without_constraints(sk) -> None:
