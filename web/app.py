@@ -32,6 +32,7 @@ from fabrik3d.model import presets
 from . import panel
 from .controller import Controller
 from .delivery import INTERACTIVE_RATIO, STILL_RATIO, ImageDelivery
+from .posing_panel import PosingActions
 from .scene_view import SceneView
 from .security import SERVER_OWNED, OwnedState, page_trigger
 
@@ -42,7 +43,7 @@ DRAG_STATE_INTERVAL = 0.1
 
 
 @TrameApp()
-class WebApp:
+class WebApp(PosingActions):
     """The web UI of one scene (see the module docstring).
 
     Args:
@@ -345,7 +346,9 @@ class WebApp:
     def _show_skeleton(self) -> None:
         c = self.controller
         self.scene.set_skeleton(c.scene.skeleton, c.size)
-        self.state.update({"limit_joints": [], "limits_on": c.limits})
+        sk = c.scene.skeleton
+        stiff = [n for n, v in c.posing.stiffness.items() if v > 0.0] or [sk.names[j] for j in sk.order[1:2]]
+        self.state.update({"limit_joints": [], "limits_on": c.limits, "stiffness_joint": stiff[0] if stiff else None})
         self._own(
             {"has_limits": bool(c.scene.skeleton.constraints), "limited_joints": list(c.scene.skeleton.constraints)}
         )
@@ -369,6 +372,7 @@ class WebApp:
         self._own(
             {
                 **c.state(),
+                **c.posing_state(),
                 "effectors": c.effector_rows(),
                 "fps": round(c.fps, 1),
                 "can_undo": bool(c.undo_stack),

@@ -1,4 +1,5 @@
-"""What the web UI does, without the UI: targets, solving, undo/redo, recording (``fabrik3d_web.recording``), exports.
+"""What the web UI does, without the UI: targets, solving, undo/redo, exports; recording and
+natural posing in their own parts (``fabrik3d_web.recording``, ``fabrik3d_web.posing``).
 
 ``Controller`` holds one scene and its current pose. Every user action is a method
 named after it (``move_target``, ``undo``, ``load_scene_text`` ...); each checks all of
@@ -26,6 +27,7 @@ from fabrik3d.io import gltf
 from fabrik3d.io.scene import Scene, parse_scene
 from fabrik3d.model import presets
 
+from .posing import PosingControls
 from .recording import Recording
 
 # An uploaded scene file larger than this is refused (the octopus preset is ~20 kB).
@@ -34,10 +36,8 @@ MAX_SCENE_BYTES = 2 * 1024 * 1024
 MAX_SCENE_JOINTS = 2000
 # Targets farther than this many skeleton sizes from the origin are refused.
 WORKSPACE_SIZES = 100.0
-# Iteration limit accepted from the panel (a drag solves once per mouse move).
-MAX_ITERATIONS = 1000
-# Undo steps kept.
-HISTORY = 200
+MAX_ITERATIONS = 1000  # the iteration limit the panel accepts (a drag solves once per mouse move)
+HISTORY = 200  # undo steps kept
 # "Leave as it is" for an optional argument whose None means "none".
 _KEEP: Any = object()
 
@@ -52,7 +52,7 @@ class Snapshot:
     result: fabrik3d.SolveResult
 
 
-class Controller(Recording):
+class Controller(Recording, PosingControls):
     """The state of the web UI and everything the user can do to it.
 
     Attributes:

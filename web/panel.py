@@ -12,6 +12,8 @@ from typing import Any
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
+from . import posing_panel
+
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
 
 
@@ -125,6 +127,9 @@ def drawer(app: Any) -> None:
                     style="min-width: 0",
                     **_FIELD,
                 )
+
+        _section("Posing")
+        posing_panel.section(app)
 
         _section("Take")
         with html.Div(classes="d-flex align-center", style="gap: 6px"):

@@ -27,7 +27,6 @@ import fabrik3d
 from fabrik3d.io.scene import Scene, parse_scene
 from fabrik3d.io.take import parse_take
 from fabrik3d.model import presets
-from fabrik3d.model.skeleton import Skeleton
 
 # A point the left hand reaches (inside the arm's reach, in front of the body), scene units.
 REACHABLE = np.array([0.45, 1.15, 0.3])
@@ -208,7 +207,7 @@ def test_limits_off_solves_without_the_joint_limits() -> None:
     on.move_target("hand_l", target)
     off.move_target("hand_l", target)
     sk = on.scene.skeleton
-    free = Skeleton(sk.names, sk.parents, sk.rest_positions)
+    free = sk.without_constraints()  # (no limits; the natural posing kept)
     np.testing.assert_array_equal(
         on.result.positions, fabrik3d.solve(sk, {"hand_l": target}, positions=start_on).positions
     )
@@ -231,19 +230,17 @@ def test_a_pole_bends_the_chain_toward_it_and_is_undoable() -> None:
     c.move_pole("hand_l", pole)
     expected = fabrik3d.solve(sk, {"hand_l": REACHABLE}, positions=start, poles={"hand_l": pole})
     np.testing.assert_array_equal(c.result.positions, expected.positions)
-    # The solver applies poles while it iterates (not to a pose that already reaches its targets):
-    # the next move of the hand bends the elbow toward the pole, unlike the same move without it.
-    step = REACHABLE + np.array([0.0, 0.02, 0.0])
-    c.move_target("hand_l", step)
-    without = fabrik3d.solve(sk, {"hand_l": step}, positions=start)
-    assert np.linalg.norm(c.result.positions[elbow] - pole) < np.linalg.norm(without.positions[elbow] - pole) - 0.05
+    # the pole acts at once (the natural posing swivels the elbow toward it, no target moved):
+    # nearer the pole, and a pole below the elbow never sends it up
+    assert np.linalg.norm(c.result.positions[elbow] - pole) < np.linalg.norm(start[elbow] - pole) - 0.02
+    assert c.result.positions[elbow][1] <= start[elbow][1] + 1e-9
+    assert c.result.converged
     assert c.state()["poles"] == {"hand_l": np.round(pole, 6).tolist()}
     before = snapshot(c)
     for name, point in [("elbow_l", pole), ("hand_l", [math.nan, 0, 0]), ("hand_l", [1e5, 0, 0])]:
         with pytest.raises(ValueError):
             c.move_pole(name, point)
         assert snapshot(c) == before
-    c.undo()
     c.undo()
     assert c.poles == {}
     np.testing.assert_array_equal(c.result.positions, start)
@@ -658,3 +655,31 @@ def test_serve_passes_its_own_options_on_and_nothing_of_the_command_line(monkeyp
     assert not options.app and options.port != 1 and not options.ssl and not options.hot_reload
     assert kwargs["host"] == "127.0.0.1" and kwargs["port"] == 8123 and kwargs["open_browser"] is False
     assert sys.argv == argv  # given back afterwards
+
+
+def test_pin_free_reach_and_stiffness_check_their_input_and_keep_the_pose_on_a_refusal() -> None:
+    c = Controller()
+    c.pin_effector("hand_r")
+    np.testing.assert_allclose(c.targets["hand_r"], c.result.positions[c.scene.skeleton.index("hand_r")], atol=1e-12)
+    c.set_reach("hand_l", "clavicle_l")
+    c.set_stiffness("spine_02", 0.3)
+    assert c.posing.reach["hand_l"] == "clavicle_l" and c.posing.stiffness["spine_02"] == 0.3
+    assert c.scene.skeleton.posing.reach["toe_l"] == "hip_l"  # (the preset's other settings kept)
+    assert c._free.posing == c.scene.skeleton.posing  # (limits off: the same posing)
+    before = snapshot(c)
+    for action, args, message in [
+        (c.pin_effector, ("elbow_l",), "not an end effector"),
+        (c.free_effector, (["hand_r"],), "not an end effector"),
+        (c.set_reach, ("hand_l", "toe_l"), "not a joint above it"),
+        (c.set_reach, ("hand_l", "hand_l"), "not a joint above it"),
+        (c.set_stiffness, ("spine_02", math.nan), "from 0 to 1"),
+        (c.set_stiffness, ("spine_02", "0.5"), "from 0 to 1"),
+        (c.set_stiffness, (None, 0.5), "not a joint"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            action(*args)
+        assert snapshot(c) == before
+    assert c.posing.stiffness["spine_02"] == 0.3
+    c.free_effector("hand_r")
+    assert "hand_r" not in c.targets
+    assert json.loads(c.scene_json())["posing"]["reach"]["hand_l"] == "clavicle_l"

@@ -1,0 +1,100 @@
+"""End to end, the panel's Posing section: pin and free an effector with its button, choose a
+chain's reach in its menu, set a joint's stiffness; the real ``fabrik3d serve`` and Debian's
+headless chromium (playwright). State is read through trame's state, never from pixels.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import require_executable
+from helpers import web as wh
+
+from fabrik3d.model import presets
+
+pytestmark = pytest.mark.browser
+
+H = presets.get("humanoid")
+
+
+@pytest.fixture(scope="module")
+def page():
+    require_executable("chromium", "apt-get install chromium")
+    with wh.WebServer() as srv, wh.browser() as b:
+        p = wh.open_page(b, srv.url)
+        yield p
+        assert srv.alive, srv.output()
+
+
+def test_pin_then_a_reach_of_the_other_hand_leaves_the_pinned_hand_where_it_was(page) -> None:
+    r = H.index("hand_r")
+    rest = np.array(wh.get_state(page, "pose")[r])
+    page.locator("#pin-hand_r").click()
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_r !== undefined")
+    assert wh.get_state(page, "targets")["hand_r"] == pytest.approx(rest.tolist(), abs=1e-6)
+    # the left hand reaches toward the chest (the arm alone can): the pinned hand stays put
+    field = page.locator("#coord-hand_l-x")
+    field.fill("0.15")
+    field.press("Enter")
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_l !== undefined")
+    pose = np.array(wh.get_state(page, "pose"))
+    assert np.linalg.norm(pose[r] - rest) <= 1e-3 + 1e-6
+    assert wh.get_state(page, "converged")
+    # the button now frees it: its target goes, the other one stays
+    page.locator("#pin-hand_r").click()
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_r === undefined")
+    assert set(wh.get_state(page, "targets")) == {"hand_l"}
+    wh.trigger(page, "free_effector", ["hand_l"])
+    wh.wait_until(page, "() => !Object.keys(window.trame.state.get('targets')).length")
+
+
+def test_the_reach_menu_stops_a_chain_and_the_scene_file_keeps_it(page) -> None:
+    assert wh.get_state(page, "reach_of")["hand_l"] == "spine_01"  # (the preset's default)
+    page.locator("#reach-hand_l").click(force=True)  # (the field's own layer takes the pointer)
+    page.get_by_role("option", name="clavicle_l", exact=True).click()
+    wh.wait_until(page, "() => window.trame.state.get('reach_of').hand_l === 'clavicle_l'")
+    # a target beyond the arm: the chain's top joint is the clavicle (it turns, the spine stays at rest)
+    before = np.array(wh.get_state(page, "pose"))
+    wh.trigger(page, "type_coordinate", ["hand_l", 1, "2.2"])
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_l !== undefined")
+    after = np.array(wh.get_state(page, "pose"))
+    for name in ("spine_01", "spine_02", "spine_03", "chest", "clavicle_l", "head"):
+        assert np.linalg.norm(after[H.index(name)] - before[H.index(name)]) <= 1e-6, name
+    assert np.linalg.norm(after[H.index("shoulder_l")] - before[H.index("shoulder_l")]) > 0.01  # (the clavicle turns)
+    assert not wh.get_state(page, "converged")
+    scene = json.loads(_scene_text(page))
+    assert scene["posing"]["reach"]["hand_l"] == "clavicle_l"
+    # a joint not above the hand: refused, nothing changes
+    wh.trigger(page, "set_reach", ["hand_l", "toe_l"])
+    wh.wait_until(page, "() => window.trame.state.get('error_message').includes('not a joint above it')")
+    assert wh.get_state(page, "reach_of")["hand_l"] == "clavicle_l"
+    wh.trigger(page, "free_effector", ["hand_l"])
+    wh.trigger(page, "set_reach", ["hand_l", "spine_01"])
+
+
+def test_stiffness_is_shown_with_the_presets_defaults_and_can_be_set(page) -> None:
+    stiffness = wh.get_state(page, "stiffness_of")
+    assert stiffness["spine_02"] == pytest.approx(H.posing.stiffness["spine_02"])
+    assert stiffness["elbow_l"] == 0.0
+    assert page.locator("#stiffness-joint").input_value() == "spine_01"  # (the first stiff joint)
+    assert page.locator(".v-slider").first.is_visible()
+    wh.trigger(page, "set_stiffness", ["spine_02", 0.25])
+    wh.wait_until(page, "() => window.trame.state.get('stiffness_of').spine_02 === 0.25")
+    assert json.loads(_scene_text(page))["posing"]["stiffness"]["spine_02"] == 0.25
+    for args, message in ((["spine_02", 1.5], "from 0 to 1"), (["nope", 0.5], "not a joint"), (["spine_02"], "")):
+        wh.trigger(page, "set_stiffness", args)
+        wh.wait_until(
+            page, "(m) => window.trame.state.get('error_message').includes(m)", arg=message or "set_stiffness"
+        )
+    assert wh.get_state(page, "stiffness_of")["spine_02"] == 0.25
+    wh.trigger(page, "set_stiffness", ["spine_02", H.posing.stiffness["spine_02"]])
+
+
+def _scene_text(page) -> str:
+    """The scene file the "Scene .json" button downloads."""
+    with page.expect_download(timeout=30_000) as info:
+        page.locator("#btn-download-scene").click()
+    return Path(info.value.path()).read_text()

@@ -1,0 +1,98 @@
+"""Natural posing in the web UI, without the UI: pin and free effectors, each effector's chain
+reach and each joint's stiffness (``fabrik3d.Posing``).
+
+``PosingControls`` is a part of ``fabrik3d_web.controller.Controller``. Every action checks its
+input first and raises ``ValueError`` naming the problem, leaving everything as it was; a
+changed posing is kept in the scene (a downloaded scene file carries it) and the pose is solved
+again at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+import fabrik3d
+from fabrik3d.io.scene import Scene
+
+
+class PosingControls:
+    """Pin, free, chain reach and stiffness (see the module docstring)."""
+
+    scene: Scene
+    targets: dict[str, np.ndarray]
+    result: fabrik3d.SolveResult
+    _free: fabrik3d.Skeleton
+
+    def _apply(self, undoable: bool, targets: dict[str, np.ndarray] | None = None) -> None:
+        raise NotImplementedError  # (the Controller's)
+
+    def pin_effector(self, name: Any) -> None:
+        """Pin the free effector ``name`` where it is now (its target: its current position)."""
+        self._apply(True, targets=fabrik3d.pin(self.targets, self.scene.skeleton, self.result.positions, name))
+
+    def free_effector(self, name: Any) -> None:
+        """Free the effector ``name``: remove its target (nothing happens if it has none)."""
+        self._check_effector(name, "free")
+        self._apply(True, targets=fabrik3d.free(self.targets, name))
+
+    def set_reach(self, effector: Any, joint: Any) -> None:
+        """Stop the chain of ``effector``'s target at ``joint`` (one of ``reach_options``)."""
+        self._check_effector(effector, "reach")
+        options = self.reach_options(effector)
+        if not isinstance(joint, str) or joint not in options:
+            raise ValueError(f"reach.{effector}: {str(joint)[:60]!r} is not a joint above it; choose one of {options}")
+        posing = self.posing
+        self._set_posing(dataclasses.replace(posing, reach={**posing.reach, effector: joint}))
+
+    def set_stiffness(self, joint: Any, value: Any) -> None:
+        """Set ``joint``'s stiffness: 0 (free) .. 1 (turns only when nothing freer can serve)."""
+        sk = self.scene.skeleton
+        if not isinstance(joint, str) or joint not in sk:
+            raise ValueError(f"stiffness: {str(joint)[:60]!r} is not a joint of this skeleton")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+            raise ValueError(f"stiffness.{joint}: expected a number from 0 to 1, got {str(value)[:40]!r}")
+        posing = self.posing
+        self._set_posing(dataclasses.replace(posing, stiffness={**posing.stiffness, joint: float(value)}))
+
+    # -- readouts -----------------------------------------------------------------------------
+    @property
+    def posing(self) -> fabrik3d.Posing:
+        """The scene's posing (an empty one: the plain full-body chain)."""
+        return self.scene.skeleton.posing or fabrik3d.Posing()
+
+    def reach_options(self, effector: str) -> list[str]:
+        """The joints where ``effector``'s chain may stop: those above it, its parent first."""
+        sk = self.scene.skeleton
+        return [sk.names[j] for j in reversed(sk.path_to_root(sk.index(effector))[:-1])]
+
+    def posing_state(self) -> dict[str, Any]:
+        """For the panel: ``reach_of`` (effector -> the joint its chain stops at), ``reach_options``
+        (effector -> joints), ``stiffness_of`` (joint -> 0..1, every joint)."""
+        sk, posing = self.scene.skeleton, self.posing
+        root = sk.names[sk.root]
+        return {
+            "reach_of": {e: posing.reach.get(e, root) for e in sk.end_effectors},
+            "reach_options": {e: self.reach_options(e) for e in sk.end_effectors},
+            "stiffness_of": {name: posing.stiffness.get(name, 0.0) for name in sk.names},
+        }
+
+    # -- internals ----------------------------------------------------------------------------
+    def _check_effector(self, name: Any, where: str) -> None:
+        sk = self.scene.skeleton
+        if not isinstance(name, str) or not sk.is_effector(name):
+            effectors = ", ".join(sk.end_effectors)
+            raise ValueError(f"{where}: {str(name)[:60]!r} is not an end effector; valid names are {effectors}")
+
+    def _set_posing(self, posing: fabrik3d.Posing) -> None:
+        skeleton = self.scene.skeleton.with_posing(posing)
+        before = (self.scene, self._free)
+        self.scene = dataclasses.replace(self.scene, skeleton=skeleton)
+        self._free = skeleton.without_constraints()
+        try:
+            self._apply(False)
+        except BaseException:
+            self.scene, self._free = before
+            raise

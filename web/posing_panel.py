@@ -1,0 +1,99 @@
+"""The panel's "Posing" section and what the user does in it: pin or free an effector, choose the
+joint where its chain stops (chain reach), set a joint's stiffness (``fabrik3d_web.posing``).
+
+``PosingActions`` is a part of ``fabrik3d_web.app.WebApp``; ``section`` declares the layout.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trame.widgets import html
+from trame.widgets import vuetify3 as v3
+
+from .security import page_trigger
+
+_FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
+
+
+class PosingActions:
+    """The Posing section's triggers (each reports a bad argument in ``error_message``)."""
+
+    controller: Any
+
+    def _attempt(self, action: Any, *args: Any) -> Any:
+        raise NotImplementedError  # (the WebApp's)
+
+    def _publish(self) -> None:
+        raise NotImplementedError  # (the WebApp's)
+
+    @page_trigger("pin_effector")
+    def pin_effector(self, name: Any) -> None:
+        """The user pinned a free effector where it is."""
+        self._attempt(self.controller.pin_effector, name)
+        self._publish()
+
+    @page_trigger("free_effector")
+    def free_effector(self, name: Any) -> None:
+        """The user freed an effector (its target removed)."""
+        self._attempt(self.controller.free_effector, name)
+        self._publish()
+
+    @page_trigger("set_reach")
+    def set_reach(self, effector: Any, joint: Any) -> None:
+        """The user chose where an effector's chain stops."""
+        self._attempt(self.controller.set_reach, effector, joint)
+        self._publish()
+
+    @page_trigger("set_stiffness")
+    def set_stiffness(self, joint: Any, value: Any) -> None:
+        """The user set a joint's stiffness."""
+        self._attempt(self.controller.set_stiffness, joint, value)
+        self._publish()
+
+
+def section(app: Any) -> None:
+    """Per effector: pin/free and its chain reach; one joint's stiffness (a joint chosen, a slider)."""
+    html.Div(
+        "Pin holds an effector where it is; the chain of a target stops at its reach joint. Stiff joints "
+        "(0 free .. 1) turn only when the freer ones cannot reach.",
+        classes="text-caption text-medium-emphasis mt-n2",
+    )
+    with html.Div(v_for="row in effectors", key="row.name", classes="d-flex align-center", style="gap: 4px"):
+        v3.VBtn(
+            icon=("row.targeted ? 'mdi-pin' : 'mdi-pin-off-outline'",),
+            size="small",
+            variant="text",
+            id=("'pin-' + row.name",),
+            title=("row.targeted ? 'Free ' + row.name : 'Pin ' + row.name + ' where it is'",),
+            click="trigger(row.targeted ? 'free_effector' : 'pin_effector', [row.name])",
+        )
+        html.Div("{{ row.name }}", classes="text-body-2 text-truncate", style="width: 72px")
+        v3.VSelect(
+            label="reach",
+            model_value=("reach_of[row.name]",),
+            items=("reach_options[row.name]",),
+            update_modelValue=(app.set_reach, "[row.name, $event]"),
+            id=("'reach-' + row.name",),
+            **_FIELD,
+        )
+    with html.Div(classes="d-flex align-center", style="gap: 6px"):
+        v3.VSelect(
+            label="Stiffness of",
+            v_model=("stiffness_joint", "spine_02"),
+            items=("joint_names",),
+            id="stiffness-joint",
+            style="max-width: 150px",
+            **_FIELD,
+        )
+        v3.VSlider(
+            model_value=("stiffness_of[stiffness_joint] || 0",),
+            end=(app.set_stiffness, "[stiffness_joint, $event]"),
+            min=0,
+            max=1,
+            step=0.05,
+            thumb_label=True,
+            id="stiffness",
+            hide_details=True,
+            density="compact",
+        )
