@@ -36,6 +36,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
 
 from fabrik3d.display import bone_pairs, bone_tubes, limit_outlines, tube_indices
 from fabrik3d.io.scene import Scene
+from fabrik3d.model import targets
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.solver.tree import SolveResult
 
@@ -147,10 +148,19 @@ class SkeletonView(widgets.HBox):
         self._check_name(name)
         self._update_targets({**self._scene.targets, name: point})
 
-    def clear_target(self, name: str) -> None:
+    def pin(self, name: str) -> None:
+        """Pin end effector ``name`` where it is now (its target: its current position) and re-solve."""
+        self._check_name(name)
+        self._update_targets(targets.pin(self._scene.targets, self.skeleton, self._result.positions, name))
+
+    def free(self, name: str) -> None:
         """Remove the target of end effector ``name`` (the effector becomes free) and re-solve."""
         self._check_name(name)
-        self._update_targets({k: v for k, v in self._scene.targets.items() if k != name})
+        self._update_targets(targets.free(self._scene.targets, name))
+
+    def clear_target(self, name: str) -> None:
+        """``free`` (the first version's name)."""
+        self.free(name)
 
     def export_gltf(self, path: str | os.PathLike[str]) -> None:
         """Write the current pose as glTF (``.glb`` or ``.gltf``) with ``fabrik3d.gltf.export_pose``.
@@ -202,11 +212,7 @@ class SkeletonView(widgets.HBox):
         def handler(change: Any) -> None:
             if self._syncing:
                 return
-            if change["new"]:
-                here = self._result.positions[self.skeleton.index(name)]
-                self._apply_from_controls(lambda: self.set_target(name, here))
-            else:
-                self._apply_from_controls(lambda: self.clear_target(name))
+            self._apply_from_controls(lambda: (self.pin if change["new"] else self.free)(name))
 
         return handler
 

@@ -374,3 +374,20 @@ def test_quickstart_runs_in_a_kernel_and_the_widget_state_shows_the_solved_pose(
         marker = objects[f"fabrik3d.target.{name}"]
         assert marker["visible"] is True
         np.testing.assert_allclose(marker["position"], point, atol=1e-12)
+
+
+def test_pin_and_free_from_python():
+    humanoid = presets.get("humanoid")
+    view = SkeletonView(humanoid)
+    view.set_target("hand_l", [0.3, 1.25, 0.3])
+    hand_r = view.pose[humanoid.index("hand_r")].copy()
+    view.pin("hand_r")  # the other hand stays where it is from now on
+    np.testing.assert_allclose(view.targets["hand_r"], hand_r, atol=1e-12)
+    assert view.checkboxes["hand_r"].value
+    view.set_target("hand_l", [0.35, 1.3, 0.35])
+    assert np.linalg.norm(view.pose[humanoid.index("hand_r")] - hand_r) <= view.scene.tolerance
+    view.free("hand_r")
+    assert "hand_r" not in view.targets and not view.checkboxes["hand_r"].value
+    with pytest.raises(ValueError, match="not an end effector"):
+        view.pin("elbow_l")
+    assert set(view.targets) == {"hand_l"}
