@@ -157,6 +157,16 @@ def pole_effectors(skeleton: Skeleton) -> list[str]:
     return [e for e in skeleton.end_effectors if len(effector_chain(skeleton, e)) > 2]
 
 
+def pole_label(skeleton: Skeleton, effector: str) -> str:
+    """The label of ``effector``'s pole handle: the joint it bends (``"elbow_l pole"``, with a
+    posing: the hinge; otherwise the chain's middle inner joint)."""
+    h = hinge_above(skeleton, skeleton.index(effector)) if skeleton.posing else None
+    if h is None:
+        chain = effector_chain(skeleton, effector)
+        h = chain[len(chain) // 2] if len(chain) > 2 else skeleton.index(effector)
+    return f"{skeleton.names[h]} pole"
+
+
 def pole_home(skeleton: Skeleton, positions: np.ndarray, effector: str, size: float) -> np.ndarray:
     """``(3,)`` where a pole handle of ``effector`` sits while it has no pole.
 

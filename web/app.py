@@ -8,7 +8,7 @@ contract for tests and automation (see docs/web.md):
 * ``joint_names`` (skeleton order), ``pose`` (``[x, y, z]`` per joint), ``targets``
   (effector name -> ``[x, y, z]``), ``solve_ms``, ``iterations``, ``max_error``,
   ``error_message``; setting ``targets`` from the page moves the handles and re-solves;
-* the trigger ``target_screen_position(name)`` -> ``[x, y]`` of a handle in CSS pixels
+* the trigger ``target_screen_position(name[, pole])`` -> ``[x, y]`` of a handle in CSS pixels
   from the top-left of the 3D view.
 """
 
@@ -309,10 +309,11 @@ class WebApp(PosingActions):
 
     # -- automation ---------------------------------------------------------------------------
     @page_trigger("target_screen_position")
-    def target_screen_position(self, name: Any) -> list[float] | None:
-        """``[x, y]`` of the handle of effector (or root) ``name`` in CSS pixels from the view's top-left."""
+    def target_screen_position(self, name: Any, pole: Any = False) -> list[float] | None:
+        """``[x, y]`` of the handle of effector (or root) ``name``, or of its pole's (``pole``), in CSS
+        pixels from the view's top-left."""
         sk = self.controller.scene.skeleton
-        kind = "root" if name == sk.names[sk.root] else "target"
+        kind = "pole" if pole is True else "root" if name == sk.names[sk.root] else "target"
         if not isinstance(name, str) or (kind, name) not in self.scene.handles:
             self.report(f"target_screen_position: no handle called {str(name)[:60]!r}")
             self.state.flush()

@@ -38,10 +38,8 @@ from vtkmodules.vtkFiltersSources import (
 from vtkmodules.vtkInteractionStyle import vtkInteractorStyleTrackballCamera
 from vtkmodules.vtkInteractionWidgets import (
     vtkHandleWidget,
-    vtkOrientationMarkerWidget,
     vtkSphereHandleRepresentation,
 )
-from vtkmodules.vtkRenderingAnnotation import vtkAxesActor
 from vtkmodules.vtkRenderingCore import (
     vtkActor,
     vtkGlyph3DMapper,
@@ -52,6 +50,7 @@ from vtkmodules.vtkRenderingCore import (
     vtkRenderWindowInteractor,
 )
 
+from fabrik3d import display
 from fabrik3d.model.skeleton import Skeleton
 
 from .limits import limit_fans
@@ -71,7 +70,9 @@ from .vtk_parts import (
     UNREACHABLE,
     finish,
     floor_grid,
+    label,
     lit_actor,
+    orientation_marker,
     set_lines,
     set_points,
     set_triangles,
@@ -176,15 +177,8 @@ class SceneView:
         self.show_poles = False
         self.skeleton: Skeleton | None = None
 
-        axes = vtkAxesActor()
-        axes.SetShaftTypeToCylinder()
-        axes.SetTotalLength(1.0, 1.0, 1.0)
-        self.marker = vtkOrientationMarkerWidget()
-        self.marker.SetOrientationMarker(axes)
-        self.marker.SetInteractor(self.interactor)
-        self.marker.SetViewport(0.0, 0.0, 0.16, 0.2)
-        self.marker.EnabledOn()
-        self.marker.InteractiveOff()
+        self.marker = orientation_marker(self.interactor)
+        self._labels: dict[str, Any] = {}  # effector -> the label of its pole handle
 
     # -- building ------------------------------------------------------------------------------
     def set_skeleton(self, skeleton: Skeleton, size: float) -> None:
@@ -197,13 +191,17 @@ class SceneView:
             widget.SetInteractor(None)
         self.handles = {}
         self._handle_shown: dict[tuple[str, str], tuple[tuple[float, ...], tuple[float, float, float]]] = {}
-        names = [("target", name) for name in skeleton.end_effectors]
-        names += [("pole", name) for name in skeleton.end_effectors]
+        names = [("target", name) for name in display.movable_effectors(skeleton)]  # (the octopus's mantle: none)
+        names += [("pole", name) for name in display.pole_effectors(skeleton)]
         names.append(("root", skeleton.names[skeleton.root]))
+        for actor in self._labels.values():
+            self.renderer.RemoveActor(actor)
+        self._labels = {name: label(display.pole_label(skeleton, name), POLE) for kind, name in names if kind == "pole"}
         for kind, name in names:
             self.handles[kind, name] = self._make_handle(kind, name)
-            if kind == "pole" and not self.show_poles:
-                self.handles[kind, name].Off()
+        for actor in self._labels.values():
+            self.renderer.AddActor(actor)
+        self.set_show_poles(self.show_poles)
         self._build_skeleton_geometry(skeleton)
         self._build_floor(skeleton)
         self._build_limits(skeleton.rest_positions, skeleton.rest_frames)
@@ -339,6 +337,7 @@ class SceneView:
                     point, color = pole_homes[name], FREE_POLE
                 else:
                     continue
+                self._labels[name].SetPosition(*point)
             elif kind == "root":
                 point = positions[sk.root] if root_target is None else root_target
                 color = ROOT
@@ -375,6 +374,8 @@ class SceneView:
         for (kind, _), widget in self.handles.items():
             if kind == "pole":
                 widget.SetEnabled(self.show_poles)
+        for actor in self._labels.values():
+            actor.SetVisibility(self.show_poles)
 
     def handle_display_position(self, kind: str, name: str) -> tuple[float, float, int, int]:
         """Handle's ``(x, y)`` in render-window pixels (origin bottom-left) and the window's ``(width, height)``."""

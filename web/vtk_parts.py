@@ -11,7 +11,9 @@ from vtkmodules.util.numpy_support import numpy_to_vtk
 from vtkmodules.vtkCommonCore import vtkPoints
 from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
 from vtkmodules.vtkFiltersSources import vtkPlaneSource
-from vtkmodules.vtkRenderingCore import vtkActor, vtkPolyDataMapper
+from vtkmodules.vtkInteractionWidgets import vtkOrientationMarkerWidget
+from vtkmodules.vtkRenderingAnnotation import vtkAxesActor
+from vtkmodules.vtkRenderingCore import vtkActor, vtkBillboardTextActor3D, vtkPolyDataMapper
 
 # Colours (RGB 0..1): a calm light theme a user would screenshot.
 BONE = (0.86, 0.88, 0.92)
@@ -125,3 +127,31 @@ def floor_grid(rest: np.ndarray, size: float) -> vtkActor:
     grid.GetProperty().SetRepresentationToWireframe()
     grid.GetProperty().LightingOff()  # lines only: a lit solid floor costs more than the skeleton in software
     return grid
+
+
+def label(text: str, color: tuple[float, float, float]) -> vtkBillboardTextActor3D:
+    """A small text label facing the camera, drawn just above the world point set with ``SetPosition``."""
+    actor = vtkBillboardTextActor3D()
+    actor.SetInput(text)
+    actor.SetDisplayOffset(0, 14)
+    prop = actor.GetTextProperty()
+    prop.SetFontSize(14)
+    prop.SetColor(*color)
+    prop.SetJustificationToCentered()
+    prop.SetBackgroundColor(1.0, 1.0, 1.0)
+    prop.SetBackgroundOpacity(0.7)
+    return actor
+
+
+def orientation_marker(interactor: Any) -> vtkOrientationMarkerWidget:
+    """The axes in the view's bottom-left corner (X red, Y green, Z blue), not interactive."""
+    axes = vtkAxesActor()
+    axes.SetShaftTypeToCylinder()
+    axes.SetTotalLength(1.0, 1.0, 1.0)
+    marker = vtkOrientationMarkerWidget()
+    marker.SetOrientationMarker(axes)
+    marker.SetInteractor(interactor)
+    marker.SetViewport(0.0, 0.0, 0.16, 0.2)
+    marker.EnabledOn()
+    marker.InteractiveOff()
+    return marker

@@ -29,6 +29,14 @@ def page():
         assert srv.alive, srv.output()
 
 
+@pytest.fixture(autouse=True)
+def no_banner(page):
+    """Each test starts from the rest pose, the error banner closed (it covers the top of the view)."""
+    wh.trigger(page, "reset_pose")
+    page.evaluate("() => window.trame.state.set('error_message', '')")
+    wh.wait_until(page, "() => window.trame.state.get('error_message') === ''")
+
+
 def test_pin_then_a_reach_of_the_other_hand_leaves_the_pinned_hand_where_it_was(page) -> None:
     r = H.index("hand_r")
     rest = np.array(wh.get_state(page, "pose")[r])
@@ -91,6 +99,35 @@ def test_stiffness_is_shown_with_the_presets_defaults_and_can_be_set(page) -> No
         )
     assert wh.get_state(page, "stiffness_of")["spine_02"] == 0.25
     wh.trigger(page, "set_stiffness", ["spine_02", H.posing.stiffness["spine_02"]])
+
+
+def test_dragging_a_pole_handle_bends_the_elbow_while_the_mouse_moves(page) -> None:
+    page.locator("#show-poles").click(force=True)
+    wh.wait_until(page, "() => window.trame.state.get('show_poles') === true")
+    e, hand = H.index("elbow_l"), H.index("hand_l")
+    wh.trigger(page, "type_coordinate", ["hand_l", 0, "0.5"])  # the hand in: the elbow bends (down, by default)
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_l !== undefined")
+    wh.settle(page)
+    before = np.array(wh.get_state(page, "pose"))
+    box = wh.view_box(page)
+    x, y = wh.trigger(page, "target_screen_position", ["hand_l", True])
+    start = (box["x"] + x, box["y"] + y)
+    page.mouse.move(*start)
+    page.mouse.down()
+    for k in range(1, 16):  # up and toward the camera, slowly
+        page.mouse.move(start[0] + 3.0 * k, start[1] - 8.0 * k)
+        page.wait_for_timeout(40)
+    # before the mouse is released the pose has followed (the pole re-solves at once)
+    moved = "([e, y]) => Math.abs(window.trame.state.get('pose')[e][1] - y) > 0.03"
+    wh.wait_until(page, moved, arg=[e, float(before[e][1])])
+    page.mouse.up()
+    wh.wait_until(page, "() => window.trame.state.get('poles').hand_l !== undefined")
+    after = np.array(wh.get_state(page, "pose"))
+    assert after[e][1] > before[e][1] + 0.03  # the elbow went up, toward the pole
+    assert np.linalg.norm(after[hand] - before[hand]) <= 1e-3 + 1e-6  # the hand stays on its target
+    wh.trigger(page, "undo")
+    wh.wait_until(page, "() => !Object.keys(window.trame.state.get('poles')).length")
+    wh.trigger(page, "free_effector", ["hand_l"])
 
 
 def _scene_text(page) -> str:

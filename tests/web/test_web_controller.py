@@ -405,7 +405,7 @@ def test_choosing_a_preset_rebuilds_the_handles(web) -> None:
     app.state.flush()
     sk = presets.get("octopus")
     assert app.state.joint_names == list(sk.names)
-    assert {name for kind, name in app.scene.handles if kind == "target"} == set(sk.end_effectors)
+    assert {name for kind, name in app.scene.handles if kind == "target"} == set(sk.end_effectors) - {"mantle"}
     app.state.preset = "no-such-preset"
     app.state.flush()
     assert "unknown preset" in app.state.error_message
@@ -683,3 +683,28 @@ def test_pin_free_reach_and_stiffness_check_their_input_and_keep_the_pose_on_a_r
     c.free_effector("hand_r")
     assert "hand_r" not in c.targets
     assert json.loads(c.scene_json())["posing"]["reach"]["hand_l"] == "clavicle_l"
+
+
+def test_pole_handles_carry_labels_at_the_natural_elbows_and_the_mantle_has_no_handle(web) -> None:
+    app = web
+    sk = app.controller.scene.skeleton
+    assert {name for kind, name in app.scene.handles if kind == "pole"} == {"hand_l", "hand_r", "toe_l", "toe_r"}
+    labels = app.scene._labels
+    assert labels["hand_l"].GetInput() == "elbow_l pole" and labels["toe_r"].GetInput() == "knee_r pole"
+    assert not any(label.GetVisibility() for label in labels.values())
+    app.state.show_poles = True
+    app.state.flush()
+    assert all(label.GetVisibility() for label in labels.values())
+    rep = app.scene.handles["pole", "hand_l"].GetRepresentation()
+    np.testing.assert_allclose(labels["hand_l"].GetPosition(), rep.GetWorldPosition())
+    elbow = app.controller.result.positions[sk.index("elbow_l")]
+    home = np.array(rep.GetWorldPosition())
+    assert np.linalg.norm(home - elbow) == pytest.approx(0.2 * app.controller.size)
+    # the natural elbow of an arm held out to the side bends backward (and a little down), as a person's does
+    assert home[2] < elbow[2] - 0.15 * app.controller.size and home[1] < elbow[1]
+    app.state.preset = "octopus"
+    app.state.flush()
+    tips = {name for kind, name in app.scene.handles if kind == "target"}
+    assert "mantle" not in tips and len(tips) == 8  # (a rigid root: the mantle cannot move)
+    assert app.target_screen_position("mantle") is None
+    assert "no handle called 'mantle'" in app.state.error_message
