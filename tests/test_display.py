@@ -128,3 +128,21 @@ def test_skeleton_size_is_the_rest_pose_diagonal() -> None:
     line = Skeleton(["a", "b"], [-1, 0], [[0, 0, 0], [0, 0, 2]])
     assert display.skeleton_size(line) == pytest.approx(2.0)
     assert math.isfinite(display.skeleton_size(presets.get("octopus")))
+
+
+def test_views_offer_handles_only_where_something_can_move_and_label_the_poles() -> None:
+    octopus = presets.get("octopus")
+    assert set(display.movable_effectors(octopus)) == set(octopus.end_effectors) - {"mantle"}
+    h = presets.get("humanoid")
+    assert display.movable_effectors(h) == list(h.end_effectors)
+    assert display.pole_effectors(h) == ["hand_l", "hand_r", "toe_l", "toe_r"]  # (the head has no hinge)
+    assert [display.pole_label(h, e) for e in display.pole_effectors(h)] == [
+        "elbow_l pole",
+        "elbow_r pole",
+        "knee_l pole",
+        "knee_r pole",
+    ]
+    plain = h.with_posing(None)
+    assert "head" in display.pole_effectors(plain)  # (without a posing: every chain with an inner joint)
+    chain = display.effector_chain(plain, "hand_l")
+    assert display.pole_label(plain, "hand_l") == f"{plain.names[chain[len(chain) // 2]]} pole"
