@@ -163,12 +163,12 @@ class NaturalSolve(Swivelling):
     def tier(
         self, pose: list[rot.Vec], frames: list[rot.Quat], level: float, within: set[int] | None = None
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
-        """Solve each chain of the joints no stiffer than ``level`` (whose top is ``within``, if
-        given: the others are solved already), tops nearest the root first."""
+        """Solve each chain of the joints no stiffer than ``level`` (those with a joint ``within``,
+        if given: the others are solved already), tops nearest the root first."""
         groups: dict[int, list[int]] = {}
         for e in self.goals:
             chain = self.chain(e, lambda j: self.stiffness[j] <= level)
-            if chain and (within is None or chain[-1] in within):
+            if chain and (within is None or not within.isdisjoint(chain)):
                 groups.setdefault(chain[-1], []).append(e)
         pose, frames = list(pose), list(frames)
         for top in sorted(groups, key=self.r.position_in_order):

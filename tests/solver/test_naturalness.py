@@ -105,6 +105,26 @@ def test_stiff_joints_turn_only_when_the_free_ones_cannot_reach(sk) -> None:
     assert nt.chest_turn_deg(sk, far.positions, rest) < nt.chest_turn_deg(sk, plain.positions, rest)
 
 
+TORSO = ("spine_01", "spine_02", "spine_03", "chest")
+
+
+@pytest.mark.parametrize(
+    "stiffness",
+    [
+        {name: 0.0 for name in TORSO},  # (a stiff clavicle between the arm and a free spine)
+        {name: 0.3 for name in TORSO},
+        {"chest": 1.0},  # (a stiffer joint between the spine and the arm)
+        {"spine_02": 0.9, "clavicle_l": 0.1},
+    ],
+)
+def test_a_stiff_joint_between_the_arm_and_freer_joints_does_not_hold_the_reach_back(sk, stiffness) -> None:
+    posing = Posing({**sk.posing.stiffness, **stiffness}, sk.posing.reach, sk.posing.swivel)
+    target = np.array([0.4, 1.4, 0.8])  # (80 cm in front: the arm and the spine together)
+    r = fabrik3d.solve(sk, {"hand_l": target}, posing=posing)
+    assert r.converged, r.errors
+    assert not fabrik3d.solve(sk, {"hand_l": target}, posing=Posing(reach={"hand_l": "clavicle_l"})).converged
+
+
 def test_stiff_joints_relax_to_the_pose_the_user_built(sk) -> None:
     rest = nt.rest_pose(sk)
     far = fabrik3d.solve(sk, {"hand_l": [0.7, 1.3, 0.45]})
