@@ -12,7 +12,8 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
    the same top are solved together, the tops nearest the root first.
 3. **Only as much as needed.** When a level leaves a target unreached, the next level's joints
    are freed: the whole next level is solved, and then the share of their turn (from the
-   relaxed pose) is bisected: the least share with which the freer joints reach.
+   relaxed pose) is bisected: the least share with which the freer joints reach. A level whose
+   chains are too short for a target is passed over (its joints count as free at the next).
 4. **Swivel.** A limb with a swivel (or a pole) turns its hinge's joint (elbow, knee) about the
    line from the hinge's parent to its child toward the swivel's direction, which moves no
    target; the turn is kept when the joint limits let the targets stay reached.
@@ -97,6 +98,8 @@ class NaturalSolve(Swivelling):
         for below, level in zip(self.levels, self.levels[1:]):
             if self.reached(pose, frames):
                 break
+            if level != self.levels[-1] and not self.within_length(pose, level):
+                continue  # (too short at this level: its joints join the next one's, wholly free)
             pose, frames = self.share(pose, frames, below, level)
         pose, frames = whole.project(pose, frames)  # (every frame by the solver's rules, limits held)
         return pose, frames, self.iterations
@@ -140,6 +143,18 @@ class NaturalSolve(Swivelling):
             else:
                 lo = mid
         return best
+
+    def within_length(self, pose: list[rot.Vec], level: float) -> bool:
+        """Whether every unreached target lies within its chain's length (at ``level``) of the
+        chain's top: if not, no solve at this level can reach it."""
+        for e, g in self.goals.items():
+            if rot.dist(pose[e], g.position) <= self.tol:
+                continue
+            chain = self.chain(e, lambda j: self.stiffness[j] <= level)
+            top = chain[-1] if chain else e
+            if rot.dist(pose[top], g.position) > sum(self.r.lengths[j] for j in [e, *chain[:-1]]) + self.tol:
+                return False
+        return True
 
     def slack_share(self, zero: list[rot.Vec], one: list[rot.Vec], level: float) -> float | None:
         """Where the slack of the unreached effectors' chains (at ``level``) runs out between the
