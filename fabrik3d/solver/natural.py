@@ -83,13 +83,14 @@ class NaturalSolve(Swivelling):
 
     # -- the steps ---------------------------------------------------------------------------
     def run(
-        self, start: list[rot.Vec], relax: list[rot.Vec], tol: float, max_it: int
+        self, start: list[rot.Vec], relax: list[rot.Vec] | None, tol: float, max_it: int
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
-        """The natural pose from ``start`` (relaxing toward ``relax``); returns (pose, frames, iterations)."""
+        """The natural pose from ``start`` (relaxing toward ``relax``, ``None``: the rest pose);
+        returns (pose, frames, iterations)."""
         r = self.r
         self.tol, self.max_it = tol, max_it
         whole = LimitedSolve(r, self.goals, self.weights, {}, None)  # (its projection onto the limits)
-        reference = self.reference = whole.project(relax, r.pose_frames(relax))[1]
+        reference = reference_frames(r, relax)
         pose, frames = whole.project(start, r.pose_frames(start))
         self.start_frames = frames
         stiff = {j: local(r, reference, j) for j in r.order[1:] if self.stiffness[j] > 0.0}
@@ -297,3 +298,11 @@ class NaturalSolve(Swivelling):
             for e, g in self.goals.items()
             if g.orientation is not None
         )
+
+
+def reference_frames(r: Rig, relax: list[rot.Vec] | None) -> list[rot.Quat]:
+    """The frames of the pose ``relax`` projected onto the limits (``None``: the rest pose's,
+    made once per rig)."""
+    if relax is None:
+        return r.cached(("natural-rest-frames",), lambda: reference_frames(r, r.rest_start))
+    return LimitedSolve(r, {}, None, {}, None).project(relax, r.pose_frames(relax))[1]

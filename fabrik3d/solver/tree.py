@@ -133,9 +133,9 @@ def solve(
     if natural:
         # (a pole on a free effector bends its limb where the effector is: it is pinned there)
         pinned = {**goals, **{e: tg.Goal(start[e], None, 1.0) for e in pole_points if e not in goals}}
-        relax = r.rest_start if relax_to is None else _start_pose(skeleton, r, relax_to, None, "relax_to")
+        relax = None if relax_to is None else list(_start_pose(skeleton, r, relax_to, None, "relax_to"))
         solver_n = NaturalSolve(skeleton, r, pinned, w, pole_points, natural, solve_pose)
-        pose, frames, iterations = solver_n.run(list(start), list(relax), tolerance, max_iterations)
+        pose, frames, iterations = solver_n.run(list(start), relax, tolerance, max_iterations)
         return _result(skeleton, goals, pose, frames, iterations, tolerance)
     root_frame = None if root_goal is None else root_goal.orientation
     pose, frames, iterations = solve_pose(
