@@ -8,10 +8,14 @@ arms and spine can reach at once, so not every frame converges. 600 frames at
 60 Hz (10 s), tolerance 1 mm, at most 100 iterations; every solve starts from the
 previous frame's pose.
 
-Rows: ``fabrik3d.solve`` on the preset; on the same skeleton without joint
+Rows: ``fabrik3d.solve`` on the preset (its natural posing); on the preset with
+``posing=None`` (the plain full-body solve); on the same skeleton without joint
 limits when the preset has limits; on the preset with two pole targets (elbows
 behind the body) once ``poles=`` exists; and the reference
 ``plain_tree_fabrik`` (``common.py``, no limits), whose mean gives the ratio.
+Workload 2 moves the same effectors within reach; workload 3 drags the left
+hand alone on a figure eight (the web UI's usual drag), with the natural
+solve's aims from issue 14 (median <= 1 ms, p95 <= 3 ms).
 
 Run: ``python benchmarks/bench_humanoid.py [--quick] [--repeats N] [--budget S] [--profile]``.
 """
@@ -34,6 +38,9 @@ MAX_IT = 100
 RATE_HZ = 60.0
 PLAIN = "plain Python tree FABRIK"
 NO_LIMITS = "fabrik3d.solve, no limits"  # the preset, or its copy without joint limits
+PLAIN_POSING = "fabrik3d.solve, preset, plain posing"  # posing=None: the full-body chain
+# Workload 3, one hand: the web UI's usual drag; the natural solve's aims there (issue 14), ms.
+ONE_HAND_AIMS = {"median": 1.0, "p95": 3.0}
 # Per effector: a constant offset from the rest position (m) and sines (axis, amplitude m, frequency Hz, phase rad).
 PATHS: dict[str, tuple[tuple[float, float, float], tuple[tuple[int, float, float, float], ...]]] = {
     "head": ((0.0, -0.04, 0.0), ((0, 0.04, 0.31, 0.0), (1, 0.02, 0.43, 1.0), (2, 0.05, 0.23, 2.0))),
@@ -89,6 +96,8 @@ def make_cases(skeleton: fabrik3d.Skeleton) -> tuple[list[common.Case], list[str
         label = f"fabrik3d.solve, preset ({limited} joints limited)"
         bare = fabrik3d.Skeleton(skeleton.names, skeleton.parents, skeleton.rest_positions)
         cases = [_solve_case(label, skeleton), _solve_case(NO_LIMITS, bare)]
+        if skeleton.posing:  # (the preset poses naturally; the plain full-body solve for contrast)
+            cases.insert(1, _solve_case(PLAIN_POSING, skeleton.with_posing(None)))
         aims[label] = 2.0
     else:
         cases = [_solve_case(NO_LIMITS, skeleton)]
@@ -216,6 +225,17 @@ def main(argv: list[str] | None = None) -> int:
     reach_runs = common.run_cases(cases, reachable, True, args.repeats, args.budget)
     print(common.format_table(HEADERS, table_rows(reach_runs)))
     print()
+    from helpers.naturalness import figure_eight
+
+    one_hand = [{"hand_l": p} for p in figure_eight(skeleton, "l", frames=len(steps))]
+    print(
+        f"workload 3, one hand: {len(one_hand)} frames, the left hand alone on a figure eight in front of the chest "
+        "(steps <= 1.5 cm;\n          the other effectors free: what a drag in the web UI solves)"
+    )
+    print()
+    hand_runs = common.run_cases(cases, one_hand, True, args.repeats, args.budget)
+    print(common.format_table(HEADERS, table_rows(hand_runs)))
+    print()
     for note in notes:
         print(note)
     for line in common.cut_notes(runs, len(steps), args.budget):
@@ -230,6 +250,10 @@ def main(argv: list[str] | None = None) -> int:
         print(common.aim_line(f"{label}: mean", common.summarize(runs[label].ns).ms("mean"), limit, " ms"))
         mean = common.summarize(reach_runs[label].ns).ms("mean")
         print(common.aim_line(f"{label}, reachable path: mean", mean, limit, " ms"))
+    natural = cases[0].label
+    for stat, limit in ONE_HAND_AIMS.items():
+        value = common.summarize(hand_runs[natural].ns).ms(stat)
+        print(common.aim_line(f"{natural}, one hand: {stat}", value, limit, " ms"))
     if args.profile:
         print()
         print(f"profile: {cases[0].label}, warm (by own time)")
