@@ -208,34 +208,34 @@ def main(argv: list[str] | None = None) -> int:
     skeleton = presets.get("humanoid")
     steps = target_frames(skeleton, 10 if args.quick else 600)
     cases, notes, aims = make_cases(skeleton)
-    print(
+
+    def workload(title: str, frames: list[dict[str, np.ndarray]]) -> dict[str, common.Run]:
+        print(title)
+        print()
+        out = common.run_cases(cases, frames, True, args.repeats, args.budget)
+        print(common.format_table(HEADERS, table_rows(out)))
+        print()
+        return out
+
+    runs = workload(
         f"workload: {len(steps)} frames at {RATE_HZ:g} Hz, targets on {', '.join(PATHS)}; tolerance {TOL * 1e3:g} mm, "
-        f"at most {MAX_IT} iterations;\n          ms = milliseconds per solve; vs plain = mean / plain reference's mean"
+        f"at most {MAX_IT} iterations;\n          ms = milliseconds per solve; vs plain = mean / the plain reference's",
+        steps,
     )
-    print()
-    runs = common.run_cases(cases, steps, True, args.repeats, args.budget)
-    print(common.format_table(HEADERS, table_rows(runs)))
-    print()
     reachable = reachable_frames(skeleton, len(steps))
-    print(
+    reach_runs = workload(
         f"workload 2, reachable: {len(reachable)} frames, the same effectors on forward kinematics of a smooth joint "
-        "path within the limits\n          (every frame reachable with limits; the poles as above)"
+        "path within the limits\n          (every frame reachable with limits; the poles as above)",
+        reachable,
     )
-    print()
-    reach_runs = common.run_cases(cases, reachable, True, args.repeats, args.budget)
-    print(common.format_table(HEADERS, table_rows(reach_runs)))
-    print()
     from helpers.naturalness import figure_eight
 
     one_hand = [{"hand_l": p} for p in figure_eight(skeleton, "l", frames=len(steps))]
-    print(
+    hand_runs = workload(
         f"workload 3, one hand: {len(one_hand)} frames, the left hand alone on a figure eight in front of the chest "
-        "(steps <= 1.5 cm;\n          the other effectors free: what a drag in the web UI solves)"
+        "(steps <= 1.5 cm;\n          the other effectors free: what a drag in the web UI solves)",
+        one_hand,
     )
-    print()
-    hand_runs = common.run_cases(cases, one_hand, True, args.repeats, args.budget)
-    print(common.format_table(HEADERS, table_rows(hand_runs)))
-    print()
     for note in notes:
         print(note)
     for line in common.cut_notes(runs, len(steps), args.budget):
