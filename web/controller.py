@@ -30,26 +30,24 @@ from fabrik3d.model import presets
 from .posing import PosingControls
 from .recording import Recording
 
-# An uploaded scene file larger than this is refused (the octopus preset is ~20 kB).
-MAX_SCENE_BYTES = 2 * 1024 * 1024
+MAX_SCENE_BYTES = 2 * 1024 * 1024  # an uploaded scene file larger than this is refused (the octopus: ~20 kB)
 # An uploaded scene of more joints is refused before it is built (2000 load and drag in < 1 s here).
 MAX_SCENE_JOINTS = 2000
-# Targets farther than this many skeleton sizes from the origin are refused.
-WORKSPACE_SIZES = 100.0
+WORKSPACE_SIZES = 100.0  # targets farther than this many skeleton sizes from the origin are refused
 MAX_ITERATIONS = 1000  # the iteration limit the panel accepts (a drag solves once per mouse move)
 HISTORY = 200  # undo steps kept
-# "Leave as it is" for an optional argument whose None means "none".
-_KEEP: Any = object()
+_KEEP: Any = object()  # "leave as it is", for an optional argument whose None means "none"
 
 
 @dataclasses.dataclass(frozen=True)
 class Snapshot:
-    """Targets and pose at one moment, for undo/redo."""
+    """Targets, pose and posing at one moment, for undo/redo."""
 
     targets: dict[str, np.ndarray]
     root_target: np.ndarray | None
     poles: dict[str, np.ndarray]
     result: fabrik3d.SolveResult
+    posing: fabrik3d.Posing | None = None  # the skeleton's posing (chain reach, stiffness)
 
 
 class Controller(Recording, PosingControls):
@@ -384,8 +382,8 @@ class Controller(Recording, PosingControls):
 
     def _snapshot(self) -> Snapshot:
         root = None if self.root_target is None else self.root_target.copy()
-        poles = {k: v.copy() for k, v in self.poles.items()}
-        return Snapshot({k: v.copy() for k, v in self.targets.items()}, root, poles, self.result)
+        targets, poles = ({k: v.copy() for k, v in d.items()} for d in (self.targets, self.poles))
+        return Snapshot(targets, root, poles, self.result, self.scene.skeleton.posing)
 
     def _push_undo(self, snapshot: Snapshot | None = None) -> None:
         self.undo_stack.append(snapshot or self._snapshot())
@@ -396,5 +394,7 @@ class Controller(Recording, PosingControls):
         self.targets = {k: v.copy() for k, v in snap.targets.items()}
         self.root_target = None if snap.root_target is None else snap.root_target.copy()
         self.poles = {k: v.copy() for k, v in snap.poles.items()}
+        if snap.posing != self.scene.skeleton.posing:
+            self._use_posing(snap.posing)
         self.result = snap.result
         self._record_frame()

@@ -3,8 +3,8 @@ reach and each joint's stiffness (``fabrik3d.Posing``).
 
 ``PosingControls`` is a part of ``fabrik3d_web.controller.Controller``. Every action checks its
 input first and raises ``ValueError`` naming the problem, leaving everything as it was; a
-changed posing is kept in the scene (a downloaded scene file carries it) and the pose is solved
-again at once.
+changed posing is kept in the scene (a downloaded scene file carries it), the pose is solved
+again at once, and undo brings the posing and pose before it back.
 """
 
 from __future__ import annotations
@@ -27,6 +27,12 @@ class PosingControls:
     _free: fabrik3d.Skeleton
 
     def _apply(self, undoable: bool, targets: dict[str, np.ndarray] | None = None) -> None:
+        raise NotImplementedError  # (the Controller's)
+
+    def _snapshot(self) -> Any:
+        raise NotImplementedError  # (the Controller's)
+
+    def _push_undo(self, snapshot: Any = None) -> None:
         raise NotImplementedError  # (the Controller's)
 
     def pin_effector(self, name: Any) -> None:
@@ -87,12 +93,18 @@ class PosingControls:
             raise ValueError(f"{where}: {str(name)[:60]!r} is not an end effector; valid names are {effectors}")
 
     def _set_posing(self, posing: fabrik3d.Posing) -> None:
-        skeleton = self.scene.skeleton.with_posing(posing)
-        before = (self.scene, self._free)
-        self.scene = dataclasses.replace(self.scene, skeleton=skeleton)
-        self._free = skeleton.without_constraints()
+        """Use ``posing`` and solve again (one undo step; nothing changes if the solve fails)."""
+        snapshot, before = self._snapshot(), (self.scene, self._free)
+        self._use_posing(posing)
         try:
             self._apply(False)
         except BaseException:
             self.scene, self._free = before
             raise
+        self._push_undo(snapshot)
+
+    def _use_posing(self, posing: fabrik3d.Posing | None) -> None:
+        """The scene's skeleton (and its copy without limits) with ``posing``; no solve."""
+        skeleton = self.scene.skeleton.with_posing(posing)
+        self.scene = dataclasses.replace(self.scene, skeleton=skeleton)
+        self._free = skeleton.without_constraints()

@@ -708,3 +708,23 @@ def test_pole_handles_carry_labels_at_the_natural_elbows_and_the_mantle_has_no_h
     assert "mantle" not in tips and len(tips) == 8  # (a rigid root: the mantle cannot move)
     assert app.target_screen_position("mantle") is None
     assert "no handle called 'mantle'" in app.state.error_message
+
+
+def test_posing_edits_are_undone_and_redone_with_their_pose() -> None:
+    c = Controller()
+    default = c.scene.skeleton.posing
+    c.move_target("hand_l", np.array([0.4, 1.4, 0.8]))  # (80 cm in front: the spine helps)
+    reached = c.result
+    assert reached.converged
+    c.set_reach("hand_l", "clavicle_l")  # the spine may no longer help
+    short = c.result
+    assert not short.converged and c.posing.reach["hand_l"] == "clavicle_l"
+    c.set_stiffness("spine_02", 0.2)
+    assert c.undo() and c.posing.stiffness["spine_02"] == default.stiffness["spine_02"]
+    assert c.result is short
+    assert c.undo() and c.scene.skeleton.posing == default and c._free.posing == default
+    assert c.result is reached
+    assert c.redo() and c.posing.reach["hand_l"] == "clavicle_l" and c.result is short
+    assert json.loads(c.scene_json())["posing"]["reach"]["hand_l"] == "clavicle_l"
+    c.move_target("hand_l", np.array([0.3, 1.3, 0.3]))  # (solved with the redone posing)
+    assert c.scene.skeleton.posing.reach["hand_l"] == "clavicle_l"
