@@ -16,6 +16,7 @@ from typing import Any
 from fabrik3d.batch.solve import BatchResult, solve_batch
 from fabrik3d.io.scene import Scene, load_scene, save_scene
 from fabrik3d.model.constraints import Cone, EllipticalCone, Hinge, Rigid, Twist
+from fabrik3d.model.mirror import mirror_goals
 from fabrik3d.model.posing import Posing, Swivel
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.targets import Target, free, pin
@@ -38,6 +39,7 @@ __all__ = [
     "Twist",
     "free",
     "load_scene",
+    "mirror_goals",
     "pin",
     "save_scene",
     "solve",

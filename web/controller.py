@@ -175,8 +175,7 @@ class Controller(Recording, PosingControls):
         self._apply(undoable, poles=poles)
 
     def pole_home(self, name: str) -> np.ndarray:
-        """``(3,)`` where the pole handle of effector ``name`` sits while it has no pole
-        (``fabrik3d.display.pole_home``, in the current pose)."""
+        """``(3,)`` where effector ``name``'s pole handle sits without a pole (``display.pole_home``)."""
         return display.pole_home(self.scene.skeleton, self.result.positions, name, self.size)
 
     def set_targets(self, targets: Any) -> None:
@@ -367,12 +366,13 @@ class Controller(Recording, PosingControls):
         targets: dict[str, np.ndarray] | None = None,
         root: Any = _KEEP,
         poles: dict[str, np.ndarray] | None = None,
+        start: np.ndarray | None = None,
     ) -> None:
-        """Solve with new goals (the current ones where not given) from the current pose, then keep them."""
+        """Solve with new goals (the current ones where not given) from ``start`` (or the current pose); keep them."""
         targets = self.targets if targets is None else targets
         root = self.root_target if root is _KEEP else root
         poles = self.poles if poles is None else poles
-        result = self._solve(targets, root, poles, self.result.positions)
+        result = self._solve(targets, root, poles, self.result.positions if start is None else start)
         if undoable:
             self._push_undo()
         self.targets, self.root_target, self.poles, self.result = targets, root, poles, result

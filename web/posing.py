@@ -1,5 +1,5 @@
-"""Natural posing in the web UI, without the UI: pin and free effectors, each effector's chain
-reach and each joint's stiffness (``fabrik3d.Posing``).
+"""Natural posing in the web UI, without the UI: pin and free effectors, mirror the pose, each
+effector's chain reach and each joint's stiffness (``fabrik3d.Posing``).
 
 ``PosingControls`` is a part of ``fabrik3d_web.controller.Controller``. Every action checks its
 input first and raises ``ValueError`` naming the problem, leaving everything as it was; a
@@ -16,6 +16,7 @@ import numpy as np
 
 import fabrik3d
 from fabrik3d.io.scene import Scene
+from fabrik3d.model.mirror import mirror_positions
 
 
 class PosingControls:
@@ -23,10 +24,17 @@ class PosingControls:
 
     scene: Scene
     targets: dict[str, np.ndarray]
+    poles: dict[str, np.ndarray]
     result: fabrik3d.SolveResult
     _free: fabrik3d.Skeleton
 
-    def _apply(self, undoable: bool, targets: dict[str, np.ndarray] | None = None) -> None:
+    def _apply(
+        self,
+        undoable: bool,
+        targets: dict[str, np.ndarray] | None = None,
+        poles: dict[str, np.ndarray] | None = None,
+        start: np.ndarray | None = None,
+    ) -> None:
         raise NotImplementedError  # (the Controller's)
 
     def _snapshot(self) -> Any:
@@ -43,6 +51,16 @@ class PosingControls:
         """Free the effector ``name``: remove its target (nothing happens if it has none)."""
         self._check_effector(name, "free")
         self._apply(True, targets=fabrik3d.free(self.targets, name))
+
+    def mirror_pose(self, source: Any) -> None:
+        """Make the other side the mirror image of the ``source`` side (``"left"`` or ``"right"``):
+        its effectors' targets and poles reflected (``fabrik3d.mirror_goals``), then solved from
+        the pose with that side's joints reflected too (``mirror_positions``)."""
+        if source not in ("left", "right"):
+            raise ValueError(f"mirror: source must be 'left' or 'right', got {str(source)[:40]!r}")
+        sk, pose = self.scene.skeleton, self.result.positions
+        targets, poles = fabrik3d.mirror_goals(sk, self.targets, pose, self.poles, source)
+        self._apply(True, targets=targets, poles=poles, start=mirror_positions(sk, pose, source))
 
     def set_reach(self, effector: Any, joint: Any) -> None:
         """Stop the chain of ``effector``'s target at ``joint`` (one of ``reach_options``)."""

@@ -1,5 +1,6 @@
 """The panel's "Posing" section and what the user does in it: pin or free an effector, choose the
-joint where its chain stops (chain reach), set a joint's stiffness (``fabrik3d_web.posing``).
+joint where its chain stops (chain reach), mirror the pose, set a joint's stiffness
+(``fabrik3d_web.posing``).
 
 ``PosingActions`` is a part of ``fabrik3d_web.app.WebApp``; ``section`` declares the layout.
 """
@@ -37,6 +38,12 @@ class PosingActions:
     def free_effector(self, name: Any) -> None:
         """The user freed an effector (its target removed)."""
         self._attempt(self.controller.free_effector, name)
+        self._publish()
+
+    @page_trigger("mirror_pose")
+    def mirror_pose(self, source: Any) -> None:
+        """The user mirrored the pose from one side ("left" or "right") to the other."""
+        self._attempt(self.controller.mirror_pose, source)
         self._publish()
 
     @page_trigger("set_reach")
@@ -77,6 +84,16 @@ def section(app: Any) -> None:
             id=("'reach-' + row.name",),
             **_FIELD,
         )
+    with html.Div(classes="d-flex align-center", style="gap: 6px"):
+        for source, text in (("left", "Mirror left to right"), ("right", "Mirror right to left")):
+            v3.VBtn(
+                text,
+                size="small",
+                variant="tonal",
+                prepend_icon="mdi-flip-horizontal",
+                id=f"btn-mirror-{source}",
+                click=f"trigger('mirror_pose', ['{source}'])",
+            )
     with html.Div(classes="d-flex align-center", style="gap: 6px"):
         v3.VSelect(
             label="Stiffness of",

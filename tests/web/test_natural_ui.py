@@ -130,6 +130,22 @@ def test_dragging_a_pole_handle_bends_the_elbow_while_the_mouse_moves(page) -> N
     wh.trigger(page, "free_effector", ["hand_l"])
 
 
+def test_the_mirror_buttons_pose_one_side_as_the_mirror_of_the_other(page) -> None:
+    wh.trigger(page, "type_coordinate", ["hand_l", 0, "0.45"])
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_l !== undefined")
+    page.locator("#btn-mirror-left").click()
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_r !== undefined")
+    pose = np.array(wh.get_state(page, "pose"))
+    for name in ("hand", "elbow"):
+        left, right = pose[H.index(f"{name}_l")], pose[H.index(f"{name}_r")]
+        np.testing.assert_allclose(right, [-left[0], left[1], left[2]], atol=5e-3)  # (the plane x = 0)
+    assert page.locator("#btn-undo").is_enabled()
+    wh.trigger(page, "undo")
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_r === undefined")
+    wh.trigger(page, "mirror_pose", ["up"])
+    wh.wait_until(page, "() => window.trame.state.get('error_message').includes('source must be')")
+
+
 def _scene_text(page) -> str:
     """The scene file the "Scene .json" button downloads."""
     with page.expect_download(timeout=30_000) as info:

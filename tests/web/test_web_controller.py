@@ -728,3 +728,19 @@ def test_posing_edits_are_undone_and_redone_with_their_pose() -> None:
     assert json.loads(c.scene_json())["posing"]["reach"]["hand_l"] == "clavicle_l"
     c.move_target("hand_l", np.array([0.3, 1.3, 0.3]))  # (solved with the redone posing)
     assert c.scene.skeleton.posing.reach["hand_l"] == "clavicle_l"
+
+
+def test_mirror_pose_is_one_undo_step_and_refuses_a_bad_side() -> None:
+    c = Controller()
+    sk = c.scene.skeleton
+    c.move_target("hand_l", np.array([0.45, 1.43, -0.01]))
+    before = snapshot(c)
+    c.mirror_pose("left")
+    for name in ("elbow", "hand"):
+        left, right = c.result.positions[sk.index(f"{name}_l")], c.result.positions[sk.index(f"{name}_r")]
+        np.testing.assert_allclose(right, [-left[0], left[1], left[2]], atol=1e-3)
+    assert c.undo() and snapshot(c) == before
+    for bad in ("up", None, ["left"]):
+        with pytest.raises(ValueError, match="source must be 'left' or 'right'"):
+            c.mirror_pose(bad)
+        assert snapshot(c) == before
