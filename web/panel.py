@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from trame.widgets import html
+from trame.widgets import client, html
 from trame.widgets import vuetify3 as v3
 
 from . import posing_panel
@@ -26,10 +26,26 @@ def toolbar(app: Any) -> None:
         _readout("readout-solve", "mdi-timer-outline", "{{ solve_ms.toFixed(2) }} ms")
         _readout("readout-fps", "mdi-speedometer", "{{ fps ? fps.toFixed(0) : '–' }} fps")
     v3.VDivider(vertical=True, classes="mx-2")
-    v3.VBtn(icon="mdi-undo", id="btn-undo", disabled=("!can_undo",), click=app.undo, title="Undo target move")
-    v3.VBtn(icon="mdi-redo", id="btn-redo", disabled=("!can_redo",), click=app.redo, title="Redo")
+    v3.VBtn(icon="mdi-undo", id="btn-undo", disabled=("!can_undo",), click=app.undo, title="Undo (Ctrl+Z)")
+    v3.VBtn(icon="mdi-redo", id="btn-redo", disabled=("!can_redo",), click=app.redo, title="Redo (Ctrl+Shift+Z)")
     v3.VBtn(icon="mdi-backup-restore", id="btn-reset", click=app.reset_pose, title="Reset pose")
-    v3.VBtn(icon="mdi-crop-free", id="btn-camera", click=app.reset_camera, title="Reset camera")
+    v3.VBtn(icon="mdi-crop-free", id="btn-camera", click=app.reset_camera, title="Frame the skeleton (F)")
+    client.ClientTriggers(mounted=SHORTCUTS)
+
+
+# The keyboard shortcuts (the page's keys, not while a text field has the focus): Ctrl+Z (or Cmd+Z)
+# undo, Ctrl+Shift+Z or Ctrl+Y redo, F frames the skeleton. Listed in the panel (SHORTCUT_HELP).
+SHORTCUTS = """window.addEventListener('keydown', (e) => {
+  const t = e.target && e.target.tagName;
+  if (t === 'INPUT' || t === 'TEXTAREA' || (e.target && e.target.isContentEditable)) return;
+  const mod = e.ctrlKey || e.metaKey, key = (e.key || '').toLowerCase();
+  let name = null;
+  if (mod && key === 'z') name = e.shiftKey ? 'redo' : 'undo';
+  else if (mod && key === 'y') name = 'redo';
+  else if (!mod && !e.altKey && key === 'f') name = 'reset_camera';
+  if (name) { e.preventDefault(); trigger(name); }
+})"""
+SHORTCUT_HELP = "Keys: Ctrl+Z undo, Ctrl+Shift+Z or Ctrl+Y redo, F frames the skeleton."
 
 
 def _readout(element_id: str, icon: str, text: str) -> None:
@@ -109,7 +125,7 @@ def drawer(app: Any) -> None:
 
         _section("Targets")
         html.Div(
-            "Drag a sphere in the view, or type a coordinate and press Enter.",
+            "Drag a sphere in the view, or type a coordinate and press Enter. " + SHORTCUT_HELP,
             classes="text-caption text-medium-emphasis mt-n2",
         )
         with html.Div(v_for="row in effectors", key="row.name", classes="d-flex align-center", style="gap: 4px"):

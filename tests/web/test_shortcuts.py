@@ -1,0 +1,64 @@
+"""End to end, the keyboard: Ctrl+Z undoes, Ctrl+Shift+Z and Ctrl+Y redo, F frames the skeleton;
+a text field keeps its own keys. The real ``fabrik3d serve`` and Debian's headless chromium."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from conftest import require_executable
+from helpers import web as wh
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def page():
+    require_executable("chromium", "apt-get install chromium")
+    with wh.WebServer() as srv, wh.browser() as b:
+        p = wh.open_page(b, srv.url)
+        yield p
+        assert srv.alive, srv.output()
+
+
+def targets(page) -> dict:
+    return wh.get_state(page, "targets")
+
+
+def test_ctrl_z_undoes_and_ctrl_shift_z_and_ctrl_y_redo(page) -> None:
+    wh.trigger(page, "type_coordinate", ["hand_l", 0, "0.5"])
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_l !== undefined")
+    page.locator("#view3d").click(position={"x": 20, "y": 400})  # (the view has the focus, not a field)
+    page.keyboard.press("Control+z")
+    wh.wait_until(page, "() => !Object.keys(window.trame.state.get('targets')).length")
+    page.keyboard.press("Control+Shift+z")
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_l !== undefined")
+    page.keyboard.press("Control+z")
+    wh.wait_until(page, "() => !Object.keys(window.trame.state.get('targets')).length")
+    page.keyboard.press("Control+y")
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_l !== undefined")
+    assert targets(page)["hand_l"] == pytest.approx([0.5, 1.43, -0.01])
+
+
+def test_in_a_text_field_ctrl_z_is_the_fields_own(page) -> None:
+    before = targets(page)
+    field = page.locator("#coord-hand_r-x")
+    field.click()
+    field.fill("-0.6")
+    page.keyboard.press("Control+z")  # (undoes the typing, not a target move)
+    page.wait_for_timeout(500)
+    assert targets(page) == before
+
+
+def test_f_frames_the_skeleton_after_the_camera_moved(page) -> None:
+    wh.trigger(page, "reset_camera")
+    home = wh.handle_point(page, "head")
+    box = wh.view_box(page)
+    empty = (box["x"] + 40.0, box["y"] + box["height"] - 60.0)  # (no handle there)
+    wh.drag(page, empty, (empty[0] + 400.0, empty[1] - 150.0), steps=25)  # orbit
+    wh.settle(page)
+    moved = wh.handle_point(page, "head")
+    assert math.dist(home, moved) > 10.0
+    page.keyboard.press("f")
+    wh.settle(page)
+    assert math.dist(wh.handle_point(page, "head"), home) < 2.0
