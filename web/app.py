@@ -5,9 +5,8 @@ A ``WebApp`` joins three parts: the ``Controller`` (what the user can do, no UI)
 (``fabrik3d_web.panel``). trame's state is the single source of truth for the page; the
 contract for tests and automation (see docs/web.md):
 
-* ``joint_names`` (skeleton order), ``pose`` (``[x, y, z]`` per joint), ``targets``
-  (effector name -> ``[x, y, z]``), ``solve_ms``, ``iterations``, ``max_error``,
-  ``error_message``; setting ``targets`` from the page moves the handles and re-solves;
+* ``joint_names`` (skeleton order), ``pose`` (``[x, y, z]`` per joint), ``targets`` (effector name -> ``[x, y, z]``),
+  ``solve_ms``, ``iterations``, ``max_error``, ``error_message``; setting ``targets`` moves the handles and re-solves;
 * the trigger ``target_screen_position(name[, pole])`` -> ``[x, y]`` of a handle in CSS pixels
   from the top-left of the 3D view.
 """
@@ -74,7 +73,7 @@ class WebApp(PosingActions):
                 "fps": 0.0,
             }
         )
-        self._own({"presets": list(presets.names()), "error_message": ""})
+        self._own({"presets": list(presets.names()), "error_message": "", "selected_effector": ""})
         self._show_skeleton()
         self._publish()
         self._build_ui()
@@ -109,10 +108,11 @@ class WebApp(PosingActions):
 
     # -- dragging in the 3D view --------------------------------------------------------------
     def grab_handle(self, kind: str, name: str, point: Any) -> None:
-        """The user pressed the mouse on a handle."""
+        """The user pressed the mouse on a handle (an effector's is then the selected one: Delete frees it)."""
         self._dragging = (kind, name)
         self.controller.begin_drag()
         self.scene.renderer.UseFXAAOff()  # cheaper frames while the mouse moves
+        self._own({"selected_effector": name if kind == "target" else ""})
 
     def drag_handle(self, kind: str, name: str, point: Any) -> None:
         """The user moved a handle: solve from the previous pose and show it in this frame."""

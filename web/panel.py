@@ -34,7 +34,8 @@ def toolbar(app: Any) -> None:
 
 
 # The keyboard shortcuts (the page's keys, not while a text field has the focus): Ctrl+Z (or Cmd+Z)
-# undo, Ctrl+Shift+Z or Ctrl+Y redo, F frames the skeleton. Listed in the panel (SHORTCUT_HELP).
+# undo, Ctrl+Shift+Z or Ctrl+Y redo, F frames the skeleton, Delete frees the effector whose handle was
+# grabbed last (``selected_effector``). Listed in the panel (SHORTCUT_HELP).
 SHORTCUTS = """window.addEventListener('keydown', (e) => {
   const t = e.target && e.target.tagName;
   if (t === 'INPUT' || t === 'TEXTAREA' || (e.target && e.target.isContentEditable)) return;
@@ -44,8 +45,11 @@ SHORTCUTS = """window.addEventListener('keydown', (e) => {
   else if (mod && key === 'y') name = 'redo';
   else if (!mod && !e.altKey && key === 'f') name = 'reset_camera';
   if (name) { e.preventDefault(); trigger(name); }
+  else if (!mod && key === 'delete' && selected_effector) {
+    e.preventDefault(); trigger('free_effector', [selected_effector]);
+  }
 })"""
-SHORTCUT_HELP = "Keys: Ctrl+Z undo, Ctrl+Shift+Z or Ctrl+Y redo, F frames the skeleton."
+SHORTCUT_HELP = "Keys: Ctrl+Z undo, Ctrl+Shift+Z or Ctrl+Y redo, F frames the skeleton, Delete frees the last grabbed."
 
 
 def _readout(element_id: str, icon: str, text: str) -> None:

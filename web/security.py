@@ -46,6 +46,7 @@ SERVER_OWNED = (
     "fps",
     "effectors",
     "reach_of",
+    "selected_effector",
     "reach_options",
     "stiffness_of",
     "can_undo",

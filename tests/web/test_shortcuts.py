@@ -62,3 +62,15 @@ def test_f_frames_the_skeleton_after_the_camera_moved(page) -> None:
     page.keyboard.press("f")
     wh.settle(page)
     assert math.dist(wh.handle_point(page, "head"), home) < 2.0
+
+
+def test_delete_frees_the_effector_whose_handle_was_grabbed_last(page) -> None:
+    wh.trigger(page, "reset_pose")
+    wh.settle(page)
+    start = wh.handle_point(page, "hand_r")
+    wh.drag(page, start, (start[0] + 60.0, start[1] + 60.0), steps=15)
+    wh.wait_until(page, "() => window.trame.state.get('selected_effector') === 'hand_r'")
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_r !== undefined")
+    page.keyboard.press("Delete")
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_r === undefined")
+    assert page.locator("#btn-undo").is_enabled()
