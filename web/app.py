@@ -1,14 +1,12 @@
 """The trame web application: ``fabrik3d serve`` opens it.
 
-A ``WebApp`` joins three parts: the ``Controller`` (what the user can do, no UI), the
-``SceneView`` (the server-side VTK scene streamed by ``VtkRemoteView``) and the panel
-(``fabrik3d_web.panel``). trame's state is the single source of truth for the page; the
-contract for tests and automation (see docs/web.md):
+A ``WebApp`` joins the ``Controller`` (what the user can do, no UI), the ``SceneView`` (the server-side VTK
+scene streamed by ``VtkRemoteView``) and the panel (``fabrik3d_web.panel``). trame's state is the single
+source of truth for the page; the contract for tests and automation (docs/web.md):
 
 * ``joint_names`` (skeleton order), ``pose`` (``[x, y, z]`` per joint), ``targets`` (effector name -> ``[x, y, z]``),
   ``solve_ms``, ``iterations``, ``max_error``, ``error_message``; setting ``targets`` moves the handles and re-solves;
-* the trigger ``target_screen_position(name[, pole])`` -> ``[x, y]`` of a handle in CSS pixels
-  from the top-left of the 3D view.
+* the trigger ``target_screen_position(name[, pole])`` -> ``[x, y]`` of a handle in CSS pixels from the view's top-left.
 """
 
 from __future__ import annotations
@@ -34,6 +32,7 @@ from .delivery import INTERACTIVE_RATIO, STILL_RATIO, ImageDelivery
 from .posing_panel import PosingActions
 from .scene_view import SceneView
 from .security import SERVER_OWNED, OwnedState, page_trigger
+from .vtk_parts import check_view
 
 log = logging.getLogger("fabrik3d_web")
 
@@ -235,10 +234,11 @@ class WebApp(PosingActions):
         self._publish()
 
     @page_trigger("reset_camera")
-    def reset_camera(self) -> None:
-        """The user clicked reset camera."""
-        self.scene.reset_camera()
-        self._render()
+    def reset_camera(self, view: Any = "perspective") -> None:
+        """The user framed the skeleton (F), or chose a view: perspective, front, side, top."""
+        if self._attempt(check_view, view):
+            self.scene.reset_camera(view)
+            self._render()
 
     # -- take ---------------------------------------------------------------------------------
     @page_trigger("start_recording")

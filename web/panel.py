@@ -30,6 +30,9 @@ def toolbar(app: Any) -> None:
     v3.VBtn(icon="mdi-redo", id="btn-redo", disabled=("!can_redo",), click=app.redo, title="Redo (Ctrl+Shift+Z)")
     v3.VBtn(icon="mdi-backup-restore", id="btn-reset", click=app.reset_pose, title="Reset pose")
     v3.VBtn(icon="mdi-crop-free", id="btn-camera", click=app.reset_camera, title="Frame the skeleton (F)")
+    for view in ("front", "side", "top"):
+        click = f"trigger('reset_camera', ['{view}'])"
+        v3.VBtn(view.title(), id=f"btn-view-{view}", size="small", variant="text", click=click, title=f"{view} view")
     client.ClientTriggers(mounted=SHORTCUTS)
 
 

@@ -70,6 +70,7 @@ from .vtk_parts import (
     UNREACHABLE,
     finish,
     floor_grid,
+    frame_camera,
     label,
     lit_actor,
     orientation_marker,
@@ -271,22 +272,12 @@ class SceneView:
         for actor in self._floor:
             self.renderer.AddActor(actor)
 
-    def reset_camera(self) -> None:
-        """Frame the rest pose and its reach from the front, a little from the right and above."""
+    def reset_camera(self, view: str = "perspective") -> None:
+        """Frame the rest pose and its reach: ``"perspective"`` from the front, a little from the right
+        and above; ``"front"``, ``"side"`` (from the left) or ``"top"`` along an axis, in parallel
+        projection (``vtk_parts.VIEWS``)."""
         assert self.skeleton is not None
-        rest = self.skeleton.rest_positions
-        lo, hi = rest.min(axis=0), rest.max(axis=0)
-        center = (lo + hi) / 2
-        camera = self.renderer.GetActiveCamera()
-        camera.SetFocalPoint(*center)
-        direction = np.array([0.42, 0.28, 1.0])
-        camera.SetPosition(*(center + self.size * direction / np.linalg.norm(direction)))
-        camera.SetViewUp(0.0, 1.0, 0.0)
-        camera.SetViewAngle(30.0)
-        margin = 0.08 * self.size
-        self.renderer.ResetCamera(lo[0] - margin, hi[0] + margin, lo[1], hi[1] + margin, lo[2] - margin, hi[2] + margin)
-        camera.Zoom(1.35)
-        self.renderer.ResetCameraClippingRange()
+        frame_camera(self.renderer, self.skeleton.rest_positions, self.size, view)
 
     # -- per frame ----------------------------------------------------------------------------
     def show_pose(

@@ -155,3 +155,37 @@ def orientation_marker(interactor: Any) -> vtkOrientationMarkerWidget:
     marker.EnabledOn()
     marker.InteractiveOff()
     return marker
+
+
+# Camera views: name -> (direction from the skeleton's centre to the camera, view up, parallel projection).
+VIEWS = {
+    "perspective": ((0.42, 0.28, 1.0), (0.0, 1.0, 0.0), False),
+    "front": ((0.0, 0.0, 1.0), (0.0, 1.0, 0.0), True),
+    "side": ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), True),
+    "top": ((0.0, 1.0, 0.0), (0.0, 0.0, -1.0), True),
+}
+
+
+def frame_camera(renderer: Any, rest: np.ndarray, size: float, view: str) -> None:
+    """Point the renderer's camera at the rest pose ``rest`` (``(n, 3)``) from ``VIEWS[view]``,
+    framing it and its reach (``size``, scene units)."""
+    direction, up, parallel = VIEWS[view]
+    lo, hi = rest.min(axis=0), rest.max(axis=0)
+    center = (lo + hi) / 2
+    camera = renderer.GetActiveCamera()
+    camera.SetParallelProjection(parallel)
+    camera.SetFocalPoint(*center)
+    d = np.array(direction)
+    camera.SetPosition(*(center + size * d / np.linalg.norm(d)))
+    camera.SetViewUp(*up)
+    camera.SetViewAngle(30.0)
+    margin = 0.08 * size
+    renderer.ResetCamera(lo[0] - margin, hi[0] + margin, lo[1], hi[1] + margin, lo[2] - margin, hi[2] + margin)
+    camera.Zoom(1.35)
+    renderer.ResetCameraClippingRange()
+
+
+def check_view(view: Any) -> None:
+    """``ValueError`` naming the views unless ``view`` is one of ``VIEWS``."""
+    if not isinstance(view, str) or view not in VIEWS:
+        raise ValueError(f"view: expected one of {', '.join(VIEWS)}, got {str(view)[:40]!r}")

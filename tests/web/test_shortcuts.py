@@ -74,3 +74,26 @@ def test_delete_frees_the_effector_whose_handle_was_grabbed_last(page) -> None:
     page.keyboard.press("Delete")
     wh.wait_until(page, "() => window.trame.state.get('targets').hand_r === undefined")
     assert page.locator("#btn-undo").is_enabled()
+
+
+def test_front_side_and_top_views_look_along_the_axes(page) -> None:
+    wh.trigger(page, "reset_pose")
+
+    def points(*names: str) -> list[tuple[float, float]]:
+        wh.settle(page)
+        return [wh.handle_point(page, n) for n in names]
+
+    page.locator("#btn-view-side").click()  # from the left: the two hands, which differ only in X, coincide
+    left, right = points("hand_l", "hand_r")
+    assert math.dist(left, right) < 2.0
+    page.locator("#btn-view-front").click()  # the middle line is vertical on the screen
+    head, root = points("head", "pelvis")
+    assert abs(head[0] - root[0]) < 2.0 and head[1] < root[1] - 50.0
+    page.locator("#btn-view-top").click()  # from above: the head over the pelvis (2 cm in front of it)
+    head, root = points("head", "pelvis")
+    assert abs(head[0] - root[0]) < 2.0 and math.dist(head, root) < 12.0
+    page.keyboard.press("f")  # back to the perspective view: they part again
+    head, root = points("head", "pelvis")
+    assert math.dist(head, root) > 50.0
+    wh.trigger(page, "reset_camera", ["under"])
+    wh.wait_until(page, "() => window.trame.state.get('error_message').includes('view: expected one of')")
