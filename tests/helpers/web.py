@@ -169,6 +169,15 @@ def open_page(b: Any, url: str, timeout: float = 60.0) -> Any:
     return page
 
 
+@contextlib.contextmanager
+def served_page() -> Iterator[Any]:
+    """A page on a fresh ``fabrik3d serve`` (humanoid) in headless chromium; the server must
+    still be alive when the page is done with."""
+    with WebServer() as srv, browser() as b:
+        yield open_page(b, srv.url)
+        assert srv.alive, srv.output()
+
+
 def get_state(page: Any, key: str) -> Any:
     """``window.trame.state.get(key)``."""
     return page.evaluate("(k) => window.trame.state.get(k)", key)

@@ -23,10 +23,8 @@ H = presets.get("humanoid")
 @pytest.fixture(scope="module")
 def page():
     require_executable("chromium", "apt-get install chromium")
-    with wh.WebServer() as srv, wh.browser() as b:
-        p = wh.open_page(b, srv.url)
+    with wh.served_page() as p:
         yield p
-        assert srv.alive, srv.output()
 
 
 @pytest.fixture(autouse=True)

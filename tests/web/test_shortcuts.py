@@ -15,10 +15,8 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def page():
     require_executable("chromium", "apt-get install chromium")
-    with wh.WebServer() as srv, wh.browser() as b:
-        p = wh.open_page(b, srv.url)
+    with wh.served_page() as p:
         yield p
-        assert srv.alive, srv.output()
 
 
 def targets(page) -> dict:
