@@ -56,8 +56,6 @@ class PosingControls:
         """Make the other side the mirror image of the ``source`` side (``"left"`` or ``"right"``):
         its effectors' targets and poles reflected (``fabrik3d.mirror_goals``), then solved from
         the pose with that side's joints reflected too (``mirror_positions``)."""
-        if source not in ("left", "right"):
-            raise ValueError(f"mirror: source must be 'left' or 'right', got {str(source)[:40]!r}")
         sk, pose = self.scene.skeleton, self.result.positions
         targets, poles = fabrik3d.mirror_goals(sk, self.targets, pose, self.poles, source)
         self._apply(True, targets=targets, poles=poles, start=mirror_positions(sk, pose, source))

@@ -101,7 +101,7 @@ def mirror_goals(
             effectors have no counterparts.
     """
     if source not in SIDES:
-        raise ValueError(f"mirror: source must be 'left' or 'right', got {source!r}")
+        raise ValueError(f"mirror: source must be 'left' or 'right', got {str(source)[:40]!r}")
     pairs = mirror_pairs(skeleton)
     movers = [e for e in skeleton.end_effectors if side_of(e) == source and pairs.get(e) in skeleton.end_effectors]
     if not movers:

@@ -94,7 +94,7 @@ class NaturalSolve(Swivelling):
         pose, frames = whole.project(start, r.pose_frames(start))
         self.start_frames = frames
         stiff = {j: local(r, reference, j) for j in r.order[1:] if self.stiffness[j] > 0.0}
-        pose, frames = self.relaxed = forward(r, pose, frames, stiff)
+        pose, frames = forward(r, pose, frames, stiff)
         pose, frames = self.tier(pose, frames, self.levels[0])
         for below, level in zip(self.levels, self.levels[1:]):
             if self.reached(pose, frames):
@@ -151,11 +151,17 @@ class NaturalSolve(Swivelling):
         for e, g in self.goals.items():
             if rot.dist(pose[e], g.position) <= self.tol:
                 continue
-            chain = self.chain(e, lambda j: self.stiffness[j] <= level)
-            top = chain[-1] if chain else e
-            if rot.dist(pose[top], g.position) > sum(self.r.lengths[j] for j in [e, *chain[:-1]]) + self.tol:
+            top, length, _ = self.chain_span(e, level)
+            if rot.dist(pose[top], g.position) > length + self.tol:
                 return False
         return True
+
+    def chain_span(self, e: int, level: float) -> tuple[int, float, int]:
+        """Effector ``e``'s chain at ``level``: its top joint, its length from the top to ``e``
+        (scene units) and its number of joints."""
+        chain = self.chain(e, lambda j: self.stiffness[j] <= level)
+        top = chain[-1] if chain else e
+        return top, sum(self.r.lengths[j] for j in [e, *chain[:-1]]), len(chain)
 
     def slack_share(self, zero: list[rot.Vec], one: list[rot.Vec], level: float) -> float | None:
         """Where the slack of the unreached effectors' chains (at ``level``) runs out between the
@@ -164,12 +170,10 @@ class NaturalSolve(Swivelling):
         for e, g in self.goals.items():
             if rot.dist(zero[e], g.position) <= self.tol:
                 continue
-            chain = self.chain(e, lambda j: self.stiffness[j] <= level)
-            top = chain[-1] if chain else e
-            length = sum(self.r.lengths[j] for j in [e, *chain[:-1]])
+            top, length, joints = self.chain_span(e, level)
             s0 = rot.dist(zero[top], g.position) - length
             s1 = rot.dist(one[top], g.position) - length
-            if len(chain) == 1 and s0 < 0.0:  # one bone reaches its length only: too near counts
+            if joints == 1 and s0 < 0.0:  # one bone reaches its length only: too near counts
                 s0, s1 = -s0, -s1
             if s0 <= 0.0 or s1 >= s0:
                 return None  # (held off by limits, not by reach: no estimate)

@@ -65,14 +65,14 @@ class Swivelling:
         self, e: int, fp: rot.Quat, origin: rot.Vec, pose: list[rot.Vec], frames: list[rot.Quat]
     ) -> rot.Vec | None:
         """The world direction effector ``e``'s hinge bends toward: to its pole, or its swivel's."""
-        if e in self.poles:
-            return None if self.hinge_of(e) is None else _sub(self.poles[e], pose[self.r.parents[self.hinge_of(e)]])
-        if e not in self.swivels:
-            return None
-        j, swivel = self.swivels[e]
         h = self.hinge_of(e)
         if h is None:
             return None
+        if e in self.poles:
+            return _sub(self.poles[e], pose[self.r.parents[h]])
+        if e not in self.swivels:
+            return None
+        j, swivel = self.swivels[e]
         carry = rot.mul(frames[j], rot.conj(self.r.rest_frames[j]))  # the frame joint's turn from rest
         v = rot.rotate_inv(carry, _sub(self.goals[e].position, pose[self.r.parents[h]]))
         fade = min(1.0, math.sqrt(rot.dot(v, v)) / (NEAR_ROOT * self.reach_of(e)))
@@ -89,7 +89,7 @@ class Swivelling:
 
     def limb(self, e: int) -> tuple[int, list[int], int] | None:
         """Effector ``e``'s limb: (its hinge's parent, the joints that turn: the hinge and each joint
-        below it whose rest bone continues the hinge's child bone within ``LIMB_BEND``, the limb's
+        below it whose rest bone continues the hinge's child bone within ``LIMB_COS``, the limb's
         end). An arm turns its elbow and wrist about the shoulder-hand line; a leg, whose foot
         leaves the shin at a right angle, its knee alone about the hip-ankle line."""
         if e not in self.limbs:
@@ -142,7 +142,8 @@ class Swivelling:
         axis = rot.unit(_sub(pose[end], pose[a]))
         if axis is None:
             return pose, frames
-        off = _across(_sub(pose[m], pose[a]), axis)
+        v = _sub(pose[m], pose[a])
+        off = _across(v, axis)
         want = _across(bend, axis)
         if off is None or want is None:
             return pose, frames
@@ -150,7 +151,6 @@ class Swivelling:
         angle = float(np.arctan2(rot.dot(cross, axis), rot.dot(off, want)))
         # (a limb near straight has no bend to turn: its hinge's side flips with any small move, so
         # the turn fades in as the hinge leaves the line)
-        v = _sub(pose[m], pose[a])
         aside = math.sqrt(max(0.0, rot.dot(v, v) - rot.dot(v, axis) ** 2))
         turn = angle * min(1.0, aside / (SWIVEL_BENT * self.reach_of(e)))
         if abs(turn) < MIN_SWIVEL:
