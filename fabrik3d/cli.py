@@ -6,6 +6,7 @@ Commands:
     fabrik3d serve [--preset NAME | --scene FILE] [--host 127.0.0.1] [--port 8080] [--no-browser]
     fabrik3d export SCENE_OR_PRESET -o OUT.glb [--target NAME=X,Y,Z ...]
     fabrik3d export --take TAKE.json -o OUT.glb
+    fabrik3d bake SCENE.json -o OUT.glb|OUT.gltf|TAKE.json [--frames A:B] [--fps N] [--method warm|batch]
 
 Bad input gives a one-line message on stderr and exit status 2, never a traceback.
 """
@@ -25,7 +26,7 @@ from typing import NoReturn
 
 import numpy as np
 
-from fabrik3d.io import files, gltf, take
+from fabrik3d.io import bake, files, gltf, take
 from fabrik3d.io.scene import Scene, scene_or_preset
 from fabrik3d.model import presets
 
@@ -167,6 +168,48 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _frames(text: str) -> tuple[int, int]:
+    """A ``--frames`` value: ``A:B``, two whole frame numbers."""
+    first, sep, last = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        return int(first), int(last)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected FIRST:LAST (two whole frame numbers), got {text!r}") from None
+
+
+def _cmd_bake(args: argparse.Namespace) -> int:
+    if not args.output.lower().endswith((".glb", ".gltf", ".json")):
+        raise ValueError(f"{args.output}: expected a file name ending in .glb, .gltf or .json (a take)")
+    scene = scene_or_preset(args.scene)
+    if scene.animation is None or not scene.animation.keys:
+        raise ValueError(f"{args.scene}: no keys to bake (a scene file of version 3 with an 'animation')")
+    animation = scene.animation
+    if args.fps is not None:
+        animation = dataclasses.replace(animation, fps=args.fps)
+    t0 = time.perf_counter()
+    baked = bake.bake(
+        scene.skeleton,
+        animation,
+        frames=args.frames,
+        method=args.method,
+        tolerance=scene.tolerance,
+        max_iterations=scene.max_iterations,
+    )
+    ms = (time.perf_counter() - t0) * 1e3
+    if args.output.lower().endswith(".json"):
+        take.save_take(baked, args.output)
+    else:
+        gltf.export_animation(scene.skeleton, zip(baked.positions, baked.rotations), baked.times, args.output)
+    first = args.frames[0] if args.frames else animation.start
+    print(
+        f"wrote {args.output}: frames {first}..{first + len(baked.times) - 1} at {animation.fps:g} fps "
+        f"({len(baked.times)} poses of {len(scene.skeleton)} joints, baked in {ms:.0f} ms)"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every command."""
     parser = _Parser(prog="fabrik3d", description="FABRIK inverse kinematics for skeletons.")
@@ -195,6 +238,15 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output", type=_output_name, required=True, metavar="OUT.glb", help="output file, .glb or .gltf"
     )
     p.set_defaults(func=_cmd_export)
+    p = sub.add_parser("bake", help="solve every frame of a scene's keys and write the animation")
+    p.add_argument("scene", metavar="SCENE.json", help="scene file with keys (version 3)")
+    p.add_argument(
+        "-o", "--output", type=_output_name, required=True, metavar="OUT", help="output .glb, .gltf or take .json"
+    )
+    p.add_argument("--frames", type=_frames, metavar="A:B", help="frames to bake, inclusive (default the range)")
+    p.add_argument("--fps", type=float, help="frames per second (default the scene's)")
+    p.add_argument("--method", choices=bake.METHODS, default="warm", help="warm: frame by frame; batch: all at once")
+    p.set_defaults(func=_cmd_bake)
     return parser
 
 

@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fabrik3d.io.scene import Scene, save_scene
+from fabrik3d.animation import Animation, Key
+from fabrik3d.io.scene import Scene, load_scene, save_scene
+from fabrik3d.io.take import load_take
 from fabrik3d.model import presets
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "fabrik3d"
@@ -205,3 +207,50 @@ def test_a_long_legal_output_name_is_written(tmp_path: Path) -> None:
     proc = run("export", "humanoid", "-o", str(out))
     assert proc.returncode == 0, proc.stderr
     assert out.stat().st_size > 1000 and [p.name for p in tmp_path.iterdir()] == [out.name]
+
+
+# -- bake -----------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def keyed_scene(tmp_path: Path) -> Path:
+    body = presets.get("humanoid")
+    hand = body.rest_positions[body.index("hand_l")]
+    path = tmp_path / "keys.json"
+    keys = (Key(0, {"hand_l": hand}), Key(30, {"hand_l": [0.25, 1.25, 0.35]}))
+    save_scene(Scene(body, animation=Animation(keys)), path)
+    return path
+
+
+def test_bake_writes_every_frame_of_the_keys_as_glb_and_as_a_take(keyed_scene: Path, tmp_path: Path) -> None:
+    proc = run("bake", str(keyed_scene), "-o", str(tmp_path / "a.glb"))
+    assert proc.returncode == 0, proc.stderr
+    assert re.match(r"wrote .*a\.glb: frames 0\.\.30 at 30 fps \(31 poses of 25 joints, baked in \d+ ms\)", proc.stdout)
+    assert (tmp_path / "a.glb").read_bytes()[:4] == b"glTF"
+    proc = run("bake", str(keyed_scene), "-o", str(tmp_path / "a.json"), "--frames", "10:20", "--fps", "24")
+    assert proc.returncode == 0, proc.stderr
+    take = load_take(tmp_path / "a.json")
+    assert len(take.times) == 11 and take.times[-1] == pytest.approx(10 / 24)
+    hand = take.skeleton.index("hand_l")
+    # the hand at frame 20 is where the keys put it (not at frame 20 of a clip from frame 0)
+    goal = load_scene(keyed_scene).animation.goals_at(20).targets["hand_l"].position
+    np.testing.assert_allclose(take.positions[-1, hand], goal, atol=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("extra", "pattern"),
+    [
+        (["-o", "out.txt"], r"out\.txt: expected a file name ending in \.glb, \.gltf or \.json"),
+        (["-o", "out.glb", "--frames", "5"], r"--frames: expected FIRST:LAST"),
+        (["-o", "out.glb", "--frames", "9:3"], r"frames: the last frame 3 is before the first 9"),
+        (["-o", "out.glb", "--fps", "nan"], r"fps: must be finite and > 0"),
+        (["-o", "out.glb", "--method", "fast"], r"invalid choice: 'fast'"),
+    ],
+)
+def test_bad_bakes_are_one_line_and_exit_2(keyed_scene: Path, extra: list[str], pattern: str) -> None:
+    assert_one_line_error(run("bake", str(keyed_scene), *extra, cwd=keyed_scene.parent), pattern)
+    assert not (keyed_scene.parent / "out.glb").exists()
+
+
+def test_bake_of_a_scene_without_keys_says_so(tmp_path: Path) -> None:
+    assert_one_line_error(run("bake", "humanoid", "-o", str(tmp_path / "a.glb")), r"humanoid: no keys to bake")

@@ -1,9 +1,9 @@
 """Scene files: a skeleton, its targets and the solver settings, as JSON.
 
-Format (``"format": "fabrik3d.scene"``, ``"version": 2``)::
+Format (``"format": "fabrik3d.scene"``, ``"version": 3``)::
 
     {
-      "format": "fabrik3d.scene", "version": 2,
+      "format": "fabrik3d.scene", "version": 3,
       "joints": [{"name": "pelvis", "parent": null, "position": [0, 0.95, 0],
                   "constraints": [{"type": "Cone", "max_deg": 30}]}, ...],
       "targets": {"hand_l": [0.5, 1.2, 0.3]},
@@ -11,10 +11,13 @@ Format (``"format": "fabrik3d.scene"``, ``"version": 2``)::
       "weights": {"hand_l": 2.0},
       "solver": {"tolerance": 0.001, "max_iterations": 100},
       "posing": {"stiffness": {"chest": 0.7}, "reach": {"hand_l": "spine_01"},
-                 "swivel": {"hand_l": {"frame": "chest", "direction": [0.4, -1, -0.3]}}}
+                 "swivel": {"hand_l": {"frame": "chest", "direction": [0.4, -1, -0.3]}}},
+      "animation": {"fps": 30, "start": 0, "end": 30, "interpolation": "smooth",
+                    "keys": [{"frame": 0, "targets": {"hand_l": [0.5, 1.2, 0.3]}}, ...]}
     }
 
-Only ``format``, ``version`` and ``joints`` are required. ``posing`` (version 2) is the
+Only ``format``, ``version`` and ``joints`` are required. ``animation`` (version 3) holds the
+keys of ``fabrik3d.model.keys``. ``posing`` (version 2) is the
 skeleton's natural posing (``fabrik3d.model.posing``); a version 1 file has none and loads as
 it always did (the plain full-body chain). Positions are in scene
 units, Y up. Errors name the place in the file, e.g.
@@ -34,13 +37,14 @@ import numpy as np
 from fabrik3d import checks
 from fabrik3d.io import files
 from fabrik3d.model import presets
+from fabrik3d.model.keys import Animation
 from fabrik3d.model.skeleton import Skeleton, _json_vector
 from fabrik3d.solver.tree import SolveResult, solve
 
 FORMAT = "fabrik3d.scene"
-VERSION = 2
-# Versions this module reads (1: without ``posing``).
-READS = (1, 2)
+VERSION = 3
+# Versions this module reads (1: without ``posing``; 2: without ``animation``).
+READS = (1, 2, 3)
 
 
 @dataclass
@@ -54,6 +58,7 @@ class Scene:
         weights: optional end-effector name -> centroid weight > 0.
         tolerance: reach tolerance, scene units.
         max_iterations: iteration limit.
+        animation: keys on a timeline (``fabrik3d.model.keys.Animation``), or None.
     """
 
     skeleton: Skeleton
@@ -62,6 +67,7 @@ class Scene:
     weights: dict[str, float] | None = None
     tolerance: float = 1e-3
     max_iterations: int = 100
+    animation: Animation | None = None
 
     def __post_init__(self) -> None:
         effectors = self.skeleton.end_effectors
@@ -78,6 +84,13 @@ class Scene:
                 checks.positive(value, f"weights.{name}")
             self.weights = {k: float(v) for k, v in self.weights.items()}
         self.tolerance, self.max_iterations = checks.settings(self.tolerance, self.max_iterations)
+        if self.animation is not None:
+            if not isinstance(self.animation, Animation):
+                raise ValueError(f"animation: expected an Animation, got {type(self.animation).__name__}")
+            try:
+                self.animation.check(self.skeleton)
+            except ValueError as exc:
+                raise ValueError(f"animation: {exc}") from None
 
     def solve(self, positions: np.ndarray | None = None) -> SolveResult:
         """``fabrik3d.solve`` with this scene's targets and settings."""
@@ -100,6 +113,8 @@ class Scene:
         if self.weights is not None:
             out["weights"] = dict(self.weights)
         out["solver"] = {"tolerance": self.tolerance, "max_iterations": self.max_iterations}
+        if self.animation is not None:
+            out["animation"] = self.animation.to_dict()
         return out
 
     @classmethod
@@ -116,6 +131,8 @@ class Scene:
             raise ValueError(f"version: expected one of {READS}, got {data.get('version')!r}")
         if data["version"] == 1 and "posing" in data:
             raise ValueError("posing: needs version 2")
+        if data["version"] < 3 and "animation" in data:
+            raise ValueError("animation: needs version 3")
         joints = data.get("joints")
         if max_joints is not None and isinstance(joints, list) and len(joints) > max_joints:
             raise ValueError(f"joints: {len(joints)} joints, more than the {max_joints} allowed here")
@@ -140,6 +157,7 @@ class Scene:
             weights,
             solver.get("tolerance", 1e-3),
             solver.get("max_iterations", 100),
+            None if data.get("animation") is None else Animation.from_dict(data["animation"]),
         )
 
 

@@ -70,7 +70,7 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     assert a.positions.tobytes() == b.positions.tobytes()
     assert a.iterations == b.iterations
     data = json.loads(path.read_text())
-    assert data["format"] == "fabrik3d.scene" and data["version"] == 2
+    assert data["format"] == "fabrik3d.scene" and data["version"] == 3
     assert data["solver"] == {"tolerance": 1e-4, "max_iterations": 77}
     assert data["targets"]["hand_l"] == [0.5, 1.2, 0.3]
     assert data["joints"][0] == {"name": "pelvis", "parent": None, "position": [0.0, 0.95, 0.0]}
@@ -230,9 +230,9 @@ def _edit(fn) -> str:
         ("null", r"^in\.json: scene: expected a JSON object"),
         (_bad(format="fabrik3d.pose"), r"^in\.json: format: expected 'fabrik3d\.scene', got 'fabrik3d\.pose'"),
         (_bad(format=None), r"^in\.json: format: expected 'fabrik3d\.scene'"),
-        (_bad(version=3), r"^in\.json: version: expected one of \(1, 2\), got 3"),
-        (_bad(version="1"), r"^in\.json: version: expected one of \(1, 2\), got '1'"),
-        (_edit(lambda d: d.pop("version")), r"^in\.json: version: expected one of \(1, 2\), got None"),
+        (_bad(version=4), r"^in\.json: version: expected one of \(1, 2, 3\), got 4"),
+        (_bad(version="1"), r"^in\.json: version: expected one of \(1, 2, 3\), got '1'"),
+        (_edit(lambda d: d.pop("version")), r"^in\.json: version: expected one of \(1, 2, 3\), got None"),
         (_posed(lambda d: d.update(version=1)), r"^in\.json: posing: needs version 2"),
         (_posed(lambda d: d["posing"]["stiffness"].update(chest=2)), r"^in\.json: posing\.stiffness\.chest: expected"),
         (

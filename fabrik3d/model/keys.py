@@ -1,0 +1,309 @@
+"""Keyframes: what a user poses with, at frame numbers, and the goals between keys.
+
+A ``Key`` holds, at one frame, what ``solve`` takes: targets (points or ``Target`` with an
+orientation; a pinned effector is a target where it stands), a root target and poles. An
+``Animation`` is keys on distinct frames, a frame rate and a frame range.
+
+Each goal is its own curve (as an animation channel in Blender): the target of ``hand_l``
+runs through the keys that hold a target for ``hand_l``, by the animation's interpolation
+(``fabrik3d.model.curves``: ``"linear"``, ``"ease"`` or ``"smooth"``); orientations by slerp;
+before its first key and after its last the curve holds its value. An effector that no key
+targets is free all along.
+
+JSON form (the ``animation`` of a scene file, version 3)::
+
+    {"fps": 30, "start": 0, "end": 60, "interpolation": "smooth",
+     "keys": [{"frame": 0, "targets": {"hand_l": [0.5, 1.2, 0.3],
+                                       "hand_r": {"position": [..], "orientation": [x, y, z, w]}},
+               "root_target": null, "poles": {"hand_l": [0.4, 0.8, -0.5]}}, ...]}
+
+Frames are integers in ``[0, MAX_FRAME]``; positions in scene units; ``fps`` frames per second.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from fabrik3d import checks
+from fabrik3d.model import curves
+from fabrik3d.model.targets import Target
+
+DEFAULT_FPS = 30.0
+MAX_FPS = 1000.0
+# The last frame a key may sit on (a day at 30 frames per second).
+MAX_FRAME = 2_592_000
+
+
+def frame_number(value: Any, name: str) -> int:
+    """An integer frame in ``[0, MAX_FRAME]``, or ``ValueError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float, np.floating)):
+        raise ValueError(f"{name}: expected a frame number, got {value!r}")
+    if isinstance(value, (float, np.floating)) and not (math.isfinite(value) and float(value).is_integer()):
+        raise ValueError(f"{name}: expected a whole frame number, got {value!r}")
+    if not 0 <= value <= MAX_FRAME:
+        raise ValueError(f"{name}: frame {value} is outside 0..{MAX_FRAME}")
+    return int(value)
+
+
+def _target(value: Any, name: str) -> Target:
+    if isinstance(value, Target):
+        return value
+    if isinstance(value, Mapping):
+        unknown = set(value) - {"position", "orientation", "weight"}
+        if unknown or "position" not in value:
+            raise ValueError(f"{name}: expected [x, y, z] or {{position, orientation, weight}}, got {value!r}")
+        try:
+            return Target(value["position"], value.get("orientation"), value.get("weight", 1.0))
+        except ValueError as exc:
+            raise ValueError(f"{name}.{exc}") from None
+    return Target(checks.point(value, name))
+
+
+def _names(value: Any, name: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise ValueError(f"{name}: expected an object mapping effector names to goals, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Key:
+    """What the user posed with at ``frame``.
+
+    Attributes:
+        frame: the frame number (an integer >= 0).
+        targets: effector name -> ``Target`` (a point is taken as a ``Target`` without orientation).
+        root_target: ``Target`` for the root, or None.
+        poles: effector name -> ``(3,)`` pole point, scene units.
+    """
+
+    frame: int
+    targets: Mapping[str, Any] = field(default_factory=dict)
+    root_target: Any = None
+    poles: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        where = f"key at frame {self.frame!r}"
+        object.__setattr__(self, "frame", frame_number(self.frame, f"{where}: frame"))
+        targets = _names(self.targets, f"{where}: targets")
+        object.__setattr__(self, "targets", {k: _target(v, f"{where}: targets.{k}") for k, v in targets.items()})
+        if self.root_target is not None:
+            object.__setattr__(self, "root_target", _target(self.root_target, f"{where}: root_target"))
+        poles = _names(self.poles, f"{where}: poles")
+        object.__setattr__(self, "poles", {k: checks.point(v, f"{where}: poles.{k}") for k, v in poles.items()})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (module docstring)."""
+        return {
+            "frame": self.frame,
+            "targets": {k: _target_json(t) for k, t in self.targets.items()},
+            "root_target": None if self.root_target is None else _target_json(self.root_target),
+            "poles": {k: v.tolist() for k, v in self.poles.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "key") -> Key:
+        """A key from its JSON form; ``ValueError`` naming ``where`` and the field of any problem."""
+        if not isinstance(data, Mapping) or "frame" not in data:
+            raise ValueError(f"{where}: expected an object with a 'frame'")
+        unknown = set(data) - {"frame", "targets", "root_target", "poles"}
+        if unknown:
+            raise ValueError(f"{where}: unknown field {sorted(unknown)[0]!r}")
+        try:
+            return cls(data["frame"], data.get("targets") or {}, data.get("root_target"), data.get("poles") or {})
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+
+
+def _target_json(t: Target) -> Any:
+    if t.orientation is None and t.weight == 1.0:
+        return t.position.tolist()
+    out: dict[str, Any] = {"position": t.position.tolist()}
+    if t.orientation is not None:
+        out["orientation"] = t.orientation.tolist()
+    if t.weight != 1.0:
+        out["weight"] = t.weight
+    return out
+
+
+class Goals(NamedTuple):
+    """What to solve at one frame: ``solve(skeleton, g.targets, root_target=g.root_target,
+    poles=g.poles)``. Targets are ``Target``s, poles ``(3,)`` points."""
+
+    targets: dict[str, Target]
+    root_target: Target | None
+    poles: dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Animation:
+    """Keys on distinct frames, played at ``fps`` over frames ``start..end`` (inclusive).
+
+    Attributes:
+        keys: the keys, kept sorted by frame; two keys on one frame are refused.
+        fps: frames per second, in (0, 1000].
+        start: the first frame of the range.
+        end: the last frame of the range (default: the last key's frame, at least ``start``).
+        interpolation: ``"linear"``, ``"ease"`` or ``"smooth"`` (``fabrik3d.model.curves``).
+    """
+
+    keys: tuple[Key, ...] = ()
+    fps: float = DEFAULT_FPS
+    start: int = 0
+    end: int | None = None
+    interpolation: str = "smooth"
+
+    def __post_init__(self) -> None:
+        keys = tuple(self.keys)
+        if not all(isinstance(k, Key) for k in keys):
+            raise ValueError("keys: expected Key objects")
+        seen: set[int] = set()
+        for k in keys:
+            if k.frame in seen:
+                raise ValueError(f"keys: two keys on frame {k.frame}; a frame holds one key")
+            seen.add(k.frame)
+        object.__setattr__(self, "keys", tuple(sorted(keys, key=lambda k: k.frame)))
+        fps = checks.positive(self.fps, "fps")
+        if fps > MAX_FPS:
+            raise ValueError(f"fps: must be at most {MAX_FPS:g}, got {fps:g}")
+        object.__setattr__(self, "fps", fps)
+        object.__setattr__(self, "start", frame_number(self.start, "start"))
+        if self.end is not None:
+            end = frame_number(self.end, "end")
+            if end < self.start:
+                raise ValueError(f"end: frame {end} is before start {self.start}")
+            object.__setattr__(self, "end", end)
+        curves.check_mode(self.interpolation)
+
+    # -- the range and the keys ----------------------------------------------------------------
+    @property
+    def last(self) -> int:
+        """The range's last frame (``end``, or the last key's frame, at least ``start``)."""
+        if self.end is not None:
+            return self.end
+        return max([self.start, *(k.frame for k in self.keys)])
+
+    @property
+    def frames(self) -> range:
+        """The frames of the range, ``start..last`` inclusive."""
+        return range(self.start, self.last + 1)
+
+    def key_at(self, frame: int) -> Key | None:
+        """The key on ``frame``, or None."""
+        return next((k for k in self.keys if k.frame == frame), None)
+
+    def with_key(self, key: Key) -> Animation:
+        """A copy with ``key`` set (it replaces a key on the same frame)."""
+        return replace(self, keys=(*(k for k in self.keys if k.frame != key.frame), key))
+
+    def without_key(self, frame: int) -> Animation:
+        """A copy without the key on ``frame``; ``ValueError`` if there is none."""
+        if self.key_at(frame) is None:
+            raise ValueError(f"frame {frame}: there is no key on this frame")
+        return replace(self, keys=tuple(k for k in self.keys if k.frame != frame))
+
+    def with_key_moved(self, frame: int, to: int) -> Animation:
+        """A copy with the key on ``frame`` moved to frame ``to``; ``ValueError`` if there is no key on
+        ``frame`` or ``to`` already holds one."""
+        key = self.key_at(frame)
+        if key is None:
+            raise ValueError(f"frame {frame}: there is no key on this frame")
+        to = frame_number(to, "to")
+        if to != frame and self.key_at(to) is not None:
+            raise ValueError(f"frame {to}: there is a key on this frame already")
+        rest = self.without_key(frame)
+        return replace(rest, keys=(*rest.keys, replace(key, frame=to)))
+
+    def check(self, skeleton: Any) -> None:
+        """``ValueError`` naming the key and the name when a key targets or poles a joint that is not
+        one of ``skeleton``'s end effectors."""
+        effectors = skeleton.end_effectors
+        for k in self.keys:
+            for part, names in (("targets", k.targets), ("poles", k.poles)):
+                for name in names:
+                    if name not in effectors:
+                        raise ValueError(
+                            f"key at frame {k.frame}: {part}.{name}: not an end effector; "
+                            f"valid names are {', '.join(effectors)}"
+                        )
+
+    # -- the goals between keys ----------------------------------------------------------------
+    def goals(self, frames: Any) -> list[Goals]:
+        """The goals at each of ``frames`` (``(m,)`` frame numbers, whole or not), each curve
+        evaluated for all frames at once."""
+        at = np.atleast_1d(np.asarray(frames, dtype=float))
+        if at.ndim != 1 or not np.all(np.isfinite(at)):
+            raise ValueError(f"frames: expected finite frame numbers, got {frames!r}")
+        out = [Goals({}, None, {}) for _ in at]
+        names = dict.fromkeys(n for k in self.keys for n in k.targets)
+        for name in names:
+            for g, t in zip(out, self._target_curve([k.targets.get(name) for k in self.keys], at)):
+                g.targets[name] = t
+        roots = self._target_curve([k.root_target for k in self.keys], at)
+        if roots:
+            out = [g._replace(root_target=t) for g, t in zip(out, roots)]
+        for name in dict.fromkeys(n for k in self.keys for n in k.poles):
+            held = [(k.frame, k.poles[name]) for k in self.keys if name in k.poles]
+            f, v = np.array([h[0] for h in held], dtype=float), np.array([h[1] for h in held])
+            for g, p in zip(out, curves.interpolate(f, v, at, self.interpolation)):
+                g.poles[name] = p
+        return out
+
+    def goals_at(self, frame: float) -> Goals:
+        """The goals at one frame (``goals``)."""
+        return self.goals([frame])[0]
+
+    def _target_curve(self, per_key: list[Target | None], at: np.ndarray) -> list[Target]:
+        held = [(k.frame, t) for k, t in zip(self.keys, per_key) if t is not None]
+        if not held:
+            return []
+        f = np.array([h[0] for h in held], dtype=float)
+        positions = curves.interpolate(f, np.array([h[1].position for h in held]), at, self.interpolation)
+        turned = [(fr, t) for fr, t in held if t.orientation is not None]
+        orientations: Any = [None] * len(at)
+        if turned:
+            fq = np.array([h[0] for h in turned], dtype=float)
+            orientations = curves.slerp_curve(fq, np.array([h[1].orientation for h in turned]), at, self.interpolation)
+        weights = [held[max(0, int(np.searchsorted(f, a, side="right")) - 1)][1].weight for a in at]
+        return [Target(p, q, w) for p, q, w in zip(positions, orientations, weights)]
+
+    # -- JSON ----------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (module docstring)."""
+        return {
+            "fps": self.fps,
+            "start": self.start,
+            "end": self.end,
+            "interpolation": self.interpolation,
+            "keys": [k.to_dict() for k in self.keys],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "animation") -> Animation:
+        """An animation from its JSON form; ``ValueError`` naming the place (``animation.keys[2]:
+        ...``) of any problem."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{where}: expected an object with 'keys'")
+        unknown = set(data) - {"fps", "start", "end", "interpolation", "keys"}
+        if unknown:
+            raise ValueError(f"{where}: unknown field {sorted(unknown)[0]!r}")
+        keys = data.get("keys", [])
+        if not isinstance(keys, list):
+            raise ValueError(f"{where}.keys: expected a list of keys")
+        parsed = tuple(Key.from_dict(k, f"{where}.keys[{i}]") for i, k in enumerate(keys))
+        try:
+            return cls(
+                parsed,
+                data.get("fps", DEFAULT_FPS),
+                data.get("start", 0),
+                data.get("end"),
+                data.get("interpolation", "smooth"),
+            )
+        except ValueError as exc:
+            raise ValueError(f"{where}.{exc}") from None
