@@ -35,12 +35,14 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess by th
     ) from exc
 
 from fabrik3d.display import bone_pairs, bone_tubes, limit_outlines, tube_indices
+from fabrik3d.io.bake import bake
 from fabrik3d.io.scene import Scene
 from fabrik3d.model import targets
+from fabrik3d.model.keys import Animation
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.solver.tree import SolveResult
 
-__all__ = ["SkeletonView", "bone_tubes", "limit_outlines"]
+__all__ = ["SkeletonView", "bone_tubes", "limit_outlines", "timeline"]
 
 COLORS = {
     "background": "#f7f7f9",
@@ -365,3 +367,26 @@ class SkeletonView(widgets.HBox):
         self._message_html.value = (
             f'<span style="color:#b00020">{html.escape(self._message)}</span>' if self._message else ""
         )
+
+
+def timeline(view: SkeletonView, animation: Animation | None = None) -> widgets.IntSlider:
+    """A frame slider for ``view``: moving it shows the pose of ``animation`` (default: the view's
+    scene's keys) baked at that frame, and its targets (``fabrik3d.animation.bake``, every frame of
+    the range baked once, warm, with the scene's settings). ``ValueError`` without keys."""
+    anim = view.scene.animation if animation is None else animation
+    if not isinstance(anim, Animation) or not anim.keys:
+        raise ValueError("timeline: expected an Animation with keys (or a view of a scene with keys)")
+    s, solved = view.scene, []
+    settings = {"weights": s.weights, "tolerance": s.tolerance, "max_iterations": s.max_iterations}
+    bake(s.skeleton, anim, on_frame=lambda _, result: solved.append(result), **settings)  # type: ignore[arg-type]
+    slider = widgets.IntSlider(value=anim.start, min=anim.start, max=anim.last, description="frame")
+
+    def on_frame(change: Any) -> None:
+        k, goals = change["new"] - anim.start, anim.goals_at(change["new"])
+        view._scene = dataclasses.replace(view._scene, targets={n: t.position for n, t in goals.targets.items()})
+        view._result = solved[k]
+        view._show_result()
+
+    slider.observe(on_frame, names="value")
+    on_frame({"new": anim.start})
+    return slider

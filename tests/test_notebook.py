@@ -391,3 +391,22 @@ def test_pin_and_free_from_python():
     with pytest.raises(ValueError, match="not an end effector"):
         view.pin("elbow_l")
     assert set(view.targets) == {"hand_l"}
+
+
+def test_the_timeline_slider_shows_the_pose_baked_at_each_frame() -> None:
+    from fabrik3d.animation import Animation, Key, bake
+    from fabrik3d.notebook import timeline
+
+    body = presets.get("humanoid")
+    hand = body.rest_positions[body.index("hand_l")]
+    anim = Animation((Key(0, {"hand_l": hand}), Key(20, {"hand_l": [0.25, 1.25, 0.35]})))
+    view = SkeletonView(Scene(body, animation=anim))
+    slider = timeline(view)
+    assert (slider.min, slider.max, slider.value) == (0, 20, 0)
+    take = bake(body, anim)
+    slider.value = 12
+    np.testing.assert_array_equal(view.pose, take.positions[12])
+    np.testing.assert_allclose(view.targets["hand_l"], anim.goals_at(12).targets["hand_l"].position)
+    assert_geometry_shows(view, take.positions[12])
+    with pytest.raises(ValueError, match="timeline: expected an Animation with keys"):
+        timeline(SkeletonView(body))

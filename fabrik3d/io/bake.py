@@ -30,6 +30,7 @@ def solve_goals(
     goals: Goals,
     *,
     positions: np.ndarray | None = None,
+    weights: Any = None,
     tolerance: float = 1e-3,
     max_iterations: int = 100,
     posing: Posing | None = None,
@@ -42,6 +43,7 @@ def solve_goals(
         positions=positions,
         root_target=goals.root_target,
         poles=goals.poles,
+        weights=weights,
         tolerance=tolerance,
         max_iterations=max_iterations,
         posing=posing,
@@ -69,6 +71,7 @@ def bake(
     frames: Any = None,
     method: str = "warm",
     positions: np.ndarray | None = None,
+    weights: Any = None,
     tolerance: float = 1e-3,
     max_iterations: int = 100,
     posing: Posing | None = None,
@@ -84,7 +87,7 @@ def bake(
             (``solve_batch`` over all frames, each from ``positions``).
         positions: ``(n, 3)`` the pose the first frame (``"warm"``) or every frame (``"batch"``)
             starts from (default the rest pose).
-        tolerance, max_iterations, posing: as in ``solve``.
+        weights, tolerance, max_iterations, posing: as in ``solve``.
         on_frame: called with each frame number and its ``SolveResult`` (``"warm"`` only).
 
     Returns:
@@ -103,7 +106,7 @@ def bake(
     span = frame_range(animation, frames)
     goals = animation.goals(np.arange(span.start, span.stop))
     times = (np.arange(len(span), dtype=float)) / animation.fps
-    settings = {"tolerance": tolerance, "max_iterations": max_iterations, "posing": posing}
+    settings = {"weights": weights, "tolerance": tolerance, "max_iterations": max_iterations, "posing": posing}
     if method == "batch":
         out = solve_batch(skeleton, positions=positions, **_batch_goals(goals), **settings)  # type: ignore[arg-type]
         return Take(skeleton, times, out.positions, out.rotations)
@@ -129,10 +132,10 @@ def _batch_goals(goals: list[Goals]) -> dict[str, Any]:
         if t.orientation is None:
             targets[name] = points
         else:
-            weights = {g.targets[name].weight for g in goals}
-            if len(weights) > 1:
+            shares = {g.targets[name].weight for g in goals}
+            if len(shares) > 1:
                 raise ValueError(f"method='batch': the orientation weight of {name!r} changes; bake 'warm'")
-            targets[name] = (points, np.array([g.targets[name].orientation for g in goals]), weights.pop())
+            targets[name] = (points, np.array([g.targets[name].orientation for g in goals]), shares.pop())
     root = None
     if first.root_target is not None:
         if first.root_target.orientation is not None:
