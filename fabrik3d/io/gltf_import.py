@@ -113,11 +113,9 @@ def _index(value: Any, count: int, where: str) -> int:
     return value
 
 
-def _skin_joints(doc: dict[str, Any]) -> tuple[list[str], list[int], list[int], list[int]]:
-    """``(names, parents, joint node indices, parent node of every node)`` of the first skin."""
-    skins = _list(doc, "skins")
-    if not skins:
-        raise ValueError("no skin: the file has no rigged skeleton (skins is missing or empty)")
+def node_parents(doc: dict[str, Any]) -> list[int]:
+    """The parent node index of every node of ``doc`` (``-1`` for a root); ``ValueError`` naming the node
+    for a child index out of range or a node listed as the child of several nodes (or of itself)."""
     nodes = _list(doc, "nodes")
     node_parent = [-1] * len(nodes)
     for i, node in enumerate(nodes):
@@ -126,6 +124,16 @@ def _skin_joints(doc: dict[str, Any]) -> tuple[list[str], list[int], list[int], 
             if node_parent[c] >= 0 or c == i:
                 raise ValueError(f"nodes[{c}]: has several parents (the nodes do not form trees)")
             node_parent[c] = i
+    return node_parent
+
+
+def _skin_joints(doc: dict[str, Any]) -> tuple[list[str], list[int], list[int], list[int]]:
+    """``(names, parents, joint node indices, parent node of every node)`` of the first skin."""
+    skins = _list(doc, "skins")
+    if not skins:
+        raise ValueError("no skin: the file has no rigged skeleton (skins is missing or empty)")
+    nodes = _list(doc, "nodes")
+    node_parent = node_parents(doc)
     joints = skins[0].get("joints")
     if not isinstance(joints, list) or len(joints) < 2:
         raise ValueError("skins[0].joints: expected a list of at least two node indices")

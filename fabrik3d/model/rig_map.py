@@ -1,0 +1,238 @@
+"""Humanoid rigs onto the humanoid preset's roles: bone-name conventions, the role map, and the preset's
+joint limits and natural posing carried over to a rig.
+
+A *role* is a joint name of the humanoid preset (``fabrik3d.model.presets.humanoid``: ``pelvis``,
+``spine_01``, ``chest``, ``neck``, ``head``, ``clavicle_l``, ``shoulder_l``, ``elbow_l``, ``wrist_l``,
+``hand_l``, ``hip_l``, ``knee_l``, ``ankle_l``, ``toe_l`` and the ``_r`` side). A *rig map* is a dict
+role -> bone name; ``guess_rig_map`` finds one from the bone names of Mixamo (``mixamorig:LeftArm``),
+VRM humanoid (``leftUpperArm``), Blender's metarig and Rigify (``upper_arm.L``, ``DEF-upper_arm.L``),
+Unreal (``upperarm_l``) and this project's own names. The preset's hand is the middle knuckle (past the
+wrist) and its toe the ball of the foot; a rig's head is the skull joint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from fabrik3d.model import presets
+from fabrik3d.model.constraints import Constraint, EllipticalCone, Hinge
+from fabrik3d.model.posing import Posing, Swivel
+
+ROLES: tuple[str, ...] = presets.humanoid().names
+# The preset's parent of every role: a role a rig lacks falls back to its nearest mapped ancestor.
+_PRESET = presets.humanoid()
+ROLE_PARENT: dict[str, str | None] = {
+    n: (_PRESET.names[int(p)] if p >= 0 else None) for n, p in zip(_PRESET.names, _PRESET.parents)
+}
+# Effectors of a humanoid rig: key -> the roles that can serve, the first mapped one wins.
+END_ROLES: dict[str, tuple[str, ...]] = {
+    "pelvis": ("pelvis",),
+    "head": ("head", "neck"),
+    "hand_l": ("hand_l", "wrist_l", "elbow_l"),
+    "hand_r": ("hand_r", "wrist_r", "elbow_r"),
+    "foot_l": ("toe_l", "ankle_l", "knee_l"),
+    "foot_r": ("toe_r", "ankle_r", "knee_r"),
+}
+# The preset's effector -> the key of END_ROLES it becomes (posing settings are keyed by effectors).
+_PRESET_END = {"head": "head", "hand_l": "hand_l", "hand_r": "hand_r", "toe_l": "foot_l", "toe_r": "foot_r"}
+# A rig is a humanoid when its names give at least this many roles.
+MIN_ROLES = 8
+
+_TORSO = ("pelvis", "spine_01", "spine_02", "spine_03", "chest", "neck", "head")
+_LIMBS = ("clavicle", "shoulder", "elbow", "wrist", "hand", "hip", "knee", "ankle", "toe")
+
+
+def _table(torso: Sequence[str], limbs: Sequence[str], side: Any) -> dict[str, str]:
+    """role -> normalised bone name: ``torso`` and the left ``limbs`` in ``_TORSO``/``_LIMBS`` order
+    ("" for none); ``side(name, 'l' or 'r')`` names the sides."""
+    out = {role: name for role, name in zip(_TORSO, torso) if name}
+    for s in ("l", "r"):
+        out.update({f"{role}_{s}": side(name, s) for role, name in zip(_LIMBS, limbs) if name})
+    return out
+
+
+CONVENTIONS: dict[str, dict[str, str]] = {
+    "fabrik3d": {role: role for role in ROLES},
+    "mixamo": _table(
+        ("hips", "spine", "spine1", "", "spine2", "neck", "head"),
+        ("shoulder", "arm", "forearm", "hand", "handmiddle1", "upleg", "leg", "foot", "toebase"),
+        lambda n, s: ("left" if s == "l" else "right") + n,
+    ),
+    "vrm": _table(
+        ("hips", "spine", "chest", "", "upperchest", "neck", "head"),
+        ("shoulder", "upperarm", "lowerarm", "hand", "middleproximal", "upperleg", "lowerleg", "foot", "toes"),
+        lambda n, s: ("left" if s == "l" else "right") + n,
+    ),
+    "blender": _table(
+        ("spine", "spine.001", "spine.002", "", "spine.003", "spine.004", "spine.006"),
+        ("shoulder", "upper_arm", "forearm", "hand", "f_middle.01", "thigh", "shin", "foot", "toe"),
+        lambda n, s: f"{n}.{s}",
+    ),
+    "unreal": _table(
+        ("pelvis", "spine_01", "spine_02", "", "spine_03", "neck_01", "head"),
+        ("clavicle", "upperarm", "lowerarm", "hand", "middle_01", "thigh", "calf", "foot", "ball"),
+        lambda n, s: f"{n}_{s}",
+    ),
+}
+
+
+def normalise(name: str) -> str:
+    """A bone name as the tables hold it: without a namespace (``mixamorig:``, ``Armature|``) or a
+    Rigify ``DEF-`` prefix, lower case."""
+    base = name.rsplit(":", 1)[-1].rsplit("|", 1)[-1].strip().lower()
+    for prefix in ("def-", "def_"):
+        if base.startswith(prefix):
+            base = base[len(prefix) :]
+    return base
+
+
+def guess_rig_map(names: Sequence[str]) -> tuple[str, dict[str, str]]:
+    """``(convention, role -> bone name)`` from the bone names of the best-matching convention; ``("",
+    {})`` when none gives ``MIN_ROLES`` roles. When the clavicles hang from another bone than the one
+    named as the chest (Unreal 5's ``spine_05``), that bone becomes the chest."""
+    by_name: dict[str, str] = {}
+    for name in names:
+        by_name.setdefault(normalise(name), name)
+    best, found = "", {}
+    for convention, table in CONVENTIONS.items():
+        hits = {role: by_name[n] for role, n in table.items() if n in by_name}
+        if len(hits) > len(found):
+            best, found = convention, hits
+    if len(found) < MIN_ROLES:
+        return "", {}
+    return best, found
+
+
+def fix_chest(rig_map: dict[str, str], parent_of: Mapping[str, str | None]) -> dict[str, str]:
+    """``rig_map`` with the chest moved to the bone the left clavicle hangs from, when that differs."""
+    clavicle = rig_map.get("clavicle_l")
+    above = parent_of.get(clavicle) if clavicle else None
+    if above is None or rig_map.get("chest") == above:
+        return rig_map
+    out = {role: bone for role, bone in rig_map.items() if bone != above}
+    out["chest"] = above
+    return out
+
+
+def check_rig_map(data: Any, names: Sequence[str], where: str = "rig map") -> dict[str, str]:
+    """A rig map checked: an object of role -> bone name, roles of the humanoid preset, bones of the rig,
+    no bone twice; ``ValueError`` naming the place."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where}: expected an object of role -> bone name")
+    known, used = set(names), {}
+    for role, bone in data.items():
+        if role not in ROLES:
+            raise ValueError(f"{where}.{role}: unknown role; roles are {', '.join(ROLES)}")
+        if not isinstance(bone, str) or bone not in known:
+            raise ValueError(f"{where}.{role}: {bone!r} is not a bone of the rig")
+        if bone in used:
+            raise ValueError(f"{where}.{role}: bone {bone!r} is already {used[bone]!r}")
+        used[bone] = role
+    return dict(data)
+
+
+def effectors(rig_map: Mapping[str, str]) -> dict[str, str]:
+    """key of ``END_ROLES`` -> bone: the first mapped role of each (keys without one are left out)."""
+    out = {}
+    for key, roles in END_ROLES.items():
+        bone = next((rig_map[r] for r in roles if r in rig_map), None)
+        if bone is not None:
+            out[key] = bone
+    return out
+
+
+def humanoid_setup(
+    names: Sequence[str], parents: Sequence[int], rest: np.ndarray, rig_map: Mapping[str, str]
+) -> tuple[dict[str, list[Constraint]], Posing]:
+    """The preset's joint limits and posing for a rig: ``(limits by bone name, posing)``.
+
+    ``names``, ``parents`` and ``rest`` ``(n, 3)`` are the rig's solving skeleton; ``rig_map`` maps roles
+    to its bones. Axes and directions turn from the preset's body axes (left, up, forward) to the rig's,
+    measured between its shoulders (or hips) and from its pelvis up; a hinge's axis is then made
+    perpendicular to the rig's rest bone. Settings naming a role the rig lacks use the nearest mapped
+    role above it, or are left out.
+    """
+    turn = _body_turn(_PRESET.rest_positions, {r: _PRESET.index(r) for r in ROLES}, rest, rig_map, names)
+    index = {n: k for k, n in enumerate(names)}
+    first_child = {}
+    for k, p in enumerate(parents):
+        if p >= 0 and p not in first_child:
+            first_child[int(p)] = k
+    limits: dict[str, list[Constraint]] = {}
+    for role, items in presets.HUMANOID_LIMITS.items():
+        bone = rig_map.get(role)
+        if bone is None or bone not in index:
+            continue
+        j = index[bone]
+        bone_dir = rest[first_child[j]] - rest[j] if j in first_child else None
+        limits[bone] = [_turned(c, turn, bone_dir) for c in (items if isinstance(items, list) else [items])]
+    ends = effectors(rig_map)
+
+    def name(role: str | None) -> str | None:
+        while role is not None and rig_map.get(role) not in index:
+            role = ROLE_PARENT[role]
+        return None if role is None else rig_map[role]
+
+    pose = presets.HUMANOID_POSING
+    stiffness = {rig_map[r]: v for r, v in pose.stiffness.items() if rig_map.get(r) in index}
+    reach, swivel = {}, {}
+    for effector, stop in pose.reach.items():
+        end, above = ends.get(_PRESET_END[effector]), name(stop)
+        if end in index and above is not None and above != end:
+            reach[end] = above
+    for effector, sw in pose.swivel.items():
+        end, frame = ends.get(_PRESET_END[effector]), name(sw.frame)
+        if end in index and frame is not None:
+            toward = tuple((tuple(turn @ a), tuple(turn @ d)) for a, d in sw.toward)
+            swivel[end] = Swivel(frame, tuple(turn @ sw.direction), toward)  # type: ignore[arg-type]
+    return limits, Posing(stiffness, reach, swivel)
+
+
+def _body_axes(rest: np.ndarray, at: Mapping[str, int]) -> np.ndarray:
+    """``(3, 3)`` columns left, up, forward of a body: left from the right to the left shoulder (or
+    hip, clavicle), up from the pelvis to the head (or neck, chest); the identity without them."""
+    left = next((rest[at[f"{r}_l"]] - rest[at[f"{r}_r"]] for r in ("shoulder", "hip", "clavicle") if
+                 f"{r}_l" in at and f"{r}_r" in at), None)  # fmt: skip
+    top = next((at[r] for r in ("head", "neck", "chest", "spine_01") if r in at), None)
+    if left is None or top is None or "pelvis" not in at or np.linalg.norm(left) < 1e-12:
+        return np.eye(3)
+    x = left / np.linalg.norm(left)
+    up = rest[top] - rest[at["pelvis"]]
+    y = up - np.dot(up, x) * x
+    if np.linalg.norm(y) < 1e-9 * max(np.linalg.norm(up), 1e-300):
+        return np.eye(3)
+    y /= np.linalg.norm(y)
+    return np.column_stack([x, y, np.cross(x, y)])
+
+
+def _body_turn(
+    preset_rest: np.ndarray,
+    preset_at: Mapping[str, int],
+    rest: np.ndarray,
+    rig_map: Mapping[str, str],
+    names: Sequence[str],
+) -> np.ndarray:
+    """The ``(3, 3)`` rotation from the preset's body axes to the rig's."""
+    index = {n: k for k, n in enumerate(names)}
+    at = {role: index[bone] for role, bone in rig_map.items() if bone in index}
+    mine = _body_axes(rest, at)
+    theirs = _body_axes(preset_rest, {r: preset_at[r] for r in at})
+    return mine @ theirs.T
+
+
+def _turned(c: Constraint, turn: np.ndarray, bone_dir: np.ndarray | None) -> Constraint:
+    """Constraint ``c`` with its axes turned by ``turn``; a hinge's made perpendicular to ``bone_dir``."""
+    if isinstance(c, EllipticalCone):
+        return dataclasses.replace(c, right_axis=tuple((turn @ np.array(c.right_axis)).tolist()))
+    if isinstance(c, Hinge):
+        axis = turn @ np.array(c.axis, dtype=float)
+        if bone_dir is not None and np.linalg.norm(bone_dir) > 0:
+            d = bone_dir / np.linalg.norm(bone_dir)
+            axis = axis - np.dot(axis, d) * d
+            axis = axis / np.linalg.norm(axis) if np.linalg.norm(axis) > 1e-9 else turn @ np.array(c.axis, dtype=float)
+        return dataclasses.replace(c, axis=tuple(axis.tolist()))
+    return c
