@@ -260,3 +260,29 @@ def twist_angle(q: Quat, axis: Vec) -> float:
     elif a <= -math.pi:
         a += 2.0 * math.pi
     return a
+
+
+def from_euler_xyz(degrees: Vec) -> Quat:
+    """The rotation of Euler angles ``(x, y, z)`` in degrees, Blender's "XYZ Euler": about X
+    first, then Y, then Z, each about the fixed axes (``R = Rz @ Ry @ Rx``)."""
+    qx = axis_angle(X_AXIS, math.radians(degrees[0]))
+    qy = axis_angle(Y_AXIS, math.radians(degrees[1]))
+    qz = axis_angle((0.0, 0.0, 1.0), math.radians(degrees[2]))
+    return normalize_quat(mul(qz, mul(qy, qx)))
+
+
+def euler_xyz(q: Quat) -> Vec:
+    """The Euler angles ``(x, y, z)`` in degrees of ``q`` (``from_euler_xyz``'s convention), Y in
+    [-90, 90]; at Y = ±90 (gimbal lock) X is 0."""
+    x, y, z, w = q
+    m20 = 2 * (x * z - y * w)
+    if abs(m20) > 1.0 - 1e-12:
+        m01, m11 = 2 * (x * y - z * w), 1 - 2 * (x * x + z * z)
+        return (0.0, math.degrees(math.asin(-max(-1.0, min(1.0, m20)))), math.degrees(math.atan2(-m01, m11)))
+    m21, m22 = 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)
+    m10, m00 = 2 * (x * y + z * w), 1 - 2 * (y * y + z * z)
+    return (
+        math.degrees(math.atan2(m21, m22)),
+        math.degrees(math.asin(-m20)),
+        math.degrees(math.atan2(m10, m00)),
+    )
