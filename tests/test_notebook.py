@@ -410,3 +410,26 @@ def test_the_timeline_slider_shows_the_pose_baked_at_each_frame() -> None:
     assert_geometry_shows(view, take.positions[12])
     with pytest.raises(ValueError, match="timeline: expected an Animation with keys"):
         timeline(SkeletonView(body))
+
+
+def test_a_character_view_skins_its_meshes_into_every_pose(tmp_path: Path) -> None:
+    from helpers.character_asset import write_character
+
+    from fabrik3d.io.character import load_character
+    from fabrik3d.notebook.character import CharacterView
+
+    character = load_character(write_character(tmp_path, "hero", "blender", armature=True))
+    view = CharacterView(character)
+    assert len(view.meshes) == len(character.meshes)
+    assert any(m.material.map is not None for m in view.meshes)  # the base-colour texture came along
+    hand = character.effectors["hand_l"]
+    view.set_target(hand, [0.3, 1.4, 0.4])
+    for mesh, (expected, _) in zip(view.meshes, character.skin(view.result, normals=True)):
+        got = np.asarray(mesh.geometry.attributes["position"].array, dtype=float)
+        np.testing.assert_allclose(got, expected, atol=F32)
+    # the vertices weighted to the hand moved with it
+    rest = character.meshes[0].positions
+    moved = np.linalg.norm(np.asarray(view.meshes[0].geometry.attributes["position"].array) - rest, axis=1)
+    assert moved.max() > 0.1
+    with pytest.raises(ValueError, match="CharacterView: expected a Character"):
+        CharacterView(presets.get("humanoid"))
