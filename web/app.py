@@ -20,7 +20,6 @@ from typing import Any
 from trame.app import get_server
 from trame.decorators import TrameApp, change
 from trame.ui.vuetify3 import SinglePageWithDrawerLayout
-from trame.widgets import vtk as vtk_widgets
 from trame.widgets import vuetify3 as v3
 
 from fabrik3d.io.scene import Scene
@@ -29,6 +28,7 @@ from fabrik3d.model import presets
 from . import panel
 from .controller import Controller
 from .delivery import INTERACTIVE_RATIO, STILL_RATIO, ImageDelivery
+from .dragging import DragActions
 from .posing_panel import PosingActions
 from .scene_view import SceneView
 from .security import SERVER_OWNED, OwnedState, page_trigger
@@ -36,12 +36,9 @@ from .vtk_parts import check_view
 
 log = logging.getLogger("fabrik3d_web")
 
-# During a drag the scene changes on every mouse move, the page's state at most this often (seconds).
-DRAG_STATE_INTERVAL = 0.1
-
 
 @TrameApp()
-class WebApp(PosingActions):
+class WebApp(DragActions, PosingActions):
     """The web UI of one scene (see the module docstring).
 
     Args:
@@ -56,7 +53,6 @@ class WebApp(PosingActions):
         self.scene = SceneView(self.grab_handle, self.drag_handle, self.release_handle)
         self._dragging: tuple[str, str] | None = None
         self._playback: asyncio.Task[None] | None = None
-        self._state_pushed = 0.0
         self.owned = OwnedState(self.server.state)
         self._own = self.owned.set
         self.state.update(
@@ -94,51 +90,8 @@ class WebApp(PosingActions):
             with layout.content:
                 with v3.VContainer(fluid=True, classes="pa-0 fill-height", style="position: relative"):
                     panel.error_banner(self)
-                    self.view = vtk_widgets.VtkRemoteView(
-                        self.scene.render_window,
-                        ref="view",
-                        id="view3d",
-                        interactive_ratio=INTERACTIVE_RATIO,
-                        still_ratio=STILL_RATIO,
-                        interactive_quality=70,
-                        still_quality=92,
-                    )
+                    self.view = panel.view_3d(self)
         self.ui = layout
-
-    # -- dragging in the 3D view --------------------------------------------------------------
-    def grab_handle(self, kind: str, name: str, point: Any) -> None:
-        """The user pressed the mouse on a handle (an effector's is then the selected one: Delete frees it)."""
-        self._dragging = (kind, name)
-        self.controller.begin_drag()
-        self.scene.renderer.UseFXAAOff()  # cheaper frames while the mouse moves
-        self._own({"selected_effector": name if kind == "target" else ""})
-
-    def drag_handle(self, kind: str, name: str, point: Any) -> None:
-        """The user moved a handle: solve from the previous pose and show it in this frame."""
-        moved = self._attempt(self._move, kind, name, point, False)
-        c = self.controller
-        self._show_pose((kind, name) if moved else None)
-        now = time.perf_counter()
-        if now - self._state_pushed >= DRAG_STATE_INTERVAL or not moved:
-            self._state_pushed = now  # the page's readouts follow at a lower rate than the frames
-            with self.state:
-                self._own({**c.state(), "fps": round(c.fps, 1)})
-
-    def release_handle(self, kind: str, name: str, point: Any) -> None:
-        """The user let go of a handle."""
-        self._dragging = None
-        self.controller.end_drag()
-        self.scene.renderer.UseFXAAOn()
-        with self.state:
-            self._publish()
-
-    def _move(self, kind: str, name: str, point: Any, undoable: bool) -> None:
-        if kind == "root":
-            self.controller.move_root(point, undoable=undoable)
-        elif kind == "pole":
-            self.controller.move_pole(name, point, undoable=undoable)
-        else:
-            self.controller.move_target(name, point, undoable=undoable)
 
     # -- panel actions ------------------------------------------------------------------------
     @change("preset")

@@ -3,7 +3,8 @@
 The server renders the VTK scene (``fabrik3d_web.scene_view``) and trame-vtk streams each frame
 to the page as a JPEG. ``ImageDelivery`` sets the animation rate while the mouse is down, keeps
 the handles' size on the page in the small drag images, and asks for each encoded image as soon
-as it is ready (docs/architecture.md: the path of one drag).
+as it is ready (docs/architecture.md: the path of one drag). After each full-size image it
+publishes where the handles are on the page (state ``handle_screen``, for their names on hover).
 """
 
 from __future__ import annotations
@@ -11,16 +12,21 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from fabrik3d import display
+
 from .scene_view import SceneView
 
 # Image size factor and JPEG quality of the 3D view while dragging and at rest.
 INTERACTIVE_RATIO = 0.35
 STILL_RATIO = 1.0
+INTERACTIVE_QUALITY = 70
 # Most animation ticks per second while the mouse is down (trame-vtk's default is 30): a mouse
 # move is rendered at the next tick, so faster ticks mean less latency (a tick with no change is cheap).
 ANIMATION_FPS = 60
 # Seconds after a render at which its encoded image is asked for (see ImageDelivery.rendered).
 PICKUP_DELAYS = (0.004, 0.012, 0.03, 0.08, 0.2)
+# What hovering a handle shows, by its kind (``name``: the effector's or root's name).
+HANDLE_LABELS = {"target": "{name}", "root": "{name} (root: moves the whole skeleton)", "pole": "{pole}"}
 
 
 class ImageDelivery:
@@ -29,6 +35,7 @@ class ImageDelivery:
     def __init__(self, server: Any, scene: SceneView) -> None:
         self.server = server
         self.scene = scene
+        self._points: list[list[Any]] = []
         server.controller.on_server_ready.add(self.tune)
         scene.render_window.AddObserver("StartEvent", self.rendering)
         scene.render_window.AddObserver("EndEvent", self.rendered)
@@ -70,3 +77,25 @@ class ImageDelivery:
         if delivery is not None:
             for delay in PICKUP_DELAYS:
                 loop.call_later(delay, delivery.push_render, str(self.server.state["viewId"]), True)
+        if self.scene.pixel_scale > 0.9:  # a still image (not a drag's or an orbit's small one)
+            points = self.handle_points()
+            if points != self._points:
+                self._points = points
+                loop.call_soon(self._publish_points, points)
+
+    def handle_points(self) -> list[list[Any]]:
+        """``[label, x, y]`` of each handle shown, ``x`` and ``y`` fractions of the view from its top-left."""
+        out: list[list[Any]] = []
+        for (kind, name), widget in self.scene.handles.items():
+            if not widget.GetEnabled():
+                continue
+            x, y, width, height = self.scene.handle_display_position(kind, name)
+            text = HANDLE_LABELS[kind].format(
+                name=name, pole=display.pole_label(self.scene.skeleton, name) if kind == "pole" else ""
+            )
+            out.append([text, round(x / width, 4), round(1.0 - y / height, 4)])
+        return out
+
+    def _publish_points(self, points: list[list[Any]]) -> None:
+        with self.server.state:
+            self.server.state.handle_screen = points

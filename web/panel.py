@@ -10,9 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from trame.widgets import client, html
+from trame.widgets import vtk as vtk_widgets
 from trame.widgets import vuetify3 as v3
 
-from . import posing_panel
+from . import posing_panel, view_js
+from .delivery import INTERACTIVE_QUALITY, INTERACTIVE_RATIO, STILL_RATIO
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
 
@@ -26,6 +28,12 @@ def toolbar(app: Any) -> None:
         _readout("readout-solve", "mdi-timer-outline", "{{ solve_ms.toFixed(2) }} ms")
         _readout("readout-fps", "mdi-speedometer", "{{ fps ? fps.toFixed(0) : '–' }} fps")
     v3.VDivider(vertical=True, classes="mx-2")
+    app.state.update({"drag_key": "", "handle_screen": []})
+    v3.VIcon("mdi-axis-arrow-lock", size="small", title="Drag locks", classes="mr-1")
+    with v3.VBtnToggle(v_model=("drag_lock", ""), density="compact", variant="text", id="drag-lock"):
+        for lock, text, title in LOCK_BUTTONS:
+            v3.VBtn(text, value=lock, id=f"btn-lock-{lock}", size="small", title=title, min_width=0)
+    v3.VDivider(vertical=True, classes="mx-2")
     v3.VBtn(icon="mdi-undo", id="btn-undo", disabled=("!can_undo",), click=app.undo, title="Undo (Ctrl+Z)")
     v3.VBtn(icon="mdi-redo", id="btn-redo", disabled=("!can_redo",), click=app.redo, title="Redo (Ctrl+Shift+Z)")
     v3.VBtn(icon="mdi-backup-restore", id="btn-reset", click=app.reset_pose, title="Reset pose")
@@ -33,26 +41,101 @@ def toolbar(app: Any) -> None:
     for view in ("front", "side", "top"):
         click = f"trigger('reset_camera', ['{view}'])"
         v3.VBtn(view.title(), id=f"btn-view-{view}", size="small", variant="text", click=click, title=f"{view} view")
-    client.ClientTriggers(mounted=SHORTCUTS)
+    v3.VBtn(icon="mdi-help-circle-outline", id="btn-help", click="show_help = true", title="Keyboard shortcuts (?)")
+    help_dialog()
+    client.ClientTriggers(mounted=KEYS_JS)
+    client.ClientTriggers(mounted=view_js.VIEW_JS)
 
 
-# The keyboard shortcuts (the page's keys, not while a text field has the focus): Ctrl+Z (or Cmd+Z)
-# undo, Ctrl+Shift+Z or Ctrl+Y redo, F frames the skeleton, Delete frees the effector whose handle was
-# grabbed last (``selected_effector``). Listed in the panel (SHORTCUT_HELP).
-SHORTCUTS = """window.addEventListener('keydown', (e) => {
+# The keyboard shortcuts, the one list (the help dialog shows it, the page's key handler is built from
+# it): (keys, what they do, when: a JS condition on the keydown event ``e`` (``key``: its key in lower
+# case; ``mod``: Ctrl or Cmd held; ``plain``: neither nor Alt), what: a JS statement). Never while a text
+# field has the focus (there the keys are the field's own). An axis key held down locks the drag to
+# its axis until it is released (``drag_key``; see ``fabrik3d_web.dragging``).
+SHORTCUTS = (
+    ("Ctrl+Z (Cmd+Z)", "undo", "mod && !e.shiftKey && key === 'z'", "trigger('undo')"),
+    ("Ctrl+Shift+Z or Ctrl+Y", "redo", "mod && ((e.shiftKey && key === 'z') || key === 'y')", "trigger('redo')"),
+    ("F", "frame the skeleton (the perspective view)", "plain && key === 'f'", "trigger('reset_camera')"),
+    (
+        "Delete",
+        "free the effector whose handle was grabbed last",
+        "!mod && key === 'delete' && selected_effector",
+        "trigger('free_effector', [selected_effector])",
+    ),
+    ("X, Y or Z held down", "drag along that axis only", "plain && ['x', 'y', 'z'].includes(key)", "drag_key = key"),
+    (
+        "G",
+        "drag on the ground plane (the height kept), again to stop",
+        "plain && key === 'g'",
+        "drag_lock = drag_lock === 'ground' ? '' : 'ground'",
+    ),
+    ("?", "show or hide this list", "!mod && e.key === '?'", "show_help = !show_help"),
+)
+SHORTCUT_HELP = (
+    "Keys: " + ", ".join(f"{keys} {what.split(' (')[0]}" for keys, what, _, _ in SHORTCUTS[:4]) + "; ? lists all."
+)
+_BRANCHES = "\n".join(f"  else if ({when}) {{ e.preventDefault(); {what}; }}" for _, _, when, what in SHORTCUTS)
+KEYS_JS = f"""window.addEventListener('keydown', (e) => {{
   const t = e.target && e.target.tagName;
   if (t === 'INPUT' || t === 'TEXTAREA' || (e.target && e.target.isContentEditable)) return;
-  const mod = e.ctrlKey || e.metaKey, key = (e.key || '').toLowerCase();
-  let name = null;
-  if (mod && key === 'z') name = e.shiftKey ? 'redo' : 'undo';
-  else if (mod && key === 'y') name = 'redo';
-  else if (!mod && !e.altKey && key === 'f') name = 'reset_camera';
-  if (name) { e.preventDefault(); trigger(name); }
-  else if (!mod && key === 'delete' && selected_effector) {
-    e.preventDefault(); trigger('free_effector', [selected_effector]);
-  }
-})"""
-SHORTCUT_HELP = "Keys: Ctrl+Z undo, Ctrl+Shift+Z or Ctrl+Y redo, F frames the skeleton, Delete frees the last grabbed."
+  const mod = e.ctrlKey || e.metaKey, plain = !mod && !e.altKey, key = (e.key || '').toLowerCase();
+  if (e.repeat && key === drag_key) return;
+  if (false) {{}}
+{_BRANCHES}
+}});
+window.addEventListener('keyup', (e) => {{ if ((e.key || '').toLowerCase() === drag_key) drag_key = ''; }});
+window.addEventListener('blur', () => {{ if (drag_key) drag_key = ''; }})"""
+
+
+# The drag's locks in the toolbar (value, label, tooltip); see ``fabrik3d_web.dragging``.
+LOCK_BUTTONS = (
+    ("x", "X", "Drag along X only (or hold X down)"),
+    ("y", "Y", "Drag along Y only (or hold Y down)"),
+    ("z", "Z", "Drag along Z only (or hold Z down)"),
+    ("ground", "Ground", "Drag on the ground plane, the height kept (G)"),
+)
+
+
+def help_dialog() -> None:
+    """The keyboard shortcuts (``SHORTCUTS``), opened with the ? button or the ? key."""
+    with v3.VDialog(v_model=("show_help", False), max_width=560):
+        with v3.VCard(title="Keyboard shortcuts", id="help-dialog"):
+            with v3.VCardText():
+                with v3.VTable(density="compact"):
+                    with html.Tbody():
+                        for keys, what, _, _ in SHORTCUTS:
+                            with html.Tr(classes="shortcut"):
+                                with html.Td(style="white-space: nowrap"):
+                                    html.Kbd(keys)
+                                html.Td(what)
+                html.Div(
+                    "Mouse: drag a sphere to move its target; drag empty space to orbit, right-drag or the wheel "
+                    "to zoom (toward the cursor), middle-drag or Shift+drag to pan. Hover a sphere for its name.",
+                    classes="text-caption mt-2",
+                )
+            with v3.VCardActions():
+                v3.VSpacer()
+                v3.VBtn("Close", id="btn-help-close", click="show_help = false")
+
+
+def view_3d(app: Any) -> Any:
+    """The 3D view (trame-vtk's remote view of ``app.scene``) and the label of the handle under the mouse."""
+    html.Div(
+        id="handle-tip",
+        classes="text-body-2 elevation-2 px-2 rounded",
+        style="position: absolute; display: none; pointer-events: none; z-index: 5; background: #fffe",
+    )
+    return vtk_widgets.VtkRemoteView(
+        app.scene.render_window,
+        ref="view",
+        id="view3d",
+        interactive_ratio=INTERACTIVE_RATIO,
+        still_ratio=STILL_RATIO,
+        interactive_quality=INTERACTIVE_QUALITY,
+        still_quality=92,
+        interactor_events=("['StartMouseMove']",),
+        StartMouseMove="window.fabrikTuneView && window.fabrikTuneView($event)",
+    )
 
 
 def _readout(element_id: str, icon: str, text: str) -> None:

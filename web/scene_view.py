@@ -35,7 +35,6 @@ from vtkmodules.vtkFiltersCore import vtkTubeFilter
 from vtkmodules.vtkFiltersSources import (
     vtkSphereSource,
 )
-from vtkmodules.vtkInteractionStyle import vtkInteractorStyleTrackballCamera
 from vtkmodules.vtkInteractionWidgets import (
     vtkHandleWidget,
     vtkSphereHandleRepresentation,
@@ -68,6 +67,7 @@ from .vtk_parts import (
     SKY_TOP,
     TARGET,
     UNREACHABLE,
+    camera_style,
     finish,
     floor_grid,
     frame_camera,
@@ -118,7 +118,7 @@ class SceneView:
         self.render_window.AddRenderer(self.renderer)
         self.interactor = vtkRenderWindowInteractor()
         self.interactor.SetRenderWindow(self.render_window)
-        self.interactor.SetInteractorStyle(vtkInteractorStyleTrackballCamera())
+        self.style = camera_style(self.interactor)  # (the wheel zooms toward the cursor)
         self.interactor.EnableRenderOff()  # trame renders once per frame, not every widget event
 
         self._bones = vtkPolyData()

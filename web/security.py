@@ -10,6 +10,8 @@ talk to it on 127.0.0.1, so:
   message (a browser always sends its page's origin);
 * a message may declare at most ``MAX_MESSAGE_BYTES`` before anything is allocated for it (wslink
   lifts its limit to 4 GB once a client is logged in);
+* the page's client asks a launcher (``POST /paraview/``) where its websocket is; ``launcher``
+  answers with the server's own (``/ws`` on the page's host), which tells nothing secret;
 * a logged-in page is still only a page: a trigger called with the wrong arguments answers in
   ``error_message`` (``page_trigger``), and the state the server owns (``SERVER_OWNED``) is put
   back when a page writes it.
@@ -81,6 +83,7 @@ def guard(server: Any, secret: str) -> None:
     origins, bound message sizes."""
     server.cli.set_defaults(authKey=secret, authKeyFile=None)
     server.controller.on_server_bind.add(_refuse_foreign_origins)
+    server.controller.on_server_bind.add(_answer_launcher)
     _bound_messages(MAX_MESSAGE_BYTES)
 
 
@@ -98,6 +101,23 @@ def _refuse_foreign_origins(wslink_server: Any) -> None:
     app = wslink_server.app
     if same_origin not in app.middlewares:
         app.middlewares.append(same_origin)
+
+
+# What the page's client asks for first: a launcher's session (trame's client POSTs to ``paraview/``
+# and, without an answer, falls back to ``/ws`` after a 405 that the browser logs as an error).
+LAUNCHER_PATH = "/paraview/"
+
+
+async def launcher(request: web.Request) -> web.Response:
+    """``POST /paraview/``: the websocket of this server (the client puts in the page's host)."""
+    scheme = "wss" if request.scheme == "https" else "ws"
+    return web.json_response({"sessionURL": f"{scheme}://USE_HOST/ws"})
+
+
+def _answer_launcher(wslink_server: Any) -> None:
+    router = wslink_server.app.router
+    if not any(getattr(r.resource, "canonical", None) == LAUNCHER_PATH for r in router.routes()):
+        router.add_post(LAUNCHER_PATH, launcher)
 
 
 def _bound_messages(limit: int) -> None:

@@ -11,6 +11,7 @@ from vtkmodules.util.numpy_support import numpy_to_vtk
 from vtkmodules.vtkCommonCore import vtkPoints
 from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
 from vtkmodules.vtkFiltersSources import vtkPlaneSource
+from vtkmodules.vtkInteractionStyle import vtkInteractorStyleTrackballCamera
 from vtkmodules.vtkInteractionWidgets import vtkOrientationMarkerWidget
 from vtkmodules.vtkRenderingAnnotation import vtkAxesActor
 from vtkmodules.vtkRenderingCore import vtkActor, vtkBillboardTextActor3D, vtkPolyDataMapper
@@ -155,6 +156,32 @@ def orientation_marker(interactor: Any) -> vtkOrientationMarkerWidget:
     marker.EnabledOn()
     marker.InteractiveOff()
     return marker
+
+
+def camera_style(interactor: Any) -> vtkInteractorStyleTrackballCamera:
+    """Give ``interactor`` VTK's trackball camera style, whose mouse wheel zooms toward the point under
+    the cursor, which stays under it (VTK's own zooms toward the view's centre). The same steps as VTK's:
+    1.1 to the power of the style's motion factor times 0.2 times its wheel factor (which trame-vtk
+    scales by the wheel's spin). Keep the style returned: its observers live as long as it does."""
+    style = vtkInteractorStyleTrackballCamera()
+    interactor.SetInteractorStyle(style)
+
+    def wheel(sign: float) -> Any:
+        def zoom(_obj: Any, _event: str) -> None:
+            x, y = interactor.GetEventPosition()
+            renderer = interactor.FindPokedRenderer(x, y)
+            if renderer is None:
+                return
+            factor = 1.1 ** (sign * 0.2 * style.GetMotionFactor() * style.GetMouseWheelMotionFactor())
+            vtkInteractorStyleTrackballCamera.DollyToPosition(factor, [int(x), int(y)], renderer)
+            renderer.ResetCameraClippingRange()
+
+        return zoom
+
+    # An observer of the style's wheel events replaces its own handling of them (vtkInteractorStyle).
+    style.AddObserver("MouseWheelForwardEvent", wheel(1.0))
+    style.AddObserver("MouseWheelBackwardEvent", wheel(-1.0))
+    return style
 
 
 # Camera views: name -> (direction from the skeleton's centre to the camera, view up, parallel projection).

@@ -1,0 +1,67 @@
+"""The page's side of the 3D view: how its mouse moves reach the server, and the handles' names on hover.
+
+trame-vtk's remote view sends the mouse to the server through vtk.js's ``vtkInteractorStyleRemoteMouse``.
+Two of its habits hurt a drag; ``VIEW_JS`` works around them at each "start of moving" of the
+mouse (``window.fabrikTuneView``, called by the view's ``StartMouseMove`` event, whose
+``pokedRenderer`` is the remote view's canvas, which knows the interactor and its style):
+
+* it sends at most one move every 33.3 ms (``throttleDelay``): at most 30 moves a second reach the
+  server, so a drag could not exceed 30 frames a second. It becomes ``MOVE_INTERVAL_MS``;
+* vtk.js calls a move that follows no other within 200 ms a "start" of moving, which the style
+  does not send: after a pause in a drag, the next move was lost (the handle jumped only when the
+  mouse was released). While a button is down, a start of moving is now sent as the move it is
+  (the style's own ``RemoteMouseEvent``, the message it sends for a move; vtk.js objects are
+  frozen, so its handlers cannot be replaced) with the buttons of the press that began in the view.
+
+Hover: the server publishes where the handles are (state ``handle_screen``: ``[label, x, y]`` with
+``x``, ``y`` fractions of the view from its top-left, after each full-size image,
+``fabrik3d_web.delivery``); the page shows the nearest handle's label within ``HOVER_PX`` of the
+mouse in ``#handle-tip``, without asking the server anything.
+"""
+
+from __future__ import annotations
+
+# Least milliseconds between two mouse moves sent to the server (a display refreshes every 16.7 ms).
+MOVE_INTERVAL_MS = 12
+# Farthest a handle's centre may be from the mouse (CSS pixels) for its name to show.
+HOVER_PX = 14
+
+VIEW_JS = f"""(() => {{
+  let buttons = 0;
+  const inView = (e) => {{ const v = window.document.getElementById('view3d'); return v && v.contains(e.target); }};
+  window.addEventListener('pointerdown', (e) => {{ buttons = inView(e) ? e.buttons : 0; }}, true);
+  window.addEventListener('pointerup', (e) => {{ buttons = buttons & e.buttons; }}, true);
+  window.fabrikTuneView = (e) => {{
+    const canvas = e && e.pokedRenderer, interactor = canvas && canvas.getInteractor && canvas.getInteractor();
+    const style = interactor && interactor.getInteractorStyle();
+    if (!style || !style.setThrottleDelay) return;
+    if (style.getThrottleDelay() !== {MOVE_INTERVAL_MS}) style.setThrottleDelay({MOVE_INTERVAL_MS});
+    if (!buttons) return;
+    const [w, h] = canvas.getSize();
+    style.invokeRemoteMouseEvent({{
+      action: 'down', x: e.position.x / w, y: e.position.y / h,
+      buttonLeft: buttons & 1 ? 1 : 0, buttonMiddle: buttons & 4 ? 1 : 0, buttonRight: buttons & 2 ? 1 : 0,
+      shiftKey: e.shiftKey ? 1 : 0, altKey: e.altKey ? 1 : 0, ctrlKey: e.controlKey ? 1 : 0, metaKey: 0,
+      ...style.getRemoteEventAddOn(),
+    }});
+  }};
+  window.addEventListener('mousemove', (e) => {{
+    if (!e.buttons) buttons = 0;
+    const view = window.document.getElementById('view3d'), tip = window.document.getElementById('handle-tip');
+    if (!view || !tip) return;
+    if (e.buttons) {{ if (tip.style.display !== 'none') tip.style.display = 'none'; return; }}
+    const r = view.getBoundingClientRect(), x = e.clientX - r.left, y = e.clientY - r.top;
+    let best = null, near = {HOVER_PX};
+    if (x >= 0 && y >= 0 && x <= r.width && y <= r.height) {{
+      for (const h of (handle_screen || [])) {{
+        const d = Math.hypot(h[1] * r.width - x, h[2] * r.height - y);
+        if (d < near) {{ near = d; best = h; }}
+      }}
+    }}
+    if (!best) {{ tip.style.display = 'none'; return; }}
+    tip.textContent = best[0];
+    tip.style.left = (view.offsetLeft + best[1] * r.width + 12) + 'px';
+    tip.style.top = (view.offsetTop + best[2] * r.height - 34) + 'px';
+    tip.style.display = 'block';
+  }}, true);
+}})()"""
