@@ -11,8 +11,9 @@ Each is baked ``warm`` (frame by frame, each from the frame before: what the web
 ``fabrik3d bake`` do), ``batch`` (``solve_batch`` over all frames from the rest pose) and, as the
 baseline run in the same process, ``cold`` (every frame solved alone from the rest pose). The
 table shows the whole bake in ms, the ratio against the cold baseline, and the per-frame times of
-the warm bake (a scrub step of one frame costs one of these). Aims: a 300-frame bake <= 1 s
-(issue 17); a frame <= 50 ms (scrubbing).
+the warm bake (a held key is not solved again). Aim: a 300-frame bake <= 1 s (issue 17). The web UI
+bakes the range in the background after each key edit, so a scrub shows a baked frame; its latency
+in a browser is measured by bench_web.py.
 """
 
 from __future__ import annotations
@@ -98,8 +99,6 @@ def main(argv: list[str] | None = None) -> int:
             checks.line(f"{label}, {method}: finite poses, bone lengths kept", ok, f"{len(take.times)} frames")
             if method == "warm":
                 aims.append(common.aim_line(f"{label}: bake of {len(take.times)} frames", best, 1.0, " s"))
-                if len(per_frame):
-                    aims.append(common.aim_line(f"{label}: slowest frame (scrub)", per_frame.max(), 50.0, " ms"))
         rows.append((label, "cold", cold_s * 1e3, "1.00x", "-", "-", "-", "-"))
     print(common.format_table(HEADERS, rows))
     print()

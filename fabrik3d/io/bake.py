@@ -3,7 +3,8 @@
 ``bake`` solves the goals the keys give at each frame of a range and returns the poses as a
 ``Take`` (``fabrik3d.io.take``; ``fabrik3d.io.gltf.export_animation`` writes it to glTF with every
 frame keyed). ``method="warm"`` solves the frames in order, each from the pose of the frame
-before (so the poses run on continuously, as a drag does); ``method="batch"`` solves all
+before (so the poses run on continuously, as a drag does; a frame whose goals are the frame
+before's, a held key, keeps its pose); ``method="batch"`` solves all
 frames at once with ``solve_batch``, each from the same start pose.
 """
 
@@ -111,15 +112,36 @@ def bake(
         out = solve_batch(skeleton, positions=positions, **_batch_goals(goals), **settings)  # type: ignore[arg-type]
         return Take(skeleton, times, out.positions, out.rotations)
     poses, frames_out = [], []
-    start = positions
+    start, result, before = positions, None, None
     for f, g in zip(span, goals):
-        result = solve_goals(skeleton, g, positions=start, **settings)  # type: ignore[arg-type]
+        if result is None or not _same_goals(g, before):  # (a held pose is not solved again)
+            result = solve_goals(skeleton, g, positions=start, **settings)  # type: ignore[arg-type]
+        before = g
         poses.append(result.positions)
         frames_out.append(result.rotations)
         start = result.positions
         if on_frame is not None:
             on_frame(f, result)
     return Take(skeleton, times, np.array(poses), np.array(frames_out))
+
+
+def _same_goals(a: Goals, b: Goals | None) -> bool:
+    """Whether two frames' goals are the same (a held key: every curve flat)."""
+    if b is None or a.targets.keys() != b.targets.keys() or a.poles.keys() != b.poles.keys():
+        return False
+    same = all(_same_target(t, b.targets[k]) for k, t in a.targets.items())
+    same = same and all(np.array_equal(p, b.poles[k]) for k, p in a.poles.items())
+    if (a.root_target is None) != (b.root_target is None):
+        return False
+    return same and (a.root_target is None or _same_target(a.root_target, b.root_target))  # type: ignore[arg-type]
+
+
+def _same_target(a: Any, b: Any) -> bool:
+    if not np.array_equal(a.position, b.position) or a.weight != b.weight:
+        return False
+    if a.orientation is None or b.orientation is None:
+        return a.orientation is None and b.orientation is None
+    return bool(np.array_equal(a.orientation, b.orientation))
 
 
 def _batch_goals(goals: list[Goals]) -> dict[str, Any]:

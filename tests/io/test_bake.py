@@ -145,3 +145,13 @@ def test_a_baked_glb_is_valid_and_three_js_plays_the_solver_s_bones(tmp_path: Pa
         got = {b["name"]: p for b, p in zip(three["bones"], sample["positions"])}
         for j, name in enumerate(names):
             np.testing.assert_allclose(got[name], take.positions[k, j], atol=1e-5)
+
+
+def test_a_held_key_keeps_its_pose_without_solving_again(body) -> None:
+    anim = Animation((Key(0, {"hand_l": _at(body, "hand_l")}), Key(10, {"hand_l": [0.25, 1.25, 0.35]})), end=20)
+    seen = []
+    take = bake(body, anim, on_frame=lambda f, r: seen.append(r))
+    assert len(seen) == 21
+    assert all(seen[f] is seen[10] for f in range(10, 21))  # the same result, not a new solve
+    np.testing.assert_array_equal(take.positions[20], take.positions[10])
+    assert seen[9] is not seen[10]
