@@ -3,8 +3,10 @@
 Commands:
     fabrik3d presets
     fabrik3d solve SCENE_OR_PRESET [--target NAME=X,Y,Z ...] [-o POSE.json]
-    fabrik3d serve [--preset NAME | --scene FILE] [--host 127.0.0.1] [--port 8080] [--no-browser]
+    fabrik3d serve [--preset NAME | --scene FILE | --character MODEL.glb] [--host 127.0.0.1] [--port 8080]
+                   [--no-browser]
     fabrik3d export SCENE_OR_PRESET -o OUT.glb [--target NAME=X,Y,Z ...]
+    fabrik3d export MODEL.glb|MODEL.gltf -o OUT [--target NAME=X,Y,Z ...] [--take TAKE.json [--name NAME]]
     fabrik3d export --take TAKE.json -o OUT.glb
     fabrik3d bake SCENE.json -o OUT.glb|OUT.gltf|TAKE.json [--frames A:B] [--fps N] [--method warm|batch]
 
@@ -26,9 +28,10 @@ from typing import NoReturn
 
 import numpy as np
 
-from fabrik3d.io import bake, files, gltf, take
+from fabrik3d.io import bake, character, character_export, files, gltf, take
 from fabrik3d.io.scene import Scene, scene_or_preset
 from fabrik3d.model import presets
+from fabrik3d.solver.tree import solve
 
 
 class _Parser(argparse.ArgumentParser):
@@ -143,7 +146,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise ValueError(f"the web UI needs the extra fabrik3d[web]: pip install 'fabrik3d[web]' ({exc})") from None
     check_listen(args.host, args.port)
-    serve(preset=args.preset, scene=args.scene, host=args.host, port=args.port, open_browser=not args.no_browser)
+    serve(
+        preset=args.preset,
+        scene=args.scene,
+        character=args.character,
+        host=args.host,
+        port=args.port,
+        open_browser=not args.no_browser,
+    )
     return 0
 
 
@@ -151,7 +161,12 @@ def _cmd_export(args: argparse.Namespace) -> int:
     if args.scene is None and args.take is None:
         raise ValueError("export: give a scene or preset, or --take TAKE.json")
     if args.scene is not None and args.take is not None:
-        raise ValueError("export: give a scene or preset, or --take TAKE.json, not both")
+        if not args.scene.lower().endswith((".glb", ".gltf")):
+            raise ValueError("export: give a scene or preset, or --take TAKE.json, not both")
+    if args.scene is not None and args.scene.lower().endswith((".glb", ".gltf")):
+        return _export_character(args)
+    if args.name is not None:
+        raise ValueError("export: --name names a take written into a character's file (MODEL.glb --take ...)")
     if args.take is not None:
         if args.target:
             raise ValueError("export: --target applies to a scene, not to --take")
@@ -165,6 +180,26 @@ def _cmd_export(args: argparse.Namespace) -> int:
     gltf.export_pose(scene.skeleton, result, args.output)
     state = "converged" if result.converged else "not converged"
     print(f"wrote {args.output}: pose of {len(scene.skeleton)} joints ({state}, {result.iterations} iterations)")
+    return 0
+
+
+def _export_character(args: argparse.Namespace) -> int:
+    """``export MODEL.glb``: the character's own file with the solved pose and/or a take."""
+    model = character.load_character(args.scene)
+    sk = model.skeleton
+    targets = {}
+    for spec in args.target:
+        name, point = parse_target(spec)
+        targets[model.effectors.get(name, name)] = point  # (a role of a humanoid, or a bone)
+    recorded = None if args.take is None else take.load_take(args.take)
+    pose = None
+    if targets or recorded is None:
+        pose = solve(sk, targets)
+    character_export.export_character(model, args.output, pose=pose, take=recorded, name=args.name or "take")
+    what = [] if pose is None else [f"pose ({'converged' if pose.converged else 'not converged'})"]
+    if recorded is not None:
+        what.append(f"take {args.name or 'take'!r} of {len(recorded.times)} frames")
+    print(f"wrote {args.output}: {' and '.join(what)} in {args.scene}'s document ({len(sk)} joints)")
     return 0
 
 
@@ -226,13 +261,20 @@ def build_parser() -> argparse.ArgumentParser:
     source = p.add_mutually_exclusive_group()
     source.add_argument("--preset", choices=presets.names(), help="preset to open (default humanoid)")
     source.add_argument("--scene", metavar="FILE", help="scene file to open")
+    source.add_argument("--character", metavar="MODEL.glb", help="rigged character (.glb or .gltf) to pose")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=_port, default=8080, help="port to listen on (default 8080)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser")
     p.set_defaults(func=_cmd_serve)
     p = sub.add_parser("export", help="write a solved pose, or a recorded take, as glTF 2.0 (.glb or .gltf)")
-    p.add_argument("scene", nargs="?", metavar="SCENE_OR_PRESET", help="scene file or preset to solve and export")
+    p.add_argument(
+        "scene",
+        nargs="?",
+        metavar="SCENE_OR_PRESET",
+        help="scene file or preset to solve and export, or a rigged character (.glb/.gltf) to write posed",
+    )
     p.add_argument("--take", metavar="TAKE.json", help="a recorded take to export as an animation")
+    p.add_argument("--name", help="the take's animation name in a character's file (default: take)")
     p.add_argument("--target", action="append", default=[], metavar="NAME=X,Y,Z", help="target for an effector")
     p.add_argument(
         "-o", "--output", type=_output_name, required=True, metavar="OUT.glb", help="output file, .glb or .gltf"

@@ -10,10 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.character_asset import node_world, write_character
 
+import fabrik3d
 from fabrik3d.animation import Animation, Key
+from fabrik3d.io.character import load_character
 from fabrik3d.io.scene import Scene, load_scene, save_scene
-from fabrik3d.io.take import load_take
+from fabrik3d.io.take import Take, load_take, save_take
 from fabrik3d.model import presets
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "fabrik3d"
@@ -254,3 +257,60 @@ def test_bad_bakes_are_one_line_and_exit_2(keyed_scene: Path, extra: list[str], 
 
 def test_bake_of_a_scene_without_keys_says_so(tmp_path: Path) -> None:
     assert_one_line_error(run("bake", "humanoid", "-o", str(tmp_path / "a.glb")), r"humanoid: no keys to bake")
+
+
+# -- characters -----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def hero(tmp_path: Path) -> Path:
+    return write_character(tmp_path, "hero", "mixamo", armature=True)
+
+
+def test_export_of_a_character_writes_the_pose_into_its_own_file(hero: Path, tmp_path: Path) -> None:
+    out = tmp_path / "posed.glb"
+    proc = run("export", str(hero), "--target", "hand_l=0.3,1.3,0.35", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "pose (converged)" in proc.stdout
+    before, after = load_character(hero), load_character(out)
+    sk = after.skeleton
+    assert sk.names == before.skeleton.names
+    # the file's meshes and materials are the user's own, the hand's bone node is posed
+    assert after.document["meshes"] == before.document["meshes"]
+    assert after.document["materials"] == before.document["materials"]
+    hand = before.effectors["hand_l"]
+    result = fabrik3d.solve(before.skeleton, {hand: [0.3, 1.3, 0.35]})
+    nodes = after.document["nodes"]
+    k = next(i for i, node in enumerate(nodes) if node.get("name") == hand)
+    np.testing.assert_allclose(node_world(nodes, k)[:3, 3], result.positions[sk.index(hand)], atol=1e-4)
+
+
+def test_export_of_a_character_with_a_take_adds_a_named_animation(hero: Path, tmp_path: Path) -> None:
+    model = load_character(hero)
+    hand = model.effectors["hand_l"]
+    rest = model.skeleton.rest_positions[model.skeleton.index(hand)]
+    frames = [fabrik3d.solve(model.skeleton, {hand: rest + np.array([0, 0.05 * k, 0.1])}) for k in range(4)]
+    save_take(Take.from_frames(model.skeleton, frames, [0, 0.1, 0.2, 0.3]), tmp_path / "wave.json")
+    out = tmp_path / "animated.glb"
+    proc = run("export", str(hero), "--take", str(tmp_path / "wave.json"), "--name", "wave", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "take 'wave' of 4 frames" in proc.stdout
+    assert [a["name"] for a in load_character(out).document["animations"]] == ["idle", "wave"]  # (its own kept)
+
+
+@pytest.mark.parametrize(
+    ("extra", "pattern"),
+    [
+        (["-o", "out.gltf"], r"a GLB character is written to a \.glb"),
+        (["--target", "hand_q=0,1,0", "-o", "out.glb"], r"hand_q.*not an end effector"),
+        (["--take", "missing.json", "-o", "out.glb"], r"missing\.json"),
+    ],
+)
+def test_bad_character_exports_are_one_line_and_exit_2(hero: Path, extra: list[str], pattern: str) -> None:
+    assert_one_line_error(run("export", str(hero), *extra, cwd=hero.parent), pattern)
+    assert not (hero.parent / "out.glb").exists() and not (hero.parent / "out.gltf").exists()
+
+
+def test_name_without_a_character_is_refused(tmp_path: Path) -> None:
+    proc = run("export", "humanoid", "--name", "x", "-o", str(tmp_path / "a.glb"))
+    assert_one_line_error(proc, r"--name names a take written into a character's file")

@@ -20,37 +20,46 @@ from typing import Any
 from trame.app import get_server
 from trame.decorators import TrameApp, change
 from trame.ui.vuetify3 import SinglePageWithDrawerLayout
+from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
 from fabrik3d.io.scene import Scene
 from fabrik3d.model import presets
 
 from . import panel
+from .character_panel import CharacterActions
 from .controller import Controller
 from .delivery import INTERACTIVE_RATIO, STILL_RATIO, ImageDelivery
 from .dragging import DragActions
+from .mesh_view import MeshView
 from .posing_panel import PosingActions
 from .scene_view import SceneView
 from .security import SERVER_OWNED, OwnedState, page_trigger
+from .timeline_panel import TimelineActions, timeline_bar
+from .turning_panel import TurningActions
 from .vtk_parts import check_view
 
 log = logging.getLogger("fabrik3d_web")
 
 
 @TrameApp()
-class WebApp(DragActions, PosingActions):
+class WebApp(DragActions, PosingActions, TimelineActions, TurningActions, CharacterActions):
     """The web UI of one scene (see the module docstring).
 
     Args:
         server: a trame server (default: a new one).
         scene: the scene to open (default: the humanoid preset).
         source: its name, shown in the panel (a preset name or a file name).
+        character: the rigged character ``scene`` is the skeleton of (``fabrik3d.io.character``), or None.
     """
 
-    def __init__(self, server: Any = None, scene: Scene | None = None, source: str = "humanoid") -> None:
+    def __init__(
+        self, server: Any = None, scene: Scene | None = None, source: str = "humanoid", character: Any = None
+    ) -> None:
         self.server = server or get_server(None, client_type="vue3")
-        self.controller = Controller(scene, source)
+        self.controller = Controller(scene, source, character)
         self.scene = SceneView(self.grab_handle, self.drag_handle, self.release_handle)
+        self.meshes = MeshView(self.scene.renderer)
         self._dragging: tuple[str, str] | None = None
         self._playback: asyncio.Task[None] | None = None
         self.owned = OwnedState(self.server.state)
@@ -88,9 +97,11 @@ class WebApp(DragActions, PosingActions):
             with layout.drawer:
                 panel.drawer(self)
             with layout.content:
-                with v3.VContainer(fluid=True, classes="pa-0 fill-height", style="position: relative"):
-                    panel.error_banner(self)
-                    self.view = panel.view_3d(self)
+                with v3.VContainer(fluid=True, classes="pa-0 fill-height d-flex flex-column"):
+                    with html.Div(style="position: relative; flex: 1 1 auto; width: 100%; min-height: 0"):
+                        panel.error_banner(self)
+                        self.view = panel.view_3d(self)
+                    timeline_bar(self)
         self.ui = layout
 
     # -- panel actions ------------------------------------------------------------------------
@@ -170,14 +181,19 @@ class WebApp(DragActions, PosingActions):
 
     @page_trigger("undo")
     def undo(self) -> None:
-        """The user clicked undo."""
-        self._attempt(self.controller.undo)
-        self._publish()
+        """The user clicked undo (past a preset switch or an opened file: the scene before it)."""
+        self._step_history(self.controller.undo)
 
     @page_trigger("redo")
     def redo(self) -> None:
         """The user clicked redo."""
-        self._attempt(self.controller.redo)
+        self._step_history(self.controller.redo)
+
+    def _step_history(self, step: Callable[[], bool]) -> None:
+        c = self.controller
+        if self._attempt(c.skeleton_changed_by, step) is True:
+            self._show_skeleton()
+            self.state.preset = c.source if c.source in presets.names() else None
         self._publish()
 
     @page_trigger("reset_pose")
@@ -300,6 +316,7 @@ class WebApp(DragActions, PosingActions):
     def _show_skeleton(self) -> None:
         c = self.controller
         self.scene.set_skeleton(c.scene.skeleton, c.size)
+        self._show_character()
         sk = c.scene.skeleton
         stiff = [n for n, v in c.posing.stiffness.items() if v > 0.0] or [sk.names[j] for j in sk.order[1:2]]
         self.state.update({"limit_joints": [], "limits_on": c.limits, "stiffness_joint": stiff[0] if stiff else None})
@@ -317,16 +334,22 @@ class WebApp(DragActions, PosingActions):
         self.scene.show_pose(
             result.positions, result.rotations, c.targets, c.root_target, c.unreachable, moving, c.poles, homes
         )
+        if c.character is not None and self.meshes.visible:
+            self.meshes.show(c.skinned())
 
     def _publish(self) -> None:
         """Copy the controller's state to trame's state and the scene; render unless dragging."""
         c = self.controller
         self._show_pose()
-        self.state.update({"tolerance": c.tolerance, "max_iterations": c.max_iterations, "recording": c.recording})
+        settings = {"tolerance": c.tolerance, "max_iterations": c.max_iterations, "recording": c.recording}
+        self.state.update({**settings, **c.timeline_state()})
+        self._publish_angles()
+        self._prebake()
         self._own(
             {
                 **c.state(),
                 **c.posing_state(),
+                **c.key_state(),
                 "effectors": c.effector_rows(),
                 "fps": round(c.fps, 1),
                 "can_undo": bool(c.undo_stack),

@@ -1,5 +1,6 @@
-"""What the web UI does, without the UI: targets, solving, undo/redo, exports; recording and
-natural posing in their own parts (``fabrik3d_web.recording``, ``fabrik3d_web.posing``).
+"""What the web UI does, without the UI: targets, solving, exports; undo/redo, recording, natural
+posing and the timeline in their own parts (``fabrik3d_web.history``, ``.recording``, ``.posing``,
+``.timeline``).
 
 ``Controller`` holds one scene and its current pose. Every user action is a method
 named after it (``move_target``, ``undo``, ``load_scene_text`` ...); each checks all of
@@ -27,30 +28,22 @@ from fabrik3d.io import gltf
 from fabrik3d.io.scene import Scene, parse_scene
 from fabrik3d.model import presets
 
+from .characters import MAX_CHARACTER_BYTES, Characters, is_character_file
+from .history import History
 from .posing import PosingControls
 from .recording import Recording
+from .timeline import Timeline
+from .turning import Turning
 
 MAX_SCENE_BYTES = 2 * 1024 * 1024  # an uploaded scene file larger than this is refused (the octopus: ~20 kB)
 # An uploaded scene of more joints is refused before it is built (2000 load and drag in < 1 s here).
 MAX_SCENE_JOINTS = 2000
 WORKSPACE_SIZES = 100.0  # targets farther than this many skeleton sizes from the origin are refused
 MAX_ITERATIONS = 1000  # the iteration limit the panel accepts (a drag solves once per mouse move)
-HISTORY = 200  # undo steps kept
 _KEEP: Any = object()  # "leave as it is", for an optional argument whose None means "none"
 
 
-@dataclasses.dataclass(frozen=True)
-class Snapshot:
-    """Targets, pose and posing at one moment, for undo/redo."""
-
-    targets: dict[str, np.ndarray]
-    root_target: np.ndarray | None
-    poles: dict[str, np.ndarray]
-    result: fabrik3d.SolveResult
-    posing: fabrik3d.Posing | None = None  # the skeleton's posing (chain reach, stiffness)
-
-
-class Controller(Recording, PosingControls):
+class Controller(History, Recording, PosingControls, Timeline, Turning, Characters):
     """The state of the web UI and everything the user can do to it.
 
     Attributes:
@@ -65,36 +58,44 @@ class Controller(Recording, PosingControls):
         solve_ms: duration of the last solve, milliseconds.
     """
 
-    def __init__(self, scene: Scene | None = None, source: str = "humanoid") -> None:
+    def __init__(self, scene: Scene | None = None, source: str = "humanoid", character: Any = None) -> None:
         self.limits = True
-        self.load(scene if scene is not None else Scene(presets.get("humanoid")), source)
+        self.load(scene if scene is not None else Scene(presets.get("humanoid")), source, character)
 
     # -- loading ------------------------------------------------------------------------------
-    def load(self, scene: Scene, source: str = "scene") -> None:
-        """Make ``scene`` current: its own targets, the rest pose solved, empty history and take.
+    def load(self, scene: Scene, source: str = "scene", character: Any = None) -> None:
+        """Make ``scene`` current: its own targets and keys, the rest pose solved, an empty take; one
+        undo step brings the scene before it back.
 
         All or nothing: if solving the new scene fails, the current one stays.
         """
         before = dict(self.__dict__)
+        snapshot = self._snapshot() if "scene" in before else None
         try:
-            self._load(scene, source)
+            self._load(scene, source, character)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(before)
             raise
+        if snapshot is not None:
+            self._push_undo(snapshot)
 
-    def _load(self, scene: Scene, source: str) -> None:
+    def _load(self, scene: Scene, source: str, character: Any = None) -> None:
         self.scene = scene
+        self.character = character
         self.source = source
         self._free = scene.skeleton.without_constraints()
         self.size = display.skeleton_size(scene.skeleton)
         self.tolerance = scene.tolerance
         self.max_iterations = min(scene.max_iterations, MAX_ITERATIONS)
-        self.undo_stack: list[Snapshot] = []
-        self.redo_stack: list[Snapshot] = []
+        if not hasattr(self, "undo_stack"):
+            self.undo_stack, self.redo_stack = [], []
         self._clear_take()
+        self._clear_timeline(scene.animation)
         self._frame_times: list[float] = []
         self._reset_to_scene()
+        if self.animation.keys:
+            self.go_to_frame(self.animation.start)
 
     def load_preset(self, name: str) -> None:
         """Load the preset ``name`` (``ValueError`` listing the presets if unknown)."""
@@ -120,32 +121,33 @@ class Controller(Recording, PosingControls):
         if not isinstance(upload, Mapping) or not isinstance(upload.get("content"), (bytes, bytearray, str)):
             raise ValueError("upload: expected a file")
         name = str(upload.get("name") or "upload")[:200]
-        size = upload.get("size")
-        if isinstance(size, (int, float)) and size > MAX_SCENE_BYTES:
-            raise ValueError(f"{name}: file is too large ({int(size)} bytes, limit {MAX_SCENE_BYTES})")
-        self.load_scene_text(
-            bytes(upload["content"]) if not isinstance(upload["content"], str) else upload["content"], name
-        )
+        size, content = upload.get("size"), upload["content"]
+        character = is_character_file(name, content)
+        limit = MAX_CHARACTER_BYTES if character else MAX_SCENE_BYTES
+        if isinstance(size, (int, float)) and size > limit:
+            raise ValueError(f"{name}: file is too large ({int(size)} bytes, limit {limit})")
+        if character:
+            if isinstance(content, str):
+                raise ValueError(f"{name}: expected the file's bytes")
+            self.load_character_bytes(bytes(content), name)
+            return
+        self.load_scene_text(bytes(content) if not isinstance(content, str) else content, name)
 
     def _reset_to_scene(self) -> None:
         targets = {k: v.copy() for k, v in self.scene.targets.items()}
         root = None if self.scene.root_target is None else self.scene.root_target.copy()
-        result = self._solve(targets, root, {}, None)
+        built, self.built = getattr(self, "built", None), None
+        try:
+            result = self._solve(targets, root, {}, None)
+        except BaseException:
+            self.built = built
+            raise
         self.targets: dict[str, np.ndarray] = targets
         self.root_target: np.ndarray | None = root
         self.poles: dict[str, np.ndarray] = {}
         self.result = result
 
     # -- what the user does -------------------------------------------------------------------
-    def begin_drag(self) -> None:
-        """A drag starts: remember the targets and pose for undo."""
-        self._push_undo()
-
-    def end_drag(self) -> None:
-        """A drag ends: forget its undo step if nothing moved (a click on a handle)."""
-        if self.undo_stack and self.undo_stack[-1].result is self.result:
-            self.undo_stack.pop()
-
     def move_target(self, name: str, point: Any, *, undoable: bool = True) -> None:
         """Move (or create) the target of end effector ``name`` to ``point`` and re-solve.
 
@@ -211,22 +213,6 @@ class Controller(Recording, PosingControls):
         before = self._snapshot()
         self._reset_to_scene()
         self._push_undo(before)
-
-    def undo(self) -> bool:
-        """Undo the last target move; False if there is nothing to undo."""
-        if not self.undo_stack:
-            return False
-        self.redo_stack.append(self._snapshot())
-        self._restore(self.undo_stack.pop())
-        return True
-
-    def redo(self) -> bool:
-        """Redo the last undone move; False if there is nothing to redo."""
-        if not self.redo_stack:
-            return False
-        self.undo_stack.append(self._snapshot())
-        self._restore(self.redo_stack.pop())
-        return True
 
     def set_limits(self, enabled: bool) -> None:
         """Solve with (True) or without (False) the skeleton's joint limits, and re-solve."""
@@ -297,13 +283,19 @@ class Controller(Recording, PosingControls):
         }
 
     def effector_rows(self) -> list[dict[str, Any]]:
-        """One row per end effector for the panel: name, x, y, z (3 decimals), targeted, unreachable."""
+        """One row per end effector for the panel: name, label (a character's role, e.g. ``hand_l``, or the
+        name), x, y, z (3 decimals), targeted, unreachable."""
         bad = set(self.unreachable)
+        roles = {} if self.character is None else {bone: role for role, bone in self.character.effectors.items()}
         rows = []
         for name in self.scene.skeleton.end_effectors:
             x, y, z = (f"{v:.3f}" for v in self.effector_point(name))
+            label = roles.get(name, name)
             rows.append(
-                {"name": name, "x": x, "y": y, "z": z, "targeted": name in self.targets, "unreachable": name in bad}
+                {
+                    **{"name": name, "label": label, "x": x, "y": y, "z": z},
+                    **{"targeted": name in self.targets, "unreachable": name in bad},
+                }
             )
         return rows
 
@@ -315,12 +307,15 @@ class Controller(Recording, PosingControls):
             root_target=self.root_target,
             tolerance=self.tolerance,
             max_iterations=self.max_iterations,
+            animation=self.animation if self.animation.keys else None,
         )
         return json.dumps(scene.to_dict(), indent=2, allow_nan=False) + "\n"
 
     # -- exports ------------------------------------------------------------------------------
     def pose_glb(self) -> bytes:
-        """The current pose as a binary glTF (``fabrik3d.gltf.pose_glb_bytes``)."""
+        """The current pose as a binary glTF (``fabrik3d.gltf.pose_glb_bytes``; a character's own file)."""
+        if self.character is not None:
+            return self.character_glb(pose=self.result)
         return gltf.pose_glb_bytes(self.scene.skeleton, self.result)
 
     # -- internals ----------------------------------------------------------------------------
@@ -354,6 +349,7 @@ class Controller(Recording, PosingControls):
             weights=self.scene.weights,
             tolerance=self.tolerance,
             max_iterations=self.max_iterations,
+            relax_to=self.built,
         )
         self.solve_ms = (time.perf_counter() - t0) * 1e3
         if not (np.all(np.isfinite(result.positions)) and np.all(np.isfinite(result.rotations))):
@@ -380,21 +376,21 @@ class Controller(Recording, PosingControls):
         self._frame_times = [t for t in self._frame_times if now - t <= 1.0] + [now]
         self._record_frame()
 
-    def _snapshot(self) -> Snapshot:
-        root = None if self.root_target is None else self.root_target.copy()
-        targets, poles = ({k: v.copy() for k, v in d.items()} for d in (self.targets, self.poles))
-        return Snapshot(targets, root, poles, self.result, self.scene.skeleton.posing)
-
-    def _push_undo(self, snapshot: Snapshot | None = None) -> None:
-        self.undo_stack.append(snapshot or self._snapshot())
-        del self.undo_stack[:-HISTORY]
-        self.redo_stack.clear()
-
-    def _restore(self, snap: Snapshot) -> None:
-        self.targets = {k: v.copy() for k, v in snap.targets.items()}
-        self.root_target = None if snap.root_target is None else snap.root_target.copy()
-        self.poles = {k: v.copy() for k, v in snap.poles.items()}
-        if snap.posing != self.scene.skeleton.posing:
-            self._use_posing(snap.posing)
-        self.result = snap.result
+    def _turned(
+        self,
+        undoable: bool,
+        targets: dict[str, np.ndarray],
+        poles: dict[str, np.ndarray],
+        positions: np.ndarray,
+        rotations: np.ndarray,
+    ) -> None:
+        """A joint was turned (``Turning.turn``): the turned pose is shown as it is (no solve: the
+        user set it) and is the pose the user built; the carried goals are kept."""
+        sk = self.scene.skeleton
+        errors = {k: float(np.linalg.norm(positions[sk.index(k)] - v)) for k, v in targets.items()}
+        converged = all(e <= self.tolerance for e in errors.values())
+        if undoable:
+            self._push_undo()
+        self.result = fabrik3d.SolveResult(positions, rotations, 0, errors, converged)
+        self.targets, self.poles, self.built = targets, poles, positions
         self._record_frame()

@@ -13,7 +13,7 @@ from trame.widgets import client, html
 from trame.widgets import vtk as vtk_widgets
 from trame.widgets import vuetify3 as v3
 
-from . import posing_panel, view_js
+from . import character_panel, posing_panel, turning_panel, view_js
 from .delivery import INTERACTIVE_QUALITY, INTERACTIVE_RATIO, STILL_RATIO
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
@@ -68,6 +68,14 @@ SHORTCUTS = (
         "drag on the ground plane (the height kept), again to stop",
         "plain && key === 'g'",
         "drag_lock = drag_lock === 'ground' ? '' : 'ground'",
+    ),
+    ("K", "key the targets at the timeline's frame", "plain && key === 'k'", "trigger('set_key')"),
+    ("Space", "play or pause the timeline", "plain && key === ' '", "trigger('toggle_timeline')"),
+    (
+        "Left / Right arrow",
+        "the timeline's frame before / after",
+        "plain && ['arrowleft', 'arrowright'].includes(key) && !(e.target.closest && e.target.closest('.v-slider'))",
+        "trigger('step_frame', [key === 'arrowleft' ? -1 : 1])",
     ),
     ("?", "show or hide this list", "!mod && e.key === '?'", "show_help = !show_help"),
 )
@@ -164,17 +172,18 @@ def drawer(app: Any) -> None:
         _section("Scene")
         v3.VSelect(label="Preset", v_model=("preset",), items=("presets",), id="preset", **_FIELD)
         v3.VFileInput(
-            label="Open scene file (.json)",
+            label="Open a scene (.json) or a character (.glb, .gltf)",
             v_model=("scene_upload", None),
-            accept=".json,application/json",
+            accept=".json,application/json,.glb,.gltf,model/gltf-binary,model/gltf+json",
             id="scene-upload",
             prepend_icon="",
             prepend_inner_icon="mdi-folder-open-outline",
             **_FIELD,
         )
+        character_panel.section(app)
         with html.Div(classes="d-flex", style="gap: 6px"):
-            _download_button("btn-download-scene", "Scene .json", "scene.json", app.download_scene, "application/json")
-            _download_button("btn-export-pose", "Pose .glb", "pose.glb", app.export_pose_glb, "model/gltf-binary")
+            download_button("btn-download-scene", "Scene .json", "scene.json", app.download_scene, "application/json")
+            download_button("btn-export-pose", "Pose .glb", "pose.glb", app.export_pose_glb, "model/gltf-binary")
 
         _section("Solver")
         with html.Div(classes="d-flex", style="gap: 6px"):
@@ -224,7 +233,7 @@ def drawer(app: Any) -> None:
                 size="x-small",
                 color=("row.unreachable ? 'error' : row.targeted ? 'warning' : 'grey'",),
             )
-            html.Div("{{ row.name }}", classes="text-body-2 text-truncate", style="width: 84px")
+            html.Div("{{ row.label }}", classes="text-body-2 text-truncate", style="width: 84px", title=("row.name",))
             for axis, key in enumerate("xyz"):
                 v3.VTextField(
                     model_value=(f"row.{key}",),
@@ -236,6 +245,9 @@ def drawer(app: Any) -> None:
 
         _section("Posing")
         posing_panel.section(app)
+
+        _section("Turn a joint")
+        turning_panel.section(app)
 
         _section("Take")
         with html.Div(classes="d-flex align-center", style="gap: 6px"):
@@ -274,10 +286,10 @@ def drawer(app: Any) -> None:
                 classes="text-caption",
             )
         with html.Div(classes="d-flex", style="gap: 6px"):
-            _download_button(
+            download_button(
                 "btn-export-take", "Take .glb", "take.glb", app.export_take_glb, "model/gltf-binary", "take_frames < 2"
             )
-            _download_button(
+            download_button(
                 "btn-export-take-json",
                 "Take .json",
                 "take.json",
@@ -294,7 +306,7 @@ def _section(title: str) -> None:
     html.Div(title, classes="text-overline mb-n2")
 
 
-def _download_button(
+def download_button(
     element_id: str, text: str, filename: str, callback: Any, mime: str, disabled: str = "false"
 ) -> None:
     """A button that asks the server for a file and saves it (trame's ``utils.download``)."""

@@ -75,7 +75,7 @@ def section(app: Any) -> None:
             title=("row.targeted ? 'Free ' + row.name : 'Pin ' + row.name + ' where it is'",),
             click="trigger(row.targeted ? 'free_effector' : 'pin_effector', [row.name])",
         )
-        html.Div("{{ row.name }}", classes="text-body-2 text-truncate", style="width: 72px")
+        html.Div("{{ row.label }}", classes="text-body-2 text-truncate", style="width: 72px", title=("row.name",))
         v3.VSelect(
             label="reach",
             model_value=("reach_of[row.name]",),

@@ -22,6 +22,8 @@ class Recording:
 
     result: Any
     scene: Any
+    character: Any  # (the Characters part's, as ``character_glb``)
+    character_glb: Any
 
     def _clear_take(self) -> None:
         self.take_times: list[float] = []
@@ -76,6 +78,8 @@ class Recording:
     def take_glb(self) -> bytes:
         """The take as an animated binary glTF (``fabrik3d.gltf.animation_glb_bytes``)."""
         take = self.take()
+        if self.character is not None:
+            return self.character_glb(take=take, name="take")
         return gltf.animation_glb_bytes(self.scene.skeleton, list(zip(take.positions, take.rotations)), take.times)
 
     def take_json(self) -> str:

@@ -36,6 +36,10 @@ SECRET_BYTES = 24
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 # State keys only the server writes (the page reads them): a page's write is reverted and reported.
 SERVER_OWNED = (
+    "key_frames",
+    "key_here",
+    "turnable_joints",
+    "joint_angles",
     "joint_names",
     "pose",
     "root_target",

@@ -8,7 +8,8 @@ import webbrowser
 from collections.abc import Sequence
 from typing import Any
 
-from fabrik3d.io.scene import scene_or_preset
+from fabrik3d.io.character import load_character
+from fabrik3d.io.scene import Scene, scene_or_preset
 from fabrik3d.model import presets
 
 from . import security
@@ -21,6 +22,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8080,
     open_browser: bool = True,
+    character: str | None = None,
 ) -> None:
     """Start the web UI on ``host:port`` and block until it stops.
 
@@ -30,15 +32,20 @@ def serve(
     Args:
         preset: a preset name (default ``humanoid`` when no scene is given).
         scene: a scene file (JSON) to open instead of a preset.
+        character: a rigged character (``.glb``/``.gltf``, ``fabrik3d.io.character``) to open instead.
         host, port: where to listen (127.0.0.1 unless told otherwise).
         open_browser: open the page in the system's browser.
 
     Raises:
-        ValueError: for an unknown preset or a bad scene file, before the server starts.
+        ValueError: for an unknown preset or a bad scene or character file, before the server starts.
     """
 
-    source = scene if scene is not None else (preset or "humanoid")
-    app = WebApp(scene=scene_or_preset(source), source=source if scene is None else _short(scene))
+    if character is not None:
+        model = load_character(character)
+        app = WebApp(scene=Scene(model.skeleton), source=_short(character), character=model)
+    else:
+        source = scene if scene is not None else (preset or "humanoid")
+        app = WebApp(scene=scene_or_preset(source), source=source if scene is None else _short(scene))
     secret = security.new_secret()
     security.guard(app.server, secret)
     url = security.page_url(host, port, secret)
@@ -66,17 +73,19 @@ def _short(path: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m fabrik3d_web.serve [--preset NAME | --scene FILE] [--host H] [--port P] [--no-browser]``."""
+    """``python -m fabrik3d_web.serve [--preset NAME | --scene FILE | --character MODEL.glb] [--host H] [--port P]
+    [--no-browser]``."""
     parser = argparse.ArgumentParser(prog="fabrik3d_web", description="fabrik3d's web UI")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--preset", choices=presets.names())
     group.add_argument("--scene", metavar="FILE")
+    group.add_argument("--character", metavar="MODEL.glb")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--no-browser", action="store_true")
     args = parser.parse_args(argv)
     try:
-        serve(args.preset, args.scene, args.host, args.port, not args.no_browser)
+        serve(args.preset, args.scene, args.host, args.port, not args.no_browser, character=args.character)
     except ValueError as exc:
         print(f"fabrik3d_web: error: {exc}", file=sys.stderr)
         return 2

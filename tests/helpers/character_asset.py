@@ -379,3 +379,19 @@ def glb_bytes(doc: dict, blob: bytes) -> bytes:
     blob += b"\0" * (-len(blob) % 4)
     data = struct.pack("<II", len(text), 0x4E4F534A) + text + struct.pack("<II", len(blob), 0x004E4942) + blob
     return struct.pack("<4sII", b"glTF", 2, 12 + len(data)) + data
+
+
+def node_world(nodes: list[dict], k: int) -> np.ndarray:
+    """The world matrix of glTF node ``k`` (TRS or matrix, through its parents)."""
+    parent = {c: i for i, node in enumerate(nodes) for c in node.get("children", [])}
+    out = np.eye(4)
+    while k is not None:
+        node, m = nodes[k], np.eye(4)
+        if "matrix" in node:
+            m = np.array(node["matrix"], dtype=float).reshape(4, 4).T
+        else:
+            m[:3, :3] = rot.quat_to_matrix(np.array(node.get("rotation", [0, 0, 0, 1]))) * node.get("scale", [1, 1, 1])
+            m[:3, 3] = node.get("translation", [0, 0, 0])
+        out = m @ out
+        k = parent.get(k)
+    return out

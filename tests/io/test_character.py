@@ -200,21 +200,6 @@ def test_the_skinner_equals_the_textbook_form(joints: int, k: int) -> None:
     np.testing.assert_allclose(skinner.positions(m), skin_naive(p, j, w, m), atol=1e-4)
 
 
-def test_the_example_of_the_user_doc_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    """docs/character.md's example runs as written, and prints what its comments say."""
-    import re
-
-    text = (Path(__file__).resolve().parents[2] / "docs" / "character.md").read_text()
-    (code,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    monkeypatch.chdir(tmp_path)
-    exec(compile(code, "docs/character.md", "exec"), {"__name__": "__docs__"})
-    printed = capsys.readouterr().out.splitlines()
-    said = [m.group(1).strip() for m in re.finditer(r"^print\(.*\)\s+#\s*(.*)$", code, flags=re.M)]
-    assert len(printed) == len(said) == 3
-    for line, claim in zip(printed, said):
-        assert line.strip() == claim
-
-
 def _sides(*names: str) -> list[str]:
     """Each name, those with ``{s}``, ``{S}`` or ``{side}`` once per side (l, L, left; r, R, right)."""
     sides = (("l", "L", "left"), ("r", "R", "right"))

@@ -1,0 +1,141 @@
+"""The timeline and the undo history of the web UI without a browser (fabrik3d_web.timeline, .history):
+the real controller and the real solver."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from fabrik3d_web.controller import Controller
+
+from fabrik3d.animation import Animation, Key, bake
+from fabrik3d.io.scene import Scene, parse_scene
+from fabrik3d.model import presets
+
+REACH = np.array([0.25, 1.25, 0.35])
+
+
+def keyed() -> Controller:
+    c = Controller()
+    c.move_target("hand_l", c.result.positions[c.scene.skeleton.index("hand_l")])
+    c.set_key()
+    c.go_to_frame(30)
+    c.move_target("hand_l", REACH)
+    c.set_key()
+    return c
+
+
+def test_the_pose_at_a_frame_is_the_baked_pose_there() -> None:
+    c = keyed()
+    c.go_to_frame(17)
+    take = bake(c.scene.skeleton, c.animation, frames=(0, 17))
+    np.testing.assert_array_equal(c.result.positions, take.positions[-1])
+    np.testing.assert_allclose(c.targets["hand_l"], c.animation.goals_at(17).targets["hand_l"].position)
+    # back and forth: the same pose again (baked once, kept)
+    c.go_to_frame(3)
+    c.go_to_frame(17)
+    np.testing.assert_array_equal(c.result.positions, take.positions[-1])
+    # switching the limits off bakes again, without them
+    c.set_limits(False)
+    c.go_to_frame(16)
+    c.go_to_frame(17)
+    free = bake(c.scene.skeleton.without_constraints(), c.animation, frames=(0, 17))
+    np.testing.assert_array_equal(c.result.positions, free.positions[-1])
+
+
+def test_key_edits_are_undo_steps_and_scrubbing_is_not() -> None:
+    c = keyed()
+    assert [k.frame for k in c.animation.keys] == [0, 30]
+    depth = len(c.undo_stack)
+    c.go_to_frame(10)
+    assert len(c.undo_stack) == depth
+    c.move_key(30, 40)
+    assert [k.frame for k in c.animation.keys] == [0, 40] and c.frame == 40
+    c.delete_key(0)
+    assert [k.frame for k in c.animation.keys] == [40]
+    c.undo()
+    assert [k.frame for k in c.animation.keys] == [0, 40]
+    c.undo()
+    assert [k.frame for k in c.animation.keys] == [0, 30]
+    c.redo()
+    assert [k.frame for k in c.animation.keys] == [0, 40]
+
+
+def test_timeline_settings_are_checked_and_undoable() -> None:
+    c = keyed()
+    c.set_timeline("24", "0", "45", "linear")
+    assert (c.animation.fps, c.animation.last, c.animation.interpolation) == (24.0, 45, "linear")
+    c.set_timeline(24, 0, "", "linear")  # an emptied end: the last key's frame
+    assert c.animation.end is None and c.animation.last == 30
+    c.undo()
+    assert c.animation.last == 45
+    before = c.animation
+    for args, message in [
+        (("0", 0, 30, "smooth"), "fps: must be finite and > 0"),
+        (("abc", 0, 30, "smooth"), "fps: 'abc' is not a number"),
+        ((30, 20, 10, "smooth"), "end: frame 10 is before start 20"),
+        ((30, 0, 30, "cubic"), "interpolation: expected one of"),
+        ((30, -1, 30, "smooth"), "start: frame -1 is outside"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            c.set_timeline(*args)
+        assert c.animation is before
+    with pytest.raises(ValueError, match=r"frame: 99 is outside the range 0\.\.45"):
+        c.go_to_frame(99)
+    with pytest.raises(ValueError, match="frame 7: there is no key on this frame"):
+        c.delete_key(7)
+    with pytest.raises(ValueError, match="frame 30: there is a key on this frame already"):
+        c.move_key(0, 30)
+
+
+def test_the_downloads_carry_the_keys_and_the_baked_animation() -> None:
+    c = keyed()
+    c.set_timeline(30, 0, 30, "smooth")
+    again = parse_scene(c.scene_json(), "download")
+    assert [k.frame for k in again.animation.keys] == [0, 30]
+    take = json.loads(c.animation_json())
+    assert len(take["times"]) == 31
+    assert c.animation_glb()[:4] == b"glTF"
+    # a scene with keys opens at its first frame, posed there
+    opened = Controller(again, "download")
+    assert opened.frame == 0 and [k.frame for k in opened.animation.keys] == [0, 30]
+    with pytest.raises(ValueError, match="animation: set a key first"):
+        Controller().animation_glb()
+
+
+def test_undo_after_a_preset_switch_or_an_opened_file_brings_the_scene_back() -> None:
+    c = Controller()
+    c.move_target("hand_l", REACH)
+    pose = c.result.positions.copy()
+    c.load_preset("robot_arm")
+    assert c.source == "robot_arm" and len(c.scene.skeleton) != 25
+    assert c.skeleton_changed_by(c.undo) is True
+    assert c.source == "humanoid" and len(c.scene.skeleton) == 25
+    np.testing.assert_array_equal(c.result.positions, pose)
+    np.testing.assert_array_equal(c.targets["hand_l"], REACH)
+    assert c.skeleton_changed_by(c.redo) is True and c.source == "robot_arm"
+    c.undo()
+    scene = Scene(presets.get("octopus"), animation=Animation((Key(0, {}),)))
+    c.load_scene_text(json.dumps(scene.to_dict()), "octopus.json")
+    assert c.source == "octopus.json"
+    c.undo()
+    assert c.source == "humanoid" and "hand_l" in c.targets
+    # a posing change keeps the joints: not a skeleton change for the view
+    c.set_stiffness("chest", 0.2)
+    assert c.skeleton_changed_by(c.undo) is False
+
+
+def test_baking_ahead_fills_the_range_a_few_frames_at_a_time() -> None:
+    c = keyed()
+    c.set_timeline(30, 0, 20, "smooth")
+    c.set_key()  # (a key edit: the baked frames are forgotten)
+    assert len(c._baked) == 0
+    steps = 0
+    while c.bake_ahead(3):
+        steps += 1
+    assert steps == 6 and len(c._baked) == 21  # 3 + 3 + ... frames, the last step finishing the range
+    take = bake(c.scene.skeleton, c.animation)
+    c.go_to_frame(20)
+    np.testing.assert_array_equal(c.result.positions, take.positions[-1])
+    assert Controller().bake_ahead(3) is False  # no keys: nothing to bake

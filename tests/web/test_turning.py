@@ -1,0 +1,81 @@
+"""End to end, turning a joint (issue 18, item 1): choose a joint, type its angles or drag a slider; the limb
+below follows, the joints above stay, the limits hold, one undo step per slider drag. The real
+``fabrik3d serve`` and Debian's headless chromium."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import require_executable
+from helpers import web as wh
+
+import fabrik3d
+from fabrik3d import rotations as rot
+from fabrik3d.model import presets
+from fabrik3d.solver.fk import turn_joint
+
+pytestmark = pytest.mark.browser
+BODY = presets.get("humanoid")
+
+
+@pytest.fixture(scope="module")
+def page():
+    require_executable("chromium", "apt-get install chromium")
+    with wh.served_page() as p:
+        yield p
+
+
+def pose(page) -> np.ndarray:
+    return np.array(wh.get_state(page, "pose"))
+
+
+def choose(page, joint: str) -> None:
+    page.evaluate("(j) => window.trame.state.set('selected_joint', j)", joint)
+    wh.wait_until(page, f"() => window.trame.state.get('selected_joint') === '{joint}'")
+
+
+def test_typed_angles_turn_the_joint_within_its_limits_and_the_limb_follows(page) -> None:
+    rest = pose(page)
+    choose(page, "elbow_l")
+    field = page.locator("#turn-angle-x")
+    field.fill("-170")  # beyond the elbow's hinge range (-150..0)
+    field.press("Enter")
+    field.blur()
+    wh.wait_until(page, "() => Math.abs(window.trame.state.get('joint_angles')[0]) > 100")
+    got = pose(page)
+    hand, elbow, shoulder = (BODY.index(n) for n in ("hand_l", "elbow_l", "shoulder_l"))
+    assert np.linalg.norm(got[hand] - rest[hand]) > 0.1  # the forearm turned
+    np.testing.assert_allclose(got[[elbow, shoulder]], rest[[elbow, shoulder]], atol=1e-9)  # the joints above stayed
+    start = fabrik3d.solve(BODY, {})
+    expected, _ = turn_joint(BODY, start.positions, start.rotations, "elbow_l", rot.from_euler_xyz((-170, 0, 0)))
+    np.testing.assert_allclose(got, expected, atol=1e-5)
+    # the hinge's limit held: the nearest bend it allows, 150 degrees
+    assert abs(wh.get_state(page, "joint_angles")[0]) == pytest.approx(150.0, abs=2.0)
+    wh.trigger(page, "undo")
+    wh.wait_until(page, "() => window.trame.state.get('joint_angles')[0] === 0")
+    np.testing.assert_allclose(pose(page), rest, atol=1e-9)
+
+
+def test_a_slider_drag_turns_the_shoulder_in_one_undo_step(page) -> None:
+    rest = pose(page)
+    choose(page, "shoulder_l")
+    slider = page.locator(".turn-slider-z")
+    slider.scroll_into_view_if_needed()
+    box = slider.bounding_box()
+    y = box["y"] + box["height"] / 2
+    wh.drag(page, (box["x"] + box["width"] * 0.5, y), (box["x"] + box["width"] * 0.35, y), steps=10, pause=0.03)
+    wh.wait_until(page, "() => window.trame.state.get('joint_angles')[2] < -20")
+    hand = BODY.index("hand_l")
+    assert pose(page)[hand][1] < rest[hand][1] - 0.1  # the arm came down
+    wh.trigger(page, "undo")
+    wh.wait_until(page, "() => Math.abs(window.trame.state.get('joint_angles')[2]) < 1e-6")
+    np.testing.assert_allclose(pose(page), rest, atol=1e-9)
+
+
+def test_a_bad_angle_is_named_and_changes_nothing(page) -> None:
+    rest = pose(page)
+    wh.trigger(page, "turn_joint", ["elbow_l", [0, "x", 0]])
+    wh.wait_until(page, "() => window.trame.state.get('error_message').includes('turn elbow_l')")
+    wh.trigger(page, "turn_joint", ["pelvis", [0, 0, 0]])
+    wh.wait_until(page, "() => window.trame.state.get('error_message').includes('not a joint that turns')")
+    np.testing.assert_allclose(pose(page), rest, atol=1e-12)

@@ -1,0 +1,58 @@
+"""Turning joints in the web UI's controller (fabrik3d_web.turning), without a browser: the real solver."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fabrik3d_web.controller import Controller
+
+
+def test_goals_below_the_turned_joint_ride_with_it_and_the_others_stay() -> None:
+    c = Controller()
+    sk = c.scene.skeleton
+    c.move_target("hand_l", [0.45, 1.15, 0.3])
+    c.move_target("hand_r", [-0.45, 1.15, 0.3])
+    right = c.targets["hand_r"].copy()
+    hand_before = c.result.positions[sk.index("hand_l")].copy()
+    c.turn("shoulder_l", [0, 0, -30])
+    hand = c.result.positions[sk.index("hand_l")]
+    assert np.linalg.norm(hand - hand_before) > 0.05  # the arm turned, its target with it
+    np.testing.assert_allclose(c.targets["hand_l"], hand, atol=1e-3)
+    np.testing.assert_array_equal(c.targets["hand_r"], right)
+    assert c.joint_angles("shoulder_l")[2] == pytest.approx(-30.0, abs=0.5)
+
+
+def test_a_turned_stiff_joint_stays_turned_when_a_hand_is_dragged_after() -> None:
+    c = Controller()
+    sk = c.scene.skeleton
+    c.turn("chest", [0, 0, 12])
+    turned = c.joint_angles("chest")
+    assert abs(turned[2]) > 5.0
+    head = c.result.positions[sk.index("head")].copy()
+    for x in np.linspace(0.45, 0.5, 6):  # a small drag of the left hand, within the arm's reach
+        c.move_target("hand_l", [x, 1.15, 0.3], undoable=False)
+    np.testing.assert_allclose(c.joint_angles("chest"), turned, atol=1.0)
+    assert np.linalg.norm(c.result.positions[sk.index("head")] - head) < 0.01
+    # reset pose forgets the built pose; undo brings it back
+    c.reset_pose()
+    assert c.built is None and c.joint_angles("chest") == pytest.approx([0, 0, 0], abs=1e-6)
+    c.undo()
+    assert c.built is not None and c.joint_angles("chest")[2] == pytest.approx(turned[2], abs=1.0)
+
+
+@pytest.mark.parametrize(
+    ("name", "angles", "message"),
+    [
+        ("pelvis", [0, 0, 0], "not a joint that turns"),
+        ("elbow_l", [0, 0], "expected three angles"),
+        ("elbow_l", [0, float("nan"), 0], "expected three angles"),
+        ("elbow_l", [0, 400, 0], "within ±360 degrees"),
+        (3, [0, 0, 0], "not a joint that turns"),
+    ],
+)
+def test_bad_turns_change_nothing(name, angles, message: str) -> None:
+    c = Controller()
+    before = c.result
+    with pytest.raises(ValueError, match=message):
+        c.turn(name, angles)
+    assert c.result is before and not c.undo_stack

@@ -1,0 +1,74 @@
+"""The panel's character line and what the user does with it: show or hide the skinned meshes of an
+opened character (``fabrik3d_web.characters``, ``fabrik3d_web.mesh_view``).
+
+``CharacterActions`` is a part of ``fabrik3d_web.app.WebApp``; ``section`` declares the layout.
+State: ``character`` (the server's: ``null``, or ``{name, convention, joints, bones, primitives,
+vertices, notes}``), ``show_mesh`` (the page may set it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from trame.decorators import change
+from trame.widgets import html
+from trame.widgets import vuetify3 as v3
+
+
+class CharacterActions:
+    """Show or hide the meshes; the character's summary for the panel."""
+
+    controller: Any
+    meshes: Any
+
+    def _render(self) -> None:
+        raise NotImplementedError  # (the WebApp's)
+
+    def _own(self, values: dict[str, Any]) -> None:
+        raise NotImplementedError  # (the WebApp's)
+
+    @change("show_mesh")
+    def switch_mesh(self, show_mesh: Any, **_: Any) -> None:
+        """The user showed or hid the character's meshes (the bones stay)."""
+        if bool(show_mesh) != self.meshes.visible:
+            self.meshes.set_visible(bool(show_mesh))
+            if self.meshes.visible:
+                self.meshes.show(self.controller.skinned())
+            self._render()
+
+    def _show_character(self) -> None:
+        """Put the controller's character (or none) in the view and its summary in the state."""
+        ch = self.controller.character
+        self.meshes.set_character(ch)
+        summary = None
+        if ch is not None:
+            self.meshes.show(self.controller.skinned())
+            summary = {
+                "name": self.controller.source,
+                "convention": ch.convention or "other",
+                "joints": len(ch.skeleton),
+                "bones": len(ch.bones),
+                "primitives": len(ch.meshes),
+                "vertices": int(sum(len(m.positions) for m in ch.meshes)),
+                "notes": list(ch.notes),
+            }
+        self._own({"character": summary})
+
+
+def section(app: Any) -> None:
+    """The opened character's summary and the mesh toggle (shown only with a character)."""
+    app.state.update({"show_mesh": True})
+    with html.Div(v_if="character", id="character-info", classes="text-body-2"):
+        html.Div(
+            "{{ character.name }}: {{ character.vertices }} vertices, {{ character.joints }} joints posed "
+            "of {{ character.bones }} bones ({{ character.convention }} names)",
+        )
+        v3.VSwitch(
+            v_model=("show_mesh", True),
+            label="Mesh",
+            id="switch-mesh",
+            density="compact",
+            hide_details=True,
+            color="primary",
+        )
+        html.Div("{{ note }}", v_for="note in character.notes", key="note", classes="text-caption text-medium-emphasis")

@@ -1,0 +1,78 @@
+"""Posing a rigged character in the web UI, without the UI (``fabrik3d.io.character``).
+
+``Characters`` is a part of ``fabrik3d_web.controller.Controller``. Opening a ``.glb`` or ``.gltf``
+(the panel's Open field, or ``fabrik3d serve --character``) loads the character: its skeleton is the
+scene's (a humanoid's limits, natural posing and effectors come with it), its skinned meshes are
+shown, and every download of a pose, a take or an animation writes the character's own file with
+it. A ``.gltf`` opened in the browser must carry its buffers inside it (``data:`` URIs): a browser
+uploads one file.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+import fabrik3d
+from fabrik3d.io.character import Character, character_from_bytes, load_character
+from fabrik3d.io.character_export import character_bytes
+from fabrik3d.io.scene import Scene
+from fabrik3d.io.take import Take
+
+# A character file larger than this is refused (a browser sends it whole, as base64, in one message
+# of at most 16 MiB: ``fabrik3d_web.security.MAX_MESSAGE_BYTES``).
+MAX_CHARACTER_BYTES = 11 * 1024 * 1024
+SUFFIXES = (".glb", ".gltf")
+
+
+def is_character_file(name: str, content: bytes | str) -> bool:
+    """Whether an uploaded file is a glTF character (by its name, or a GLB's magic bytes)."""
+    head = content[:4] if isinstance(content, (bytes, bytearray)) else b""
+    return name.lower().endswith(SUFFIXES) or head == b"glTF"
+
+
+class Characters:
+    """The character part of the controller (see the module docstring).
+
+    Attributes:
+        character: the loaded character, or None (a scene or a preset).
+    """
+
+    character: Character | None = None
+    result: fabrik3d.SolveResult
+
+    def load(self, scene: Scene, source: str = "scene", character: Character | None = None) -> None:
+        raise NotImplementedError  # (the Controller's)
+
+    def load_character_file(self, path: str | os.PathLike[str]) -> None:
+        """Open the character at ``path`` (``serve --character``)."""
+        self._use_character(load_character(path), os.path.basename(os.fspath(path)))
+
+    def load_character_bytes(self, data: bytes, name: str) -> None:
+        """Open a character from an uploaded file's bytes; on any problem nothing changes."""
+        if len(data) > MAX_CHARACTER_BYTES:
+            raise ValueError(f"{name}: file is too large ({len(data)} bytes, limit {MAX_CHARACTER_BYTES})")
+        self._use_character(character_from_bytes(bytes(data), name), name)
+
+    def _use_character(self, character: Character, source: str) -> None:
+        self.load(Scene(character.skeleton), source, character)
+
+    def skinned(self) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """The character's mesh primitives skinned into the current pose: ``[(positions (v, 3), normals
+        (v, 3))]`` float32 (empty without a character)."""
+        if self.character is None:
+            return []
+        return self.character.skin(self.result, normals=True)
+
+    def character_glb(self, pose: Any = None, take: Take | None = None, name: str = "take") -> bytes:
+        """The character's own file with ``pose`` and/or ``take`` (``ValueError`` for a ``.gltf``
+        character: its buffers live beside it; ``fabrik3d export`` writes it)."""
+        assert self.character is not None
+        if self.character.container != "glb":
+            raise ValueError(
+                f"{self.character.source}: a .gltf character is written with its buffers beside it; "
+                "use: fabrik3d export MODEL.gltf --target ... -o OUT.gltf"
+            )
+        return character_bytes(self.character, pose=pose, take=take, name=name)

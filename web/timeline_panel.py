@@ -1,0 +1,304 @@
+"""The timeline under the 3D view and what the user does on it: set, delete and drag keys, scrub,
+play and loop, the frame rate, range and interpolation, and the animation's downloads
+(``fabrik3d_web.timeline``).
+
+``TimelineActions`` is a part of ``fabrik3d_web.app.WebApp``; ``timeline_bar`` declares the layout.
+State (docs/web.md): ``frame``, ``frame_start``, ``frame_end``, ``anim_fps``, ``interpolation`` (the
+page may set them), ``key_frames`` and ``key_here`` (the server's), ``timeline_playing``, ``loop``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+from trame.decorators import change
+from trame.widgets import html
+from trame.widgets import vuetify3 as v3
+
+from .panel import download_button
+from .security import page_trigger
+
+log = logging.getLogger("fabrik3d_web")
+# Frames baked per step of the background bake (about 10 ms here: the page's messages wait no longer).
+PREBAKE_FRAMES = 3
+_FIELD = {"density": "compact", "hide_details": True, "variant": "outlined", "single_line": True}
+# Where a frame sits on the ruler, as a CSS percentage (a JS expression of ``f``).
+_LEFT = "((f - frame_start) / Math.max(1, frame_end - frame_start) * 100) + '%'"
+# The frame under the pointer on the ruler (a JS expression of the pointer event).
+_FRAME_AT = (
+    "Math.max(frame_start, Math.min(frame_end, Math.round(frame_start + (frame_end - frame_start) * "
+    "($event.clientX - $event.currentTarget.getBoundingClientRect().left) / "
+    "$event.currentTarget.getBoundingClientRect().width)))"
+)
+
+
+class TimelineActions:
+    """The timeline's triggers and state changes (each reports a problem in ``error_message``)."""
+
+    controller: Any
+    state: Any
+    _timeline_task: asyncio.Task[None] | None = None
+    _prebake_task: asyncio.Task[None] | None = None
+    _dragging: Any
+
+    def _attempt(self, action: Any, *args: Any) -> Any:
+        raise NotImplementedError  # (the WebApp's)
+
+    def _publish(self) -> None:
+        raise NotImplementedError  # (the WebApp's)
+
+    def _file(self, make: Any) -> Any:
+        raise NotImplementedError  # (the WebApp's)
+
+    @page_trigger("set_key")
+    def set_key(self) -> None:
+        """The user keyed the current frame (Key button, or K)."""
+        self._attempt(self.controller.set_key)
+        self._publish()
+
+    @page_trigger("delete_key")
+    def delete_key(self) -> None:
+        """The user deleted the key on the current frame."""
+        self._attempt(self.controller.delete_key)
+        self._publish()
+
+    @page_trigger("move_key")
+    def move_key(self, frame: Any, to: Any) -> None:
+        """The user dragged a key to another frame."""
+        self._attempt(self.controller.move_key, frame, to)
+        self._publish()
+
+    @page_trigger("step_frame")
+    def step_frame(self, step: Any) -> None:
+        """The user stepped frames (arrow keys): ``step`` frames on, within the range."""
+        c = self.controller
+        if isinstance(step, bool) or not isinstance(step, int):
+            self._attempt(_refuse, f"step_frame: expected a whole number of frames, got {step!r}")
+        else:
+            self._attempt(c.go_to_frame, min(max(c.frame + step, c.animation.start), c.animation.last))
+        self._publish()
+
+    @change("frame")
+    def scrub(self, frame: Any, **_: Any) -> None:
+        """The user moved the timeline's frame (the slider, a click on the ruler or a typed number)."""
+        if frame != self.controller.frame:
+            self._attempt(self.controller.go_to_frame, frame)
+            self._publish()
+
+    @change("anim_fps", "frame_start", "frame_end", "interpolation")
+    def edit_timeline(self, anim_fps: Any, frame_start: Any, frame_end: Any, interpolation: Any, **_: Any) -> None:
+        """The user changed the frame rate, the range or the interpolation."""
+        anim = self.controller.animation
+        if (anim_fps, frame_start, frame_end, interpolation) != (anim.fps, anim.start, anim.last, anim.interpolation):
+            self._attempt(self.controller.set_timeline, anim_fps, frame_start, frame_end, interpolation)
+            self._publish()
+
+    @page_trigger("toggle_timeline")
+    def toggle_timeline(self) -> None:
+        """The user clicked play (or pause while playing; Space)."""
+        if self._timeline_task is not None and not self._timeline_task.done():
+            self._timeline_task.cancel()
+            return
+        if not self.controller.animation.keys:
+            self._attempt(_refuse, "animation: set a key first (Key, or K)")
+            self._publish()
+            return
+        self._timeline_task = asyncio.ensure_future(self._play_timeline())
+
+    async def _play_timeline(self) -> None:
+        """Show the frames from the current one at the animation's rate (frames are skipped when a
+        frame takes longer than its time), from the start again with ``loop``, until paused."""
+        c = self.controller
+        with self.state:
+            self.state.timeline_playing = True
+        try:
+            first = c.frame if c.frame < c.animation.last else c.animation.start
+            t0 = time.perf_counter()
+            while True:
+                anim = c.animation
+                f = first + int((time.perf_counter() - t0) * anim.fps)
+                if f > anim.last:
+                    if not self.state.loop:
+                        f = anim.last
+                    else:
+                        first, t0, f = anim.start, time.perf_counter(), anim.start
+                if f != c.frame:
+                    with self.state:
+                        self._attempt(c.go_to_frame, f)
+                        self._publish()
+                if f == anim.last and not self.state.loop:
+                    break
+                await asyncio.sleep(max(0.001, (f + 1 - first) / anim.fps - (time.perf_counter() - t0)))
+        finally:
+            with self.state:
+                self.state.timeline_playing = False
+
+    def _prebake(self) -> None:
+        """Bake the range's frames in the background (a few at a time between the page's messages,
+        paused while a handle is dragged), so that a scrub shows a baked frame at once."""
+        if self._prebake_task is not None and not self._prebake_task.done():
+            return
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # (not serving: tests in-process)
+            return
+        self._prebake_task = asyncio.ensure_future(self._bake_in_background())
+
+    async def _bake_in_background(self) -> None:
+        c = self.controller
+        while True:
+            if self._dragging:
+                await asyncio.sleep(0.1)
+                continue
+            try:
+                more = c.bake_ahead(PREBAKE_FRAMES)
+            except Exception:  # (a scrub to the frame reports it; the banner is not touched from here)
+                log.exception("baking in the background stopped")
+                return
+            if not more:
+                return
+            await asyncio.sleep(0)
+
+    @page_trigger("export_animation_glb")
+    def export_animation_glb(self) -> Any:
+        """The user downloaded the animation as an animated binary glTF (every frame keyed)."""
+        return self._file(self.controller.animation_glb)
+
+    @page_trigger("export_animation_json")
+    def export_animation_json(self) -> Any:
+        """The user downloaded the animation as a take file."""
+        return self._file(lambda: self.controller.animation_json().encode())
+
+
+def _typed_into(name: str) -> str:
+    """The JS that sets state ``name`` to the number typed (an emptied end: the last key's frame)."""
+    value = "Number($event.target.value)"
+    if name == "frame_end":
+        value = f"$event.target.value === '' ? '' : {value}"
+    return f"{name} = {value}"
+
+
+def _refuse(message: str) -> None:
+    raise ValueError(message)
+
+
+def timeline_bar(app: Any) -> None:
+    """Under the 3D view: play, loop, the ruler with its key markers over the frame slider and the
+    frame; below, Key and Delete key, the range, frame rate and interpolation, and the downloads."""
+    app.state.update({"loop": True, "timeline_playing": False, "key_drag": None, "key_drop": None})
+    with html.Div(id="timeline", classes="px-2 pb-1", style="width: 100%; border-top: 1px solid #ddd"):
+        with html.Div(classes="d-flex align-center", style="gap: 4px"):
+            v3.VBtn(
+                icon=("timeline_playing ? 'mdi-pause' : 'mdi-play'",),
+                id="btn-timeline-play",
+                size="small",
+                variant="text",
+                click="trigger('toggle_timeline')",
+                title="Play or pause (Space)",
+            )
+            v3.VBtn(
+                icon="mdi-repeat",
+                id="btn-timeline-loop",
+                size="small",
+                variant=("loop ? 'tonal' : 'text'",),
+                click="loop = !loop",
+                title="Loop",
+            )
+            with html.Div(style="flex: 1; min-width: 200px"):
+                _ruler()
+                v3.VSlider(
+                    v_model=("frame", 0),
+                    min=("frame_start",),
+                    max=("frame_end",),
+                    step=1,
+                    id="timeline-slider",
+                    hide_details=True,
+                    density="compact",
+                    color="primary",
+                    classes="mt-n1",
+                )
+            html.Div("{{ frame }}", id="timeline-frame", classes="text-body-1", style="width: 44px; text-align: right")
+        with html.Div(classes="d-flex align-center flex-wrap", style="gap: 6px"):
+            v3.VBtn(
+                "Key",
+                id="btn-key",
+                size="small",
+                variant=("key_here ? 'flat' : 'tonal'",),
+                color="orange-darken-2",
+                prepend_icon="mdi-key-variant",
+                click="trigger('set_key')",
+                title="Key the targets at this frame (K)",
+            )
+            v3.VBtn(
+                "Delete key",
+                id="btn-delete-key",
+                size="small",
+                variant="text",
+                disabled=("!key_here",),
+                click="trigger('delete_key')",
+                title="Delete the key at this frame",
+            )
+            for name, label in (("frame_start", "start"), ("frame_end", "end"), ("anim_fps", "fps")):
+                v3.VTextField(
+                    prefix=label,
+                    model_value=(name,),
+                    change=_typed_into(name),
+                    type="number",
+                    id=f"timeline-{name.replace('_', '-')}",
+                    style="max-width: 100px",
+                    **_FIELD,
+                )
+            v3.VSelect(
+                v_model=("interpolation", "smooth"),
+                items=("['smooth', 'ease', 'linear']",),
+                id="timeline-interpolation",
+                style="max-width: 110px",
+                **_FIELD,
+            )
+            download_button(
+                "btn-export-anim-glb", "Anim .glb", "animation.glb", app.export_animation_glb, "model/gltf-binary"
+            )
+            download_button(
+                "btn-export-anim-json", "Anim .json", "animation.json", app.export_animation_json, "application/json"
+            )
+
+
+def _ruler() -> None:
+    """The key markers over the slider: click one to go to its frame, drag it to move the key."""
+    with html.Div(
+        id="timeline-ruler",
+        style="position: relative; z-index: 1; height: 14px; margin: 0 10px; touch-action: none",
+        pointermove=f"key_drag !== null && (key_drop = {_FRAME_AT})",
+        pointerup=(
+            "if (key_drag !== null) { if (key_drop !== null && key_drop !== key_drag) "
+            "{ trigger('move_key', [key_drag, key_drop]) } else { frame = key_drag } } "
+            "key_drag = null; key_drop = null"
+        ),
+        pointerleave="key_drag = null; key_drop = null",
+        __events=["pointermove", "pointerup", "pointerleave"],
+    ):
+        html.Div(
+            v_for="f in key_frames",
+            key="f",
+            classes="key-marker",
+            id=("'key-' + f",),
+            title=("'Key at frame ' + f + ' (drag to move it)'",),
+            style=(
+                f"{{position: 'absolute', left: {_LEFT}, top: '2px', width: '10px', height: '10px', "
+                "transform: 'translateX(-50%) rotate(45deg)', cursor: 'ew-resize', "
+                "background: f === frame ? '#e65100' : '#fb8c00', opacity: key_drag === f ? 0.4 : 1}",
+            ),
+            pointerdown="key_drag = f; key_drop = f",
+            __events=["pointerdown"],
+        )
+        html.Div(
+            v_if="key_drag !== null && key_drop !== null && key_drop !== key_drag",
+            id="key-drop",
+            style=(
+                "{position: 'absolute', left: ((key_drop - frame_start) / Math.max(1, frame_end - "
+                "frame_start) * 100) + '%', top: '0px', width: '2px', height: '14px', background: '#e65100'}",
+            ),
+        )

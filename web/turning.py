@@ -1,0 +1,95 @@
+"""Turning a joint in the web UI, without the UI: forward kinematics (``fabrik3d.solver.fk``).
+
+``Turning`` is a part of ``fabrik3d_web.controller.Controller``. The user chooses a joint and sets
+its turn from the rest pose as Euler angles in degrees (X, then Y about the bone, then Z, about the
+joint's rest axes: Blender's XYZ pose-bone rotation); the joint turns within its limits and the
+joints below follow. Targets and poles of the effectors below it are carried with the turn, so
+they stay where their effectors went; the turned pose becomes the pose the user built, which stiff
+joints relax toward in later drags (so a turned spine stays turned). One undo step per turn (a
+slider's drag is one step: ``begin_drag`` and ``end_drag``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import fabrik3d
+from fabrik3d import checks
+from fabrik3d import rotations as rot
+from fabrik3d.io.scene import Scene
+from fabrik3d.solver.fk import joint_turn, turn_joint
+
+
+class Turning:
+    """Choose a joint and turn it (see the module docstring).
+
+    Attributes:
+        built: ``(n, 3)`` the pose the user built by turning joints (stiff joints relax toward it),
+            or None (the rest pose).
+    """
+
+    scene: Scene
+    targets: dict[str, np.ndarray]
+    poles: dict[str, np.ndarray]
+    result: fabrik3d.SolveResult
+    limits: bool
+    _free: fabrik3d.Skeleton
+    built: np.ndarray | None = None
+
+    def joint_angles(self, name: str) -> list[float]:
+        """The turn of joint ``name`` as Euler angles ``[x, y, z]``, degrees (module docstring)."""
+        turn = joint_turn(self.scene.skeleton, self.result.rotations, name)
+        return [round(a, 3) + 0.0 for a in rot.euler_xyz(tuple(turn.tolist()))]  # (+ 0.0: no -0.0)
+
+    def turnable_joints(self) -> list[str]:
+        """The joints the user can turn: every joint but the root."""
+        sk = self.scene.skeleton
+        return [n for j, n in enumerate(sk.names) if j != sk.root]
+
+    def turn(self, name: Any, angles: Any, *, undoable: bool = True) -> None:
+        """Turn joint ``name`` to Euler ``angles`` ``[x, y, z]`` (degrees, each in [-360, 360])."""
+        sk = self.scene.skeleton
+        if not isinstance(name, str) or name not in self.turnable_joints():
+            raise ValueError(f"turn: {str(name)[:60]!r} is not a joint that turns (every joint but the root)")
+        try:
+            xyz = checks.vec(angles, "angles")
+        except ValueError:
+            raise ValueError(f"turn {name}: expected three angles in degrees, got {str(angles)[:60]!r}") from None
+        if max(abs(a) for a in xyz) > 360.0:
+            raise ValueError(f"turn {name}: angles must be within ±360 degrees, got {list(xyz)}")
+        skeleton = sk if self.limits else self._free
+        old_p, old_q = self.result.positions, self.result.rotations
+        positions, rotations = turn_joint(skeleton, old_p, old_q, name, rot.from_euler_xyz(xyz))
+        j = sk.index(name)
+        below = {sk.names[k] for k in range(len(sk)) if _is_below(sk.parents, k, j)}
+        # (the world turn of the joint's frame carries the goals of the effectors below it)
+        carry = rot.mul(tuple(rotations[j].tolist()), rot.conj(tuple(old_q[j].tolist())))  # type: ignore[arg-type]
+        pivot = old_p[j]
+
+        def carried(point: np.ndarray) -> np.ndarray:
+            return positions[j] + np.array(rot.rotate(carry, tuple((point - pivot).tolist())))  # type: ignore[arg-type]
+
+        targets = {k: carried(v) if k in below else v for k, v in self.targets.items()}
+        poles = {k: carried(v) if k in below else v for k, v in self.poles.items()}
+        self._turned(undoable, targets, poles, positions, rotations)
+
+    def _turned(
+        self,
+        undoable: bool,
+        targets: dict[str, np.ndarray],
+        poles: dict[str, np.ndarray],
+        positions: np.ndarray,
+        rotations: np.ndarray,
+    ) -> None:
+        raise NotImplementedError  # (the Controller's)
+
+
+def _is_below(parents: Any, k: int, j: int) -> bool:
+    """Whether joint ``k`` is ``j`` or in its subtree."""
+    while k >= 0:
+        if k == j:
+            return True
+        k = int(parents[k])
+    return False
