@@ -21,7 +21,13 @@ _PROBE = textwrap.dedent(
     for extra in sys.argv[1:]:  # used to check that the probe itself notices foreign modules
         importlib.import_module(extra)
 
-    found = sorted(m.name for m in pkgutil.walk_packages(fabrik3d.__path__, "fabrik3d."))
+    def walk(folder, prefix):  # (as pkgutil.walk_packages, without importing the packages it walks)
+        for m in pkgutil.iter_modules([folder], prefix):
+            yield m.name
+            if m.ispkg:
+                yield from walk(os.path.join(folder, m.name.rsplit(".", 1)[1]), m.name + ".")
+
+    found = sorted(walk(fabrik3d.__path__[0], "fabrik3d."))
     imported = []
     for name in found:
         if name == "fabrik3d.notebook" or name.startswith("fabrik3d.notebook."):

@@ -31,6 +31,7 @@ from .character_panel import CharacterActions
 from .controller import Controller
 from .delivery import INTERACTIVE_RATIO, STILL_RATIO, ImageDelivery
 from .dragging import DragActions
+from .joint_drag import JointDrag
 from .mesh_view import MeshView
 from .posing_panel import PosingActions
 from .scene_view import SceneView
@@ -43,7 +44,7 @@ log = logging.getLogger("fabrik3d_web")
 
 
 @TrameApp()
-class WebApp(DragActions, PosingActions, TimelineActions, TurningActions, CharacterActions):
+class WebApp(DragActions, JointDrag, PosingActions, TimelineActions, TurningActions, CharacterActions):
     """The web UI of one scene (see the module docstring).
 
     Args:
@@ -60,6 +61,7 @@ class WebApp(DragActions, PosingActions, TimelineActions, TurningActions, Charac
         self.controller = Controller(scene, source, character)
         self.scene = SceneView(self.grab_handle, self.drag_handle, self.release_handle)
         self.meshes = MeshView(self.scene.renderer)
+        self._watch_joint_drags()
         self._dragging: tuple[str, str] | None = None
         self._playback: asyncio.Task[None] | None = None
         self.owned = OwnedState(self.server.state)
@@ -288,6 +290,21 @@ class WebApp(DragActions, PosingActions, TimelineActions, TurningActions, Charac
             self.state.flush()
             return None
         x, y, width, height = self.scene.handle_display_position(kind, name)
+        return self._css(x, y, width, height)
+
+    @page_trigger("joint_screen_position")
+    def joint_screen_position(self, name: Any) -> list[float] | None:
+        """``[x, y]`` of joint ``name`` in CSS pixels from the view's top-left (Alt + click it to turn it)."""
+        sk = self.controller.scene.skeleton
+        if not isinstance(name, str) or name not in sk.names:
+            self.report(f"joint_screen_position: no joint called {str(name)[:60]!r}")
+            self.state.flush()
+            return None
+        x, y = self.display_point(self.controller.result.positions[sk.index(name)])
+        return self._css(x, y, *self.scene.render_window.GetSize())
+
+    def _css(self, x: float, y: float, width: int, height: int) -> list[float]:
+        """Render-window pixels (origin bottom-left) as CSS pixels from the view's top-left."""
         css = self.delivery.view_css_size()
         if css is None:  # before the page reported its size: the window is the CSS size times the ratio in use
             ratio = INTERACTIVE_RATIO if self._dragging else STILL_RATIO

@@ -69,8 +69,8 @@ class TurningActions:
 def section(app: Any) -> None:
     """The joint to turn and its three angles (sliders from -180 to 180 degrees, and typed values)."""
     html.Div(
-        "Choose a joint (or click it in the view) and turn it: X and Z bend it, Y twists it about its bone, "
-        "from its rest pose, within its limits; the joints below follow.",
+        "Choose a joint (or Alt + click it in the view; Alt + drag around it turns it) and turn it: X and Z "
+        "bend it, Y twists it about its bone, from its rest pose, within its limits; the joints below follow.",
         classes="text-caption text-medium-emphasis mt-n2",
     )
     v3.VSelect(

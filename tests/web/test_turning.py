@@ -4,6 +4,8 @@ below follows, the joints above stay, the limits hold, one undo step per slider 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from conftest import require_executable
@@ -79,3 +81,31 @@ def test_a_bad_angle_is_named_and_changes_nothing(page) -> None:
     wh.trigger(page, "turn_joint", ["pelvis", [0, 0, 0]])
     wh.wait_until(page, "() => window.trame.state.get('error_message').includes('not a joint that turns')")
     np.testing.assert_allclose(pose(page), rest, atol=1e-12)
+
+
+def test_alt_click_chooses_a_joint_and_alt_drag_turns_it_in_one_undo_step(page) -> None:
+    rest = pose(page)
+    box = wh.view_box(page)
+    jx, jy = wh.trigger(page, "joint_screen_position", ["shoulder_l"])
+    x, y = box["x"] + jx, box["y"] + jy
+    page.keyboard.down("Alt")
+    try:
+        page.mouse.move(x, y)
+        page.mouse.down()
+        radius = 60.0
+        for k in range(0, 19):  # off the joint to its right, then a quarter turn around it, downward on screen
+            a = math.radians(-5.0 * k)
+            page.mouse.move(x + radius * math.cos(a), y - radius * math.sin(a))
+            page.wait_for_timeout(30)
+        page.mouse.up()
+    finally:
+        page.keyboard.up("Alt")
+    wh.wait_until(page, "() => window.trame.state.get('selected_joint') === 'shoulder_l'")
+    wh.settle(page)
+    got = pose(page)
+    hand, shoulder, chest = (BODY.index(n) for n in ("hand_l", "shoulder_l", "chest"))
+    assert got[hand][1] < rest[hand][1] - 0.2  # the arm swung down (clockwise on the screen)
+    np.testing.assert_allclose(got[[shoulder, chest]], rest[[shoulder, chest]], atol=1e-9)
+    wh.trigger(page, "undo")
+    wh.wait_until(page, "() => Math.abs(window.trame.state.get('joint_angles')[2]) < 1e-6")
+    np.testing.assert_allclose(pose(page), rest, atol=1e-9)

@@ -1,0 +1,146 @@
+"""Turning a joint with the mouse: Alt + click a joint in the 3D view chooses it (the "Turn a joint"
+section shows it), Alt + drag turns it about the line of sight, by the angle the mouse sweeps around
+the joint on the screen (counted from where it first leaves the joint), within its limits
+(``fabrik3d_web.turning``); the whole drag is one undo step.
+
+``JointDrag`` is a part of ``fabrik3d_web.app.WebApp``. It observes the render window interactor
+ahead of the camera style and the handle widgets (a higher priority) and takes a left-button press
+only with Alt held on a joint (within ``PICK_PX`` pixels of it on the screen); the handles and the
+camera keep every other press.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from fabrik3d import rotations as rot
+from fabrik3d.solver.fk import joint_turn
+
+# A press within this many render-window pixels of a joint picks it.
+PICK_PX = 14.0
+# The mouse turns the joint by the angle it sweeps around it, counted once it is this far off it (pixels).
+START_PX = 8.0
+# Observer priority: above the camera style's and the widgets' (0 and 0.5).
+PRIORITY = 10.0
+
+
+class JointDrag:
+    """Alt + click chooses a joint, Alt + drag turns it (see the module docstring)."""
+
+    controller: Any
+    scene: Any
+    state: Any
+
+    def _publish(self) -> None:
+        raise NotImplementedError  # (the WebApp's)
+
+    def _render(self) -> None:
+        raise NotImplementedError  # (the WebApp's)
+
+    def _show_pose(self, moving: Any = None) -> None:
+        raise NotImplementedError  # (the WebApp's)
+
+    def _attempt(self, action: Any, *args: Any) -> Any:
+        raise NotImplementedError  # (the WebApp's)
+
+    def _watch_joint_drags(self) -> None:
+        """Observe the interactor's left button and moves (once, at start)."""
+        it = self.scene.interactor
+        self._turning: dict[str, Any] | None = None
+        self._joint_tags = {
+            event: it.AddObserver(event, handler, PRIORITY)
+            for event, handler in (
+                ("LeftButtonPressEvent", self._press_joint),
+                ("MouseMoveEvent", self._turn_joint_by_mouse),
+                ("LeftButtonReleaseEvent", self._release_joint),
+            )
+        }
+
+    def joint_at(self, x: float, y: float) -> str | None:
+        """The joint (not the root) nearest to render-window pixel ``(x, y)`` within ``PICK_PX``, or None."""
+        c, best, name = self.controller, PICK_PX, None
+        sk = c.scene.skeleton
+        for j, point in enumerate(c.result.positions):
+            if j == sk.root:
+                continue
+            sx, sy = self.display_point(point)
+            d = math.hypot(sx - x, sy - y)
+            if d <= best:
+                best, name = d, sk.names[j]
+        return name
+
+    def display_point(self, point: Any) -> tuple[float, float]:
+        """Render-window pixels (origin bottom-left) of the world point ``point``."""
+        ren = self.scene.renderer
+        ren.SetWorldPoint(*(float(v) for v in point), 1.0)
+        ren.WorldToDisplay()
+        x, y, _ = ren.GetDisplayPoint()
+        return float(x), float(y)
+
+    def _take(self, event: str) -> None:
+        """Keep the event from the camera style and the widgets."""
+        self.scene.interactor.GetCommand(self._joint_tags[event]).SetAbortFlag(1)
+
+    def _press_joint(self, it: Any, event: str) -> None:
+        if not (it.GetAltKey() or self.state.alt_held is True):  # (the page tells the Alt key: vtk.js does not)
+            return
+        x, y = it.GetEventPosition()
+        name = self.joint_at(x, y)
+        if name is None:
+            return
+        self._take(event)
+        c = self.controller
+        sk = c.scene.skeleton
+        j = sk.index(name)
+        centre = self.display_point(c.result.positions[j])
+        camera = self.scene.renderer.GetActiveCamera()
+        toward_viewer = np.array(camera.GetPosition()) - np.array(camera.GetFocalPoint())
+        if camera.GetParallelProjection() or not np.any(toward_viewer):
+            toward_viewer = -np.array(camera.GetDirectionOfProjection())
+        axis = tuple((toward_viewer / np.linalg.norm(toward_viewer)).tolist())
+        self._turning = {
+            "name": name,
+            "start": None,  # (the angle of the mouse around the joint, once it is off the joint)
+            "centre": centre,
+            "axis": axis,
+            "frame": tuple(c.result.rotations[j].tolist()),
+            "rest": tuple(joint_turn(sk, c.result.rotations, name).tolist()),
+        }
+        with self.state:
+            self.state.selected_joint = name
+        c.begin_drag()
+
+    def _turn_joint_by_mouse(self, it: Any, event: str) -> None:
+        t = self._turning
+        if t is None:
+            return
+        self._take(event)
+        x, y = it.GetEventPosition()
+        dx, dy = x - t["centre"][0], y - t["centre"][1]
+        if math.hypot(dx, dy) < START_PX:
+            return  # (too near the joint for a direction)
+        if t["start"] is None:
+            t["start"] = math.atan2(dy, dx)
+            return
+        swept = math.atan2(dy, dx) - t["start"]
+        # (counterclockwise on the screen: a right-handed turn about the axis toward the viewer)
+        frame = rot.mul(rot.axis_angle(t["axis"], swept), t["frame"])
+        # the turn from rest: rest_turn composed with the change of the joint's frame in its parent's
+        change = rot.mul(rot.conj(t["frame"]), frame)
+        turn = rot.normalize_quat(rot.mul(t["rest"], change))
+        angles = list(rot.euler_xyz(turn))
+        if self._attempt(lambda: self.controller.turn(t["name"], angles, undoable=False)):
+            self._show_pose()
+            self._render()
+
+    def _release_joint(self, it: Any, event: str) -> None:
+        if self._turning is None:
+            return
+        self._take(event)
+        self._turning = None
+        self.controller.end_drag()
+        with self.state:
+            self._publish()
