@@ -41,3 +41,14 @@ def require_node_modules(*packages: str) -> str:
         if not (JS_DIR / "node_modules" / package).is_dir():
             missing_tool(f"npm package {package!r} is missing (run: cd tests/js && npm ci)")
     return node
+
+
+@pytest.fixture(scope="module")
+def page():
+    """A page on a fresh ``fabrik3d serve`` (the humanoid) in Debian's headless chromium, one per test
+    module (a module that needs another server defines its own ``page``)."""
+    from helpers import web as wh
+
+    require_executable("chromium", "apt-get install chromium")
+    with wh.served_page() as p:
+        yield p

@@ -375,22 +375,3 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Characte
         now = time.perf_counter()
         self._frame_times = [t for t in self._frame_times if now - t <= 1.0] + [now]
         self._record_frame()
-
-    def _turned(
-        self,
-        undoable: bool,
-        targets: dict[str, np.ndarray],
-        poles: dict[str, np.ndarray],
-        positions: np.ndarray,
-        rotations: np.ndarray,
-    ) -> None:
-        """A joint was turned (``Turning.turn``): the turned pose is shown as it is (no solve: the
-        user set it) and is the pose the user built; the carried goals are kept."""
-        sk = self.scene.skeleton
-        errors = {k: float(np.linalg.norm(positions[sk.index(k)] - v)) for k, v in targets.items()}
-        converged = all(e <= self.tolerance for e in errors.values())
-        if undoable:
-            self._push_undo()
-        self.result = fabrik3d.SolveResult(positions, rotations, 0, errors, converged)
-        self.targets, self.poles, self.built = targets, poles, positions
-        self._record_frame()

@@ -35,8 +35,10 @@ class Turning:
     poles: dict[str, np.ndarray]
     result: fabrik3d.SolveResult
     limits: bool
+    tolerance: float
     _free: fabrik3d.Skeleton
     built: np.ndarray | None = None
+    # (``_push_undo`` is the History part's, ``_record_frame`` the Recording part's)
 
     def joint_angles(self, name: str) -> list[float]:
         """The turn of joint ``name`` as Euler angles ``[x, y, z]``, degrees (module docstring)."""
@@ -83,7 +85,16 @@ class Turning:
         positions: np.ndarray,
         rotations: np.ndarray,
     ) -> None:
-        raise NotImplementedError  # (the Controller's)
+        """Show the turned pose as it is (no solve: the user set it), the pose the user built now; the
+        carried goals kept."""
+        sk = self.scene.skeleton
+        errors = {k: float(np.linalg.norm(positions[sk.index(k)] - v)) for k, v in targets.items()}
+        converged = all(e <= self.tolerance for e in errors.values())
+        if undoable:
+            self._push_undo()
+        self.result = fabrik3d.SolveResult(positions, rotations, 0, errors, converged)
+        self.targets, self.poles, self.built = targets, poles, positions
+        self._record_frame()
 
 
 def _is_below(parents: Any, k: int, j: int) -> bool:

@@ -34,7 +34,7 @@ from fabrik3d.io.character_mesh import SkinnedPrimitive, read_meshes
 from fabrik3d.io.character_rig import build_skeleton, drivers, kept_bones, pose_arrays, rig_roles, vrm_roles
 from fabrik3d.io.gltf_accessors import Buffers, read_accessor
 from fabrik3d.io.gltf_format import free_name
-from fabrik3d.io.gltf_import import _index, _list, _local_matrix, _parse_container, node_parents
+from fabrik3d.io.gltf_import import _index, _list, _local_matrix, _parse_container, joint_parent, node_parents
 from fabrik3d.model import rig_map as rigs
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.skinning import Skinner
@@ -304,14 +304,7 @@ def _inverse_binds(doc: dict[str, Any], buffers: Buffers, skin: dict[str, Any], 
 
 def _bone_parents(bone_nodes: list[int], slot: dict[int, int], node_parent: list[int], nodes: list[Any]) -> list[int]:
     """Each bone's parent bone (nearest ancestor node that is a bone), checked to form one tree."""
-    parents = []
-    for k in bone_nodes:
-        a, steps = node_parent[k], 0
-        while a >= 0 and a not in slot:
-            a, steps = node_parent[a], steps + 1
-            if steps > len(nodes):
-                raise ValueError(f"nodes[{k}]: its ancestors form a cycle")
-        parents.append(slot[a] if a >= 0 else -1)
+    parents = [joint_parent(node_parent, slot, k) for k in bone_nodes]
     roots = [_node_name(nodes, bone_nodes[b]) for b, p in enumerate(parents) if p < 0]
     if len(roots) != 1:
         raise ValueError(f"skins: the joints do not form one tree; roots: {', '.join(map(repr, roots))}")

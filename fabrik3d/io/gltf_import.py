@@ -113,6 +113,17 @@ def _index(value: Any, count: int, where: str) -> int:
     return value
 
 
+def joint_parent(node_parent: list[int], slot: dict[int, int], k: int) -> int:
+    """The slot (``slot``: node index -> joint index) of node ``k``'s nearest ancestor that is a joint,
+    or -1; ``ValueError`` if its ancestors form a cycle."""
+    a, steps = node_parent[k], 0
+    while a >= 0 and a not in slot:
+        a, steps = node_parent[a], steps + 1
+        if steps > len(node_parent):
+            raise ValueError(f"nodes[{k}]: its ancestors form a cycle")
+    return slot[a] if a >= 0 else -1
+
+
 def node_parents(doc: dict[str, Any]) -> list[int]:
     """The parent node index of every node of ``doc`` (``-1`` for a root); ``ValueError`` naming the node
     for a child index out of range or a node listed as the child of several nodes (or of itself)."""
@@ -147,12 +158,7 @@ def _skin_joints(doc: dict[str, Any]) -> tuple[list[str], list[int], list[int], 
     for k in joints:
         name = nodes[k].get("name")
         names.append(free_name(name if isinstance(name, str) and name else f"node_{k}", taken))
-        a, steps = node_parent[k], 0
-        while a >= 0 and a not in slot:
-            a, steps = node_parent[a], steps + 1
-            if steps > len(nodes):
-                raise ValueError(f"nodes[{k}]: its ancestors form a cycle")
-        parents.append(slot[a] if a >= 0 else -1)
+        parents.append(joint_parent(node_parent, slot, k))
     roots = [names[m] for m, p in enumerate(parents) if p < 0]
     if len(roots) != 1:
         found = ", ".join(map(repr, roots)) if roots else "none (their parents form a cycle)"

@@ -22,6 +22,8 @@ arc between neighbouring keys, with the segment's parameter shaped as the mode s
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from fabrik3d import rotations as rot
@@ -36,23 +38,26 @@ def check_mode(mode: object) -> str:
     return mode  # type: ignore[return-value]
 
 
-def _segments(frames: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(i, u)``: the segment ``[frames[i], frames[i + 1]]`` each ``at`` falls in and the
-    fraction ``u`` (0..1) of the way along it (clamped outside the keys)."""
-    i = np.clip(np.searchsorted(frames, at, side="right") - 1, 0, len(frames) - 2)
-    u = np.clip((at - frames[i]) / (frames[i + 1] - frames[i]), 0.0, 1.0)
-    return i, u
+def _segments(frames: Any, values: Any, at: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(f, v, i, u)``: the keys' frames and values as arrays, the segment ``[f[i], f[i + 1]]`` each
+    ``at`` falls in and the fraction ``u`` (0..1) of the way along it (clamped outside the keys;
+    ``i`` and ``u`` are empty with a single key)."""
+    f = np.asarray(frames, dtype=float)
+    v = np.asarray(values, dtype=float)
+    t = np.atleast_1d(np.asarray(at, dtype=float))
+    if len(f) == 1:
+        return f, v, np.zeros(len(t), dtype=np.intp), np.zeros(len(t))
+    i = np.clip(np.searchsorted(f, t, side="right") - 1, 0, len(f) - 2)
+    u = np.clip((t - f[i]) / (f[i + 1] - f[i]), 0.0, 1.0)
+    return f, v, i, u
 
 
 def interpolate(frames: np.ndarray, values: np.ndarray, at: np.ndarray, mode: str) -> np.ndarray:
     """The ``(m, d)`` values at frames ``at`` of the curve through ``values`` at ``frames`` (module
     docstring)."""
-    f = np.asarray(frames, dtype=float)
-    v = np.asarray(values, dtype=float)
-    t = np.atleast_1d(np.asarray(at, dtype=float))
+    f, v, i, u = _segments(frames, values, at)
     if len(f) == 1:
-        return np.repeat(v[:1], len(t), axis=0)
-    i, u = _segments(f, t)
+        return np.repeat(v[:1], len(i), axis=0)
     p0, p1 = v[i], v[i + 1]
     if mode == "linear":
         return p0 + u[:, None] * (p1 - p0)
@@ -75,12 +80,9 @@ def interpolate(frames: np.ndarray, values: np.ndarray, at: np.ndarray, mode: st
 def slerp_curve(frames: np.ndarray, quats: np.ndarray, at: np.ndarray, mode: str) -> np.ndarray:
     """The ``(m, 4)`` orientations at frames ``at`` between the keyed unit quaternions ``quats``
     ``(k, 4)`` at ``frames`` (module docstring)."""
-    f = np.asarray(frames, dtype=float)
-    q = np.asarray(quats, dtype=float)
-    t = np.atleast_1d(np.asarray(at, dtype=float))
+    f, q, i, u = _segments(frames, quats, at)
     if len(f) == 1:
-        return np.repeat(q[:1], len(t), axis=0)
-    i, u = _segments(f, t)
+        return np.repeat(q[:1], len(i), axis=0)
     if mode != "linear":
         u = u * u * (3.0 - 2.0 * u)
     out = [rot.slerp(tuple(q[a]), tuple(q[a + 1]), float(s)) for a, s in zip(i, u)]  # type: ignore[arg-type]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import require_executable
 from helpers import web as wh
 
 from fabrik3d.model import presets
@@ -15,13 +14,6 @@ pytestmark = pytest.mark.browser
 
 H = presets.get("humanoid")
 MM = 1e-3
-
-
-@pytest.fixture(scope="module")
-def page():
-    require_executable("chromium", "apt-get install chromium")
-    with wh.served_page() as p:
-        yield p
 
 
 @pytest.fixture(autouse=True)

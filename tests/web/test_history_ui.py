@@ -8,20 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import require_executable
 from helpers import web as wh
 
 from fabrik3d.io.scene import Scene
 from fabrik3d.model import presets
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def page():
-    require_executable("chromium", "apt-get install chromium")
-    with wh.served_page() as p:
-        yield p
 
 
 def test_undo_brings_the_scene_before_a_preset_switch_and_a_file_open_back(page, tmp_path: Path) -> None:

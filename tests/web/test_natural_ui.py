@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import require_executable
 from helpers import web as wh
 
 from fabrik3d.model import presets
@@ -18,13 +17,6 @@ from fabrik3d.model import presets
 pytestmark = pytest.mark.browser
 
 H = presets.get("humanoid")
-
-
-@pytest.fixture(scope="module")
-def page():
-    require_executable("chromium", "apt-get install chromium")
-    with wh.served_page() as p:
-        yield p
 
 
 @pytest.fixture(autouse=True)

@@ -6,17 +6,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import require_executable
 from helpers import web as wh
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def page():
-    require_executable("chromium", "apt-get install chromium")
-    with wh.served_page() as p:
-        yield p
 
 
 def targets(page) -> dict:

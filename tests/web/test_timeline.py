@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import JS_DIR, require_executable, require_node_modules
+from conftest import JS_DIR, require_node_modules
 from helpers import web as wh
 
 from fabrik3d.animation import Animation, Key
@@ -21,13 +21,6 @@ pytestmark = pytest.mark.browser
 
 REST_HAND = [0.81, 1.43, -0.01]
 REACH = [0.25, 1.25, 0.35]
-
-
-@pytest.fixture(scope="module")
-def page():
-    require_executable("chromium", "apt-get install chromium")
-    with wh.served_page() as p:
-        yield p
 
 
 def state(page, key: str):

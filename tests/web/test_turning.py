@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import require_executable
 from helpers import web as wh
 
 import fabrik3d
@@ -18,13 +17,6 @@ from fabrik3d.solver.fk import turn_joint
 
 pytestmark = pytest.mark.browser
 BODY = presets.get("humanoid")
-
-
-@pytest.fixture(scope="module")
-def page():
-    require_executable("chromium", "apt-get install chromium")
-    with wh.served_page() as p:
-        yield p
 
 
 def pose(page) -> np.ndarray:
