@@ -294,6 +294,7 @@ async def scrub_latencies(page: Any, count: int) -> list[float]:
     await asyncio.sleep(3.0)  # (the background bake of frames 0..60)
     await settle(page)
     out = []
+    await trigger(page, "begin_scrub")  # (the slider taken, as a user's mouse does)
     for k in range(count):
         frame = (7 * k + 1) % 61
         shown = await page.evaluate(
@@ -303,6 +304,7 @@ async def scrub_latencies(page: Any, count: int) -> list[float]:
         first = await page.evaluate("(t) => window.__fabrik.frames.find((f) => f > t)", shown)
         out.append(first - shown)
         await asyncio.sleep(0.15)
+    await trigger(page, "end_scrub")
     return out
 
 

@@ -18,10 +18,13 @@ from trame.decorators import change
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
+from .delivery import ANIMATION_FPS, INTERACTIVE_QUALITY, INTERACTIVE_RATIO
 from .panel import download_button
 from .security import page_trigger
 
 log = logging.getLogger("fabrik3d_web")
+# While the frame slider is held, the panel's state follows at most this often (seconds).
+SCRUB_STATE_INTERVAL = 0.1
 # Frames baked per step of the background bake (about 10 ms here: the page's messages wait no longer).
 PREBAKE_FRAMES = 3
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined", "single_line": True}
@@ -42,6 +45,8 @@ class TimelineActions:
     state: Any
     _timeline_task: asyncio.Task[None] | None = None
     _prebake_task: asyncio.Task[None] | None = None
+    _scrubbing = False
+    _scrub_published = 0.0
     _dragging: Any
 
     def _attempt(self, action: Any, *args: Any) -> Any:
@@ -51,6 +56,12 @@ class TimelineActions:
         raise NotImplementedError  # (the WebApp's)
 
     def _file(self, make: Any) -> Any:
+        raise NotImplementedError  # (the WebApp's)
+
+    def _show_pose(self, moving: Any = None) -> None:
+        raise NotImplementedError  # (the WebApp's)
+
+    def _render(self) -> None:
         raise NotImplementedError  # (the WebApp's)
 
     @page_trigger("set_key")
@@ -81,11 +92,43 @@ class TimelineActions:
             self._attempt(c.go_to_frame, min(max(c.frame + step, c.animation.start), c.animation.last))
         self._publish()
 
+    @page_trigger("begin_scrub")
+    def begin_scrub(self) -> None:
+        """The user took the frame slider: small, quick images until it is let go (as a drag's), the
+        panel's state at most every ``SCRUB_STATE_INTERVAL`` seconds."""
+        self._scrubbing = True
+        self._stream_frames(True)
+
+    @page_trigger("end_scrub")
+    def end_scrub(self) -> None:
+        """The user let go of the frame slider: a full-size image and the whole state again."""
+        self._scrubbing = False
+        self._stream_frames(False)
+        self._publish()
+
+    def _stream_frames(self, on: bool) -> None:
+        """Stream the view's images at a drag's size and rate (``on``), or go back to still images."""
+        view = getattr(self, "view", None)
+        if view is None:
+            return
+        if on:
+            view.start_animation(fps=ANIMATION_FPS, quality=INTERACTIVE_QUALITY, ratio=INTERACTIVE_RATIO)
+        else:
+            view.stop_animation()
+
     @change("frame")
     def scrub(self, frame: Any, **_: Any) -> None:
         """The user moved the timeline's frame (the slider, a click on the ruler or a typed number)."""
-        if frame != self.controller.frame:
-            self._attempt(self.controller.go_to_frame, frame)
+        if frame == self.controller.frame:
+            return
+        self._attempt(self.controller.go_to_frame, frame)
+        if not self._scrubbing:
+            self._publish()
+            return
+        self._show_pose()  # (the view follows every frame; the panel catches up, as in a drag)
+        self._render()
+        if time.perf_counter() - self._scrub_published >= SCRUB_STATE_INTERVAL:
+            self._scrub_published = time.perf_counter()
             self._publish()
 
     @change("anim_fps", "frame_start", "frame_end", "interpolation")
@@ -114,6 +157,7 @@ class TimelineActions:
         c = self.controller
         with self.state:
             self.state.timeline_playing = True
+        self._stream_frames(True)
         try:
             first = c.frame if c.frame < c.animation.last else c.animation.start
             t0 = time.perf_counter()
@@ -133,6 +177,7 @@ class TimelineActions:
                     break
                 await asyncio.sleep(max(0.001, (f + 1 - first) / anim.fps - (time.perf_counter() - t0)))
         finally:
+            self._stream_frames(False)
             with self.state:
                 self.state.timeline_playing = False
 
@@ -219,6 +264,8 @@ def timeline_bar(app: Any) -> None:
                     density="compact",
                     color="primary",
                     classes="mt-n1",
+                    start="trigger('begin_scrub')",
+                    end="trigger('end_scrub')",
                 )
             html.Div("{{ frame }}", id="timeline-frame", classes="text-body-1", style="width: 44px; text-align: right")
         with html.Div(classes="d-flex align-center flex-wrap", style="gap: 6px"):
