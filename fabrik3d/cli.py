@@ -145,11 +145,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         from fabrik3d_web.serve import serve
     except ImportError as exc:
         raise ValueError(f"the web UI needs the extra fabrik3d[web]: pip install 'fabrik3d[web]' ({exc})") from None
+    if args.rig_map is not None and args.character is None:
+        raise ValueError("serve: --rig-map goes with --character MODEL.glb")
     check_listen(args.host, args.port)
     serve(
         preset=args.preset,
         scene=args.scene,
         character=args.character,
+        rig_map=args.rig_map,
         host=args.host,
         port=args.port,
         open_browser=not args.no_browser,
@@ -167,6 +170,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
         return _export_character(args)
     if args.name is not None:
         raise ValueError("export: --name names a take written into a character's file (MODEL.glb --take ...)")
+    if args.rig_map is not None:
+        raise ValueError("export: --rig-map goes with a character's file (MODEL.glb)")
     if args.take is not None:
         if args.target:
             raise ValueError("export: --target applies to a scene, not to --take")
@@ -185,7 +190,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 def _export_character(args: argparse.Namespace) -> int:
     """``export MODEL.glb``: the character's own file with the solved pose and/or a take."""
-    model = character.load_character(args.scene)
+    model = character.load_character(args.scene, args.rig_map)
     sk = model.skeleton
     targets = {}
     for spec in args.target:
@@ -262,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--preset", choices=presets.names(), help="preset to open (default humanoid)")
     source.add_argument("--scene", metavar="FILE", help="scene file to open")
     source.add_argument("--character", metavar="MODEL.glb", help="rigged character (.glb or .gltf) to pose")
+    p.add_argument("--rig-map", metavar="MAP.json", help="the character's bones by role (JSON: role -> bone)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=_port, default=8080, help="port to listen on (default 8080)")
     p.add_argument("--no-browser", action="store_true", help="do not open a browser")
@@ -275,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--take", metavar="TAKE.json", help="a recorded take to export as an animation")
     p.add_argument("--name", help="the take's animation name in a character's file (default: take)")
+    p.add_argument("--rig-map", metavar="MAP.json", help="the character's bones by role (JSON: role -> bone)")
     p.add_argument("--target", action="append", default=[], metavar="NAME=X,Y,Z", help="target for an effector")
     p.add_argument(
         "-o", "--output", type=_output_name, required=True, metavar="OUT.glb", help="output file, .glb or .gltf"

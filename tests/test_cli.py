@@ -314,3 +314,22 @@ def test_bad_character_exports_are_one_line_and_exit_2(hero: Path, extra: list[s
 def test_name_without_a_character_is_refused(tmp_path: Path) -> None:
     proc = run("export", "humanoid", "--name", "x", "-o", str(tmp_path / "a.glb"))
     assert_one_line_error(proc, r"--name names a take written into a character's file")
+    proc = run("export", "humanoid", "--rig-map", "map.json", "-o", str(tmp_path / "a.glb"))
+    assert_one_line_error(proc, r"--rig-map goes with a character's file")
+    assert_one_line_error(run("serve", "--rig-map", "map.json"), r"serve: --rig-map goes with --character")
+
+
+def test_export_of_a_character_takes_a_rig_map_file(hero: Path, tmp_path: Path) -> None:
+    model = load_character(hero)
+    custom = {**model.rig_map, "hand_l": model.rig_map["hand_r"], "hand_r": model.rig_map["hand_l"]}
+    (tmp_path / "map.json").write_text(json.dumps(custom))
+    out = tmp_path / "posed.glb"
+    proc = run("export", str(hero), "--rig-map", str(tmp_path / "map.json"), "--target", "hand_l=-0.3,1.3,0.35")
+    assert proc.returncode == 2  # (no -o)
+    args = ("export", str(hero), "--rig-map", str(tmp_path / "map.json"), "--target", "hand_l=-0.3,1.3,0.35")
+    proc = run(*args, "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    # hand_l is the right hand's bone now: that bone went to the target
+    nodes = load_character(out).document["nodes"]
+    k = next(i for i, n in enumerate(nodes) if n.get("name") == model.rig_map["hand_r"])
+    np.testing.assert_allclose(node_world(nodes, k)[:3, 3], [-0.3, 1.3, 0.35], atol=2e-3)

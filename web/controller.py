@@ -308,6 +308,9 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Characte
             tolerance=self.tolerance,
             max_iterations=self.max_iterations,
             animation=self.animation if self.animation.keys else None,
+            character=self.scene.character
+            if self.character is None
+            else {"file": self.source, "rig_map": dict(self.character.rig_map)},
         )
         return json.dumps(scene.to_dict(), indent=2, allow_nan=False) + "\n"
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import webbrowser
 from collections.abc import Sequence
 from typing import Any
 
-from fabrik3d.io.character import load_character
+from fabrik3d.io.character import load_character, scene_character
 from fabrik3d.io.scene import Scene, scene_or_preset
 from fabrik3d.model import presets
 
@@ -23,6 +24,7 @@ def serve(
     port: int = 8080,
     open_browser: bool = True,
     character: str | None = None,
+    rig_map: str | None = None,
 ) -> None:
     """Start the web UI on ``host:port`` and block until it stops.
 
@@ -32,7 +34,9 @@ def serve(
     Args:
         preset: a preset name (default ``humanoid`` when no scene is given).
         scene: a scene file (JSON) to open instead of a preset.
-        character: a rigged character (``.glb``/``.gltf``, ``fabrik3d.io.character``) to open instead.
+        character: a rigged character (``.glb``/``.gltf``, ``fabrik3d.io.character``) to open instead (a
+            scene file that names one opens it too).
+        rig_map: a rig map JSON file (role -> bone name) for the character.
         host, port: where to listen (127.0.0.1 unless told otherwise).
         open_browser: open the page in the system's browser.
 
@@ -41,11 +45,16 @@ def serve(
     """
 
     if character is not None:
-        model = load_character(character)
+        model = load_character(character, rig_map)
         app = WebApp(scene=Scene(model.skeleton), source=_short(character), character=model)
     else:
         source = scene if scene is not None else (preset or "humanoid")
-        app = WebApp(scene=scene_or_preset(source), source=source if scene is None else _short(scene))
+        opened = scene_or_preset(source)
+        model = None if scene is None else scene_character(opened, scene)
+        name = source if scene is None else _short(scene) if model is None else opened.character["file"]
+        if model is not None:
+            opened = dataclasses.replace(opened, skeleton=model.skeleton)
+        app = WebApp(scene=opened, source=name, character=model)
     secret = security.new_secret()
     security.guard(app.server, secret)
     url = security.page_url(host, port, secret)

@@ -39,7 +39,15 @@ from fabrik3d.model import rig_map as rigs
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.skinning import Skinner
 
-__all__ = ["Character", "Skin", "character_from_bytes", "load_character", "load_rig_map", "parse_rig_map"]
+__all__ = [
+    "Character",
+    "Skin",
+    "character_from_bytes",
+    "load_character",
+    "load_rig_map",
+    "parse_rig_map",
+    "scene_character",
+]
 
 # A bone closer to its skeleton parent than this fraction of the model's size rides on it.
 RIDER_FRACTION = 1e-6
@@ -152,6 +160,19 @@ def load_character(path: str | os.PathLike[str], rig_map: Any = None) -> Charact
     if isinstance(rig_map, (str, os.PathLike)):
         rig_map = load_rig_map(rig_map)
     return character_from_bytes(files.read_bytes(p), str(p), base_dir=p.parent, rig_map=rig_map)
+
+
+def scene_character(scene: Any, scene_path: str | os.PathLike[str]) -> Character | None:
+    """The character a scene file names (``Scene.character``: its file relative to the scene file's
+    folder, opened with the scene's rig map), or None. ``ValueError`` naming the scene when the file
+    cannot be read or its skeleton is not the scene's (its joint names differ)."""
+    if scene.character is None:
+        return None
+    path = Path(scene_path).parent / scene.character["file"]
+    character = load_character(path, scene.character["rig_map"] or None)
+    if tuple(character.skeleton.names) != tuple(scene.skeleton.names):
+        raise ValueError(f"{scene_path}: character {scene.character['file']!r}: its joints are not the scene's")
+    return character
 
 
 def load_rig_map(path: str | os.PathLike[str]) -> dict[str, str]:

@@ -17,7 +17,9 @@ Format (``"format": "fabrik3d.scene"``, ``"version": 3``)::
     }
 
 Only ``format``, ``version`` and ``joints`` are required. ``animation`` (version 3) holds the
-keys of ``fabrik3d.model.keys``. ``posing`` (version 2) is the
+keys of ``fabrik3d.model.keys``. ``character`` (version 3), ``{"file": "hero.glb", "rig_map": {role:
+bone}}``, says that the skeleton is a rigged character's (``fabrik3d.io.character``): its file,
+relative to the scene file's folder, and the rig map it was set up with. ``posing`` (version 2) is the
 skeleton's natural posing (``fabrik3d.model.posing``); a version 1 file has none and loads as
 it always did (the plain full-body chain). Positions are in scene
 units, Y up. Errors name the place in the file, e.g.
@@ -59,6 +61,8 @@ class Scene:
         tolerance: reach tolerance, scene units.
         max_iterations: iteration limit.
         animation: keys on a timeline (``fabrik3d.model.keys.Animation``), or None.
+        character: ``{"file": path, "rig_map": {role: bone}}`` of the rigged character whose
+            skeleton this is (``scene_character`` opens it), or None.
     """
 
     skeleton: Skeleton
@@ -68,6 +72,7 @@ class Scene:
     tolerance: float = 1e-3
     max_iterations: int = 100
     animation: Animation | None = None
+    character: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         effectors = self.skeleton.end_effectors
@@ -84,6 +89,8 @@ class Scene:
                 checks.positive(value, f"weights.{name}")
             self.weights = {k: float(v) for k, v in self.weights.items()}
         self.tolerance, self.max_iterations = checks.settings(self.tolerance, self.max_iterations)
+        if self.character is not None:
+            self.character = _character(self.character)
         if self.animation is not None:
             if not isinstance(self.animation, Animation):
                 raise ValueError(f"animation: expected an Animation, got {type(self.animation).__name__}")
@@ -115,6 +122,8 @@ class Scene:
         out["solver"] = {"tolerance": self.tolerance, "max_iterations": self.max_iterations}
         if self.animation is not None:
             out["animation"] = self.animation.to_dict()
+        if self.character is not None:
+            out["character"] = {"file": self.character["file"], "rig_map": dict(self.character["rig_map"])}
         return out
 
     @classmethod
@@ -131,8 +140,9 @@ class Scene:
             raise ValueError(f"version: expected one of {READS}, got {data.get('version')!r}")
         if data["version"] == 1 and "posing" in data:
             raise ValueError("posing: needs version 2")
-        if data["version"] < 3 and "animation" in data:
-            raise ValueError("animation: needs version 3")
+        for newer in ("animation", "character"):
+            if data["version"] < 3 and newer in data:
+                raise ValueError(f"{newer}: needs version 3")
         joints = data.get("joints")
         if max_joints is not None and isinstance(joints, list) and len(joints) > max_joints:
             raise ValueError(f"joints: {len(joints)} joints, more than the {max_joints} allowed here")
@@ -158,7 +168,22 @@ class Scene:
             solver.get("tolerance", 1e-3),
             solver.get("max_iterations", 100),
             None if data.get("animation") is None else Animation.from_dict(data["animation"]),
+            data.get("character"),
         )
+
+
+def _character(value: Any) -> dict[str, Any]:
+    """A scene's ``character``: ``{"file": non-empty path, "rig_map": {role: bone name}}``."""
+    if not isinstance(value, Mapping) or set(value) - {"file", "rig_map"}:
+        raise ValueError('character: expected {"file": "MODEL.glb", "rig_map": {role: bone}}')
+    file, rig_map = value.get("file"), value.get("rig_map", {})
+    if not isinstance(file, str) or not file.strip() or len(file) > 1000:
+        raise ValueError(f"character.file: expected the character's file name, got {str(file)[:60]!r}")
+    if not isinstance(rig_map, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in rig_map.items()
+    ):
+        raise ValueError("character.rig_map: expected an object of role -> bone name")
+    return {"file": file, "rig_map": dict(rig_map)}
 
 
 def _mapping(value: Any, where: str) -> dict[str, Any]:

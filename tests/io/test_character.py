@@ -17,7 +17,8 @@ from helpers.character_asset import bone_name, build_character, write_character
 
 import fabrik3d
 from fabrik3d import rotations as rot
-from fabrik3d.io.character import Character, load_character, parse_rig_map
+from fabrik3d.io.character import Character, load_character, parse_rig_map, scene_character
+from fabrik3d.io.scene import Scene, load_scene, save_scene
 from fabrik3d.model.constraints import Hinge
 from fabrik3d.model.skinning import Skinner, skin_naive
 
@@ -317,3 +318,33 @@ def test_a_vrm_humanoid_maps_its_bones_whatever_their_names(version: str) -> Non
     assert character.rig_map["hand_l"] == f"J_Bip_{human['leftMiddleProximal']}"
     assert character.rig_map["chest"] == f"J_Bip_{human['upperChest']}"
     assert set(character.effectors) == {"pelvis", "head", "hand_l", "hand_r", "foot_l", "foot_r"}
+
+
+def test_a_scene_file_names_its_character_and_rig_map_and_opens_it(tmp_path: Path) -> None:
+    path = write_character(tmp_path, "hero", "mixamo", armature=True)
+    model = load_character(path)
+    custom = {**model.rig_map}
+    scene = Scene(model.skeleton, targets={model.effectors["hand_l"]: [0.4, 1.3, 0.3]}, character={
+        "file": "hero.glb",
+        "rig_map": custom,
+    })  # fmt: skip
+    save_scene(scene, tmp_path / "posed.json")
+    back = load_scene(tmp_path / "posed.json")
+    assert back.character == {"file": "hero.glb", "rig_map": custom}
+    opened = scene_character(back, tmp_path / "posed.json")
+    assert opened is not None and opened.rig_map == custom and opened.skeleton.names == model.skeleton.names
+    assert scene_character(Scene(model.skeleton), tmp_path / "x.json") is None
+    # a character whose joints are not the scene's, a missing file, a bad reference: named
+    other = write_character(tmp_path, "plain", "blender")
+    wrong = Scene(model.skeleton, character={"file": other.name, "rig_map": {}})
+    with pytest.raises(ValueError, match=r"character 'plain\.glb': its joints are not the scene's"):
+        scene_character(wrong, tmp_path / "w.json")
+    with pytest.raises(ValueError, match=r"missing\.glb"):
+        scene_character(Scene(model.skeleton, character={"file": "missing.glb", "rig_map": {}}), tmp_path / "m.json")
+    for bad, message in [
+        ({"file": ""}, "character.file: expected the character's file name"),
+        ({"file": "a.glb", "rig_map": {"hand_l": 3}}, "character.rig_map: expected an object"),
+        ({"path": "a.glb"}, "character: expected"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            Scene(model.skeleton, character=bad)

@@ -86,6 +86,26 @@ def test_a_hand_drag_poses_the_character_and_the_download_is_the_users_file(page
     np.testing.assert_allclose(node_world(nodes, k)[:3, 3], after[names.index(hand)], atol=1e-4 * model.size)
 
 
+def test_the_downloaded_scene_names_the_character_and_opens_it_again(page, hero: Path) -> None:
+    with page.expect_download(timeout=60_000) as info:
+        page.locator("#btn-download-scene").click()
+    path = hero.parent / "hero_scene.json"
+    info.value.save_as(path)
+    data = json.loads(path.read_text())
+    assert data["character"]["file"] == "hero.glb" and data["character"]["rig_map"]["hand_l"]
+    with wh.WebServer(["--scene", str(path)]) as srv:
+        again = wh.open_page(page.context.browser, srv.url)
+        try:
+            info = wh.get_state(again, "character")
+            assert info is not None and info["name"] == "hero.glb"
+            targets = wh.get_state(again, "targets")
+            assert set(targets) == set(data["targets"])
+            for name, point in data["targets"].items():
+                np.testing.assert_allclose(targets[name], point, atol=1e-6)
+        finally:
+            again.close()
+
+
 def test_open_takes_a_glb_and_a_broken_one_changes_nothing(page, tmp_path: Path) -> None:
     other = write_character(tmp_path, "other", "blender", armature=False)
     page.locator("#scene-upload").set_input_files(str(other))

@@ -139,3 +139,20 @@ def test_baking_ahead_fills_the_range_a_few_frames_at_a_time() -> None:
     c.go_to_frame(20)
     np.testing.assert_array_equal(c.result.positions, take.positions[-1])
     assert Controller().bake_ahead(3) is False  # no keys: nothing to bake
+
+
+def test_a_characters_scene_download_names_the_character_and_its_rig_map(tmp_path) -> None:
+    from helpers.character_asset import write_character
+
+    from fabrik3d.io.character import load_character, scene_character
+
+    path = write_character(tmp_path, "hero", "mixamo", armature=True)
+    model = load_character(path)
+    c = Controller()
+    c.load_character_file(path)
+    text = c.scene_json()
+    scene = parse_scene(text, "download")
+    assert scene.character == {"file": "hero.glb", "rig_map": dict(model.rig_map)}
+    (tmp_path / "scene.json").write_text(text)
+    opened = scene_character(scene, tmp_path / "scene.json")
+    assert opened is not None and opened.skeleton.names == model.skeleton.names
