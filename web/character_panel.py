@@ -41,8 +41,7 @@ class CharacterActions:
         ch = self.controller.character
         self.meshes.set_character(ch)
         summary = None
-        if ch is not None:
-            self.meshes.show(self.controller.skinned())
+        if ch is not None:  # (skinned into the pose by the publish that follows)
             summary = {
                 "name": self.controller.source,
                 "convention": ch.convention or "other",

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 import fabrik3d
+from fabrik3d.io import gltf
 from fabrik3d.io.character import Character, character_from_bytes, load_character
 from fabrik3d.io.character_export import character_bytes
 from fabrik3d.io.scene import Scene
@@ -42,6 +43,7 @@ class Characters:
 
     character: Character | None = None
     result: fabrik3d.SolveResult
+    scene: Scene
 
     def load(self, scene: Scene, source: str = "scene", character: Character | None = None) -> None:
         raise NotImplementedError  # (the Controller's)
@@ -66,7 +68,21 @@ class Characters:
             return []
         return self.character.skin(self.result, normals=True)
 
-    def character_glb(self, pose: Any = None, take: Take | None = None, name: str = "take") -> bytes:
+    def pose_glb(self) -> bytes:
+        """The current pose as a binary glTF: the character's own file with it, or a new file of the
+        skeleton (``fabrik3d.gltf.pose_glb_bytes``)."""
+        if self.character is None:
+            return gltf.pose_glb_bytes(self.scene.skeleton, self.result)
+        return self._character_glb(pose=self.result)
+
+    def animation_glb(self, take: Take, name: str) -> bytes:
+        """``take`` as an animated binary glTF: a new animation ``name`` in the character's own file, or
+        a new file of the skeleton (``fabrik3d.gltf.animation_glb_bytes``, every frame keyed)."""
+        if self.character is None:
+            return gltf.animation_glb_bytes(take.skeleton, list(zip(take.positions, take.rotations)), take.times)
+        return self._character_glb(take=take, name=name)
+
+    def _character_glb(self, pose: Any = None, take: Take | None = None, name: str = "take") -> bytes:
         """The character's own file with ``pose`` and/or ``take`` (``ValueError`` for a ``.gltf``
         character: its buffers live beside it; ``fabrik3d export`` writes it)."""
         assert self.character is not None

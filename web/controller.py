@@ -24,7 +24,6 @@ import numpy as np
 
 import fabrik3d
 from fabrik3d import checks, display
-from fabrik3d.io import gltf
 from fabrik3d.io.scene import Scene, parse_scene
 from fabrik3d.model import presets
 
@@ -291,11 +290,9 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Characte
         for name in self.scene.skeleton.end_effectors:
             x, y, z = (f"{v:.3f}" for v in self.effector_point(name))
             label = roles.get(name, name)
+            targeted, unreachable = name in self.targets, name in bad
             rows.append(
-                {
-                    **{"name": name, "label": label, "x": x, "y": y, "z": z},
-                    **{"targeted": name in self.targets, "unreachable": name in bad},
-                }
+                {"name": name, "label": label, "x": x, "y": y, "z": z, "targeted": targeted, "unreachable": unreachable}
             )
         return rows
 
@@ -315,12 +312,6 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Characte
         return json.dumps(scene.to_dict(), indent=2, allow_nan=False) + "\n"
 
     # -- exports ------------------------------------------------------------------------------
-    def pose_glb(self) -> bytes:
-        """The current pose as a binary glTF (``fabrik3d.gltf.pose_glb_bytes``; a character's own file)."""
-        if self.character is not None:
-            return self.character_glb(pose=self.result)
-        return gltf.pose_glb_bytes(self.scene.skeleton, self.result)
-
     # -- internals ----------------------------------------------------------------------------
     def _effector_list(self) -> str:
         return ", ".join(self.scene.skeleton.end_effectors)

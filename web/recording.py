@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from fabrik3d.io import gltf
 from fabrik3d.io.take import Take, take_to_json
 
 # Longest take, in frames (about 10 minutes at 30 frames per second).
@@ -22,8 +21,7 @@ class Recording:
 
     result: Any
     scene: Any
-    character: Any  # (the Characters part's, as ``character_glb``)
-    character_glb: Any
+    animation_glb: Any  # (the Characters part's)
 
     def _clear_take(self) -> None:
         self.take_times: list[float] = []
@@ -76,11 +74,8 @@ class Recording:
         return Take.from_frames(self.scene.skeleton, frames, self.take_times)
 
     def take_glb(self) -> bytes:
-        """The take as an animated binary glTF (``fabrik3d.gltf.animation_glb_bytes``)."""
-        take = self.take()
-        if self.character is not None:
-            return self.character_glb(take=take, name="take")
-        return gltf.animation_glb_bytes(self.scene.skeleton, list(zip(take.positions, take.rotations)), take.times)
+        """The take as an animated binary glTF (a character's own file with it: ``Characters.animation_glb``)."""
+        return self.animation_glb(self.take(), "take")
 
     def take_json(self) -> str:
         """The take as the JSON file the CLI reads (``fabrik3d.take.take_to_json``)."""

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 import fabrik3d
-from fabrik3d.io import gltf
 from fabrik3d.io.bake import bake
 from fabrik3d.io.scene import Scene
 from fabrik3d.io.take import Take, take_to_json
@@ -44,8 +43,7 @@ class Timeline:
     tolerance: float
     max_iterations: int
     _free: fabrik3d.Skeleton
-    character: Any  # (the Characters part's, as ``character_glb``)
-    character_glb: Any
+    animation_glb: Any  # (the Characters part's)
 
     # (``_push_undo`` is the History part's, ``_record_frame`` the Recording part's)
 
@@ -141,12 +139,9 @@ class Timeline:
         positions = np.array([r.positions for r in frames])
         return Take(self.scene.skeleton, times, positions, np.array([r.rotations for r in frames]))
 
-    def animation_glb(self) -> bytes:
-        """The baked animation as a binary glTF, every frame keyed."""
-        take = self.animation_take()
-        if self.character is not None:
-            return self.character_glb(take=take, name="animation")
-        return gltf.animation_glb_bytes(take.skeleton, list(zip(take.positions, take.rotations)), take.times)
+    def baked_glb(self) -> bytes:
+        """The baked animation as a binary glTF, every frame keyed (``Characters.animation_glb``)."""
+        return self.animation_glb(self.animation_take(), "animation")
 
     def animation_json(self) -> str:
         """The baked animation as a take file (``fabrik3d.io.take``)."""

@@ -64,6 +64,9 @@ class TimelineActions:
     def _render(self) -> None:
         raise NotImplementedError  # (the WebApp's)
 
+    def report(self, message: str) -> None:
+        raise NotImplementedError  # (the WebApp's)
+
     @page_trigger("set_key")
     def set_key(self) -> None:
         """The user keyed the current frame (Key button, or K)."""
@@ -87,7 +90,7 @@ class TimelineActions:
         """The user stepped frames (arrow keys): ``step`` frames on, within the range."""
         c = self.controller
         if isinstance(step, bool) or not isinstance(step, int):
-            self._attempt(_refuse, f"step_frame: expected a whole number of frames, got {step!r}")
+            self.report(f"step_frame: expected a whole number of frames, got {str(step)[:40]!r}")
         else:
             self._attempt(c.go_to_frame, min(max(c.frame + step, c.animation.start), c.animation.last))
         self._publish()
@@ -146,8 +149,7 @@ class TimelineActions:
             self._timeline_task.cancel()
             return
         if not self.controller.animation.keys:
-            self._attempt(_refuse, "animation: set a key first (Key, or K)")
-            self._publish()
+            self.report("animation: set a key first (Key, or K)")
             return
         self._timeline_task = asyncio.ensure_future(self._play_timeline())
 
@@ -210,7 +212,7 @@ class TimelineActions:
     @page_trigger("export_animation_glb")
     def export_animation_glb(self) -> Any:
         """The user downloaded the animation as an animated binary glTF (every frame keyed)."""
-        return self._file(self.controller.animation_glb)
+        return self._file(self.controller.baked_glb)
 
     @page_trigger("export_animation_json")
     def export_animation_json(self) -> Any:
@@ -224,10 +226,6 @@ def _typed_into(name: str) -> str:
     if name == "frame_end":
         value = f"$event.target.value === '' ? '' : {value}"
     return f"{name} = {value}"
-
-
-def _refuse(message: str) -> None:
-    raise ValueError(message)
 
 
 def timeline_bar(app: Any) -> None:

@@ -20,6 +20,7 @@ from fabrik3d import checks
 from fabrik3d import rotations as rot
 from fabrik3d.io.scene import Scene
 from fabrik3d.solver.fk import joint_turn, turn_joint
+from fabrik3d.solver.rig import rig
 
 
 class Turning:
@@ -65,7 +66,7 @@ class Turning:
         old_p, old_q = self.result.positions, self.result.rotations
         positions, rotations = turn_joint(skeleton, old_p, old_q, name, rot.from_euler_xyz(xyz))
         j = sk.index(name)
-        below = {sk.names[k] for k in range(len(sk)) if _is_below(sk.parents, k, j)}
+        below = {sk.names[k] for k in rig(sk).subtree(j)}
         # (the world turn of the joint's frame carries the goals of the effectors below it)
         carry = rot.mul(tuple(rotations[j].tolist()), rot.conj(tuple(old_q[j].tolist())))  # type: ignore[arg-type]
         pivot = old_p[j]
@@ -95,12 +96,3 @@ class Turning:
         self.result = fabrik3d.SolveResult(positions, rotations, 0, errors, converged)
         self.targets, self.poles, self.built = targets, poles, positions
         self._record_frame()
-
-
-def _is_below(parents: Any, k: int, j: int) -> bool:
-    """Whether joint ``k`` is ``j`` or in its subtree."""
-    while k >= 0:
-        if k == j:
-            return True
-        k = int(parents[k])
-    return False

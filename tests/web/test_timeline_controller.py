@@ -96,12 +96,12 @@ def test_the_downloads_carry_the_keys_and_the_baked_animation() -> None:
     assert [k.frame for k in again.animation.keys] == [0, 30]
     take = json.loads(c.animation_json())
     assert len(take["times"]) == 31
-    assert c.animation_glb()[:4] == b"glTF"
+    assert c.baked_glb()[:4] == b"glTF"
     # a scene with keys opens at its first frame, posed there
     opened = Controller(again, "download")
     assert opened.frame == 0 and [k.frame for k in opened.animation.keys] == [0, 30]
     with pytest.raises(ValueError, match="animation: set a key first"):
-        Controller().animation_glb()
+        Controller().baked_glb()
 
 
 def test_undo_after_a_preset_switch_or_an_opened_file_brings_the_scene_back() -> None:
