@@ -744,3 +744,18 @@ def test_mirror_pose_is_one_undo_step_and_refuses_a_bad_side() -> None:
         with pytest.raises(ValueError, match="source must be 'left' or 'right'"):
             c.mirror_pose(bad)
         assert snapshot(c) == before
+
+
+def test_timeline_and_joint_triggers_name_bad_arguments_and_change_nothing(web) -> None:
+    app = web
+    frame, pose = app.controller.frame, app.controller.result.positions.copy()
+    app.step_frame("2")
+    assert "step_frame: expected a whole number of frames, got '2'" in app.state.error_message
+    app.toggle_timeline()
+    assert "animation: set a key first" in app.state.error_message
+    assert app.joint_screen_position("elbo_l") is None
+    assert "joint_screen_position: no joint called 'elbo_l'" in app.state.error_message
+    x, y = app.joint_screen_position("elbow_l")
+    assert math.isfinite(x) and math.isfinite(y)
+    assert app.controller.frame == frame
+    np.testing.assert_array_equal(app.controller.result.positions, pose)
