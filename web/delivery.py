@@ -55,6 +55,17 @@ class ImageDelivery:
         size = tracked.get("originalSize")
         return (float(size[0]), float(size[1])) if size else None
 
+    def push_now(self) -> None:
+        """Render the view and send its image now, also while trame-vtk streams images (a timeline
+        frame, which no mouse move renders, would wait for the stream's next tick): the image
+        follows as soon as it is encoded (``rendered``)."""
+        delivery = self.protocol()
+        if delivery is None:  # (not serving: tests in-process)
+            return
+        view_id = str(self.server.state["viewId"])
+        delivery.app.InvalidateCache(delivery.get_view(view_id))
+        delivery.push_render(view_id, True)
+
     def rendering(self, *_: Any) -> None:
         """Before every render: handles keep their size on the page in small drag images too."""
         css = self.view_css_size()

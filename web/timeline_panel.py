@@ -23,8 +23,6 @@ from .panel import download_button
 from .security import page_trigger
 
 log = logging.getLogger("fabrik3d_web")
-# While the frame slider is held, the panel's state follows at most this often (seconds).
-SCRUB_STATE_INTERVAL = 0.1
 # Frames baked per step of the background bake (about 10 ms here: the page's messages wait no longer).
 PREBAKE_FRAMES = 3
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined", "single_line": True}
@@ -46,8 +44,9 @@ class TimelineActions:
     _timeline_task: asyncio.Task[None] | None = None
     _prebake_task: asyncio.Task[None] | None = None
     _scrubbing = False
-    _scrub_published = 0.0
     _dragging: Any
+    delivery: Any
+    scene: Any
 
     def _attempt(self, action: Any, *args: Any) -> Any:
         raise NotImplementedError  # (the WebApp's)
@@ -59,9 +58,6 @@ class TimelineActions:
         raise NotImplementedError  # (the WebApp's)
 
     def _show_pose(self, moving: Any = None) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _render(self) -> None:
         raise NotImplementedError  # (the WebApp's)
 
     def report(self, message: str) -> None:
@@ -97,8 +93,8 @@ class TimelineActions:
 
     @page_trigger("begin_scrub")
     def begin_scrub(self) -> None:
-        """The user took the frame slider: small, quick images until it is let go (as a drag's), the
-        panel's state at most every ``SCRUB_STATE_INTERVAL`` seconds."""
+        """The user took the frame slider: small, quick images until it is let go (as a drag's), and
+        the panel's readouts when it is let go (``_show_frame``)."""
         self._scrubbing = True
         self._stream_frames(True)
 
@@ -115,8 +111,10 @@ class TimelineActions:
         if view is None:
             return
         if on:
+            self.scene.renderer.UseFXAAOff()  # (cheaper frames, as in a drag)
             view.start_animation(fps=ANIMATION_FPS, quality=INTERACTIVE_QUALITY, ratio=INTERACTIVE_RATIO)
         else:
+            self.scene.renderer.UseFXAAOn()
             view.stop_animation()
 
     @change("frame")
@@ -128,11 +126,16 @@ class TimelineActions:
         if not self._scrubbing:
             self._publish()
             return
-        self._show_pose()  # (the view follows every frame; the panel catches up, as in a drag)
-        self._render()
-        if time.perf_counter() - self._scrub_published >= SCRUB_STATE_INTERVAL:
-            self._scrub_published = time.perf_counter()
-            self._publish()
+        self._show_frame()
+
+    def _show_frame(self) -> None:
+        """The current frame while the slider is held or the timeline plays: its image rendered and
+        sent at once, and of the panel only the frame and its key (the rest when the slider is let
+        go, or the play stops: the page's work on the panel would hold up the image)."""
+        self._show_pose()
+        self.delivery.push_now()
+        self.state.frame = self.controller.frame
+        self._own(self.controller.key_state())
 
     @change("anim_fps", "frame_start", "frame_end", "interpolation")
     def edit_timeline(self, anim_fps: Any, frame_start: Any, frame_end: Any, interpolation: Any, **_: Any) -> None:
@@ -174,7 +177,7 @@ class TimelineActions:
                 if f != c.frame:
                     with self.state:
                         self._attempt(c.go_to_frame, f)
-                        self._publish()
+                        self._show_frame()
                 if f == anim.last and not self.state.loop:
                     break
                 await asyncio.sleep(max(0.001, (f + 1 - first) / anim.fps - (time.perf_counter() - t0)))
@@ -182,6 +185,7 @@ class TimelineActions:
             self._stream_frames(False)
             with self.state:
                 self.state.timeline_playing = False
+                self._publish()
 
     def _prebake(self) -> None:
         """Bake the range's frames in the background (a few at a time between the page's messages,
@@ -261,7 +265,7 @@ def timeline_bar(app: Any) -> None:
                     hide_details=True,
                     density="compact",
                     color="primary",
-                    classes="mt-n1",
+                    classes="mt-n1 timeline-slider",
                     start="trigger('begin_scrub')",
                     end="trigger('end_scrub')",
                 )

@@ -72,6 +72,33 @@ def test_keys_scrub_and_the_hand_between_them(page) -> None:
     assert 0.25 < expected[0] < 0.81 and state(page, "key_here") is False
 
 
+def test_a_held_slider_shows_each_frame_and_the_panel_catches_up_when_let_go(page) -> None:
+    go_to(page, 0)
+    slider = page.locator(".timeline-slider .v-slider-track").bounding_box()
+    y = slider["y"] + slider["height"] / 2
+    x0, x1 = slider["x"] + 2, slider["x"] + slider["width"] * 0.5
+    page.mouse.move(x0, y)
+    page.mouse.down()
+    try:
+        images = page.evaluate("window.__fabrik.frames.length")
+        for k in range(1, 11):  # (half-way along: frame 15 of 0..30)
+            page.mouse.move(x0 + (x1 - x0) * k / 10, y)
+            page.wait_for_timeout(40)
+        wh.wait_until(page, "() => window.trame.state.get('frame') >= 12")
+        # each frame's image is sent while the slider is held; the panel's readouts wait
+        wh.wait_until(page, f"() => window.__fabrik.frames.length >= {images + 3}")
+        assert state(page, "targets")["hand_l"] == pytest.approx(REST_HAND, abs=1e-6)
+    finally:
+        page.mouse.up()
+    frame = state(page, "frame")
+    assert 12 <= frame <= 18
+    anim = Animation((Key(0, {"hand_l": REST_HAND}), Key(30, {"hand_l": REACH})))
+    expected = anim.goals_at(frame).targets["hand_l"].position
+    wh.wait_until(page, f"() => Math.abs(window.trame.state.get('targets').hand_l[0] - {expected[0]}) < 1e-6")
+    names = state(page, "joint_names")
+    assert np.linalg.norm(np.array(state(page, "pose")[names.index("hand_l")]) - expected) <= 1e-3 + 1e-6
+
+
 def test_a_key_dragged_along_the_ruler_moves_and_undo_brings_it_back(page) -> None:
     go_to(page, 15)
     wh.trigger(page, "set_key")
