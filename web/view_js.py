@@ -13,6 +13,14 @@ mouse (``window.fabrikTuneView``, called by the view's ``StartMouseMove`` event,
   (the style's own ``RemoteMouseEvent``, the message it sends for a move; vtk.js objects are
   frozen, so its handlers cannot be replaced) with the buttons of the press that began in the view.
 
+The server's messages: trame's client (wslink) takes them from its WebSocket as Blobs and reads each in
+two parts (a header and the body), each read an asynchronous round trip through the browser's process:
+for a drag's every image and state change, some 10 ms of the browser's time per frame.
+``MESSAGES_JS`` switches the socket to ``ArrayBuffer`` data, handed to wslink wrapped in an object with
+the two Blob methods it uses (``slice``, ``arrayBuffer``), read at once. The socket is found at its
+first ``send`` after the page is mounted (the client's objects are frozen and do not expose it); a
+socket opened later (after a reconnection) keeps wslink's own way.
+
 Hover: the server publishes where the handles are (state ``handle_screen``: ``[label, x, y]`` with
 ``x``, ``y`` fractions of the view from its top-left, after each full-size image,
 ``fabrik3d_web.delivery``); the page shows the nearest handle's label within ``HOVER_PX`` of the
@@ -25,6 +33,34 @@ from __future__ import annotations
 MOVE_INTERVAL_MS = 12
 # Farthest a handle's centre may be from the mouse (CSS pixels) for its name to show.
 HOVER_PX = 14
+
+# (names other than Vue's few allowed globals are reached through ``window`` in a template's JS)
+MESSAGES_JS = """(() => {
+  if (window.fabrikMessages) return;
+  window.fabrikMessages = 'blob';
+  class Part {  // a part of an ArrayBuffer with the Blob methods wslink uses
+    constructor(buffer, begin, end) {
+      this.buffer = buffer; this.begin = begin; this.end = end; this.size = end - begin;
+    }
+    slice(a = 0, b = this.size) {
+      const lo = Math.max(0, Math.min(this.size, a)), hi = Math.max(lo, Math.min(this.size, b));
+      return new Part(this.buffer, this.begin + lo, this.begin + hi);
+    }
+    arrayBuffer() { return window.Promise.resolve(this.buffer.slice(this.begin, this.end)); }
+  }
+  const socket = window.WebSocket.prototype, send = socket.send;
+  socket.send = function (...args) {
+    socket.send = send;
+    const receive = this.onmessage;
+    if (typeof receive === 'function') {
+      this.binaryType = 'arraybuffer';
+      const part = (data) => new Part(data, 0, data.byteLength);
+      this.onmessage = (e) => receive(e.data instanceof window.ArrayBuffer ? { data: part(e.data) } : e);
+      window.fabrikMessages = 'arraybuffer';
+    }
+    return send.apply(this, args);
+  };
+})()"""
 
 VIEW_JS = f"""(() => {{
   let buttons = 0;

@@ -117,6 +117,22 @@ def test_a_drag_that_pauses_moves_on_the_next_mouse_move(page) -> None:
     assert np.linalg.norm(np.subtract(moved, before)) > 0.01
 
 
+def test_the_server_s_messages_reach_the_page_as_array_buffers_and_everything_still_works(page) -> None:
+    # (the socket is switched at its first send after the page is mounted: the page has sent since)
+    assert page.evaluate("window.fabrikMessages") == "arraybuffer"
+    frames = page.evaluate("window.__fabrik.frames.length")
+    wh.trigger(page, "type_coordinate", ["hand_l", 1, "1.3"])  # a state change and an image back
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_l[1] === 1.3")
+    wh.wait_until(page, f"() => window.__fabrik.frames.length > {frames}")
+    # a binary reply (the pose as a .glb), whole
+    size, magic = page.evaluate(
+        """async () => { const r = await window.trame.trigger('export_pose_glb');
+             const b = new Uint8Array(r.buffer || r, r.byteOffset || 0, r.byteLength);
+             return [b.length, String.fromCharCode(...b.slice(0, 4))]; }"""
+    )
+    assert magic == "glTF" and size > 1000
+
+
 def test_the_help_dialog_lists_every_shortcut(page) -> None:
     from fabrik3d_web.panel import SHORTCUTS
 
