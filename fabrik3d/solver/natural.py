@@ -16,7 +16,8 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
    chains are too short for a target is passed over (its joints count as free at the next).
 4. **Swivel.** A limb with a swivel (or a pole) turns its hinge's joint (elbow, knee) about the
    line from the hinge's parent to its child toward the swivel's direction, which moves no
-   target; the turn is kept when the joint limits let the targets stay reached.
+   target; the turn is kept when the joint limits let the targets stay reached. A limb that
+   falls short of its target runs straight at it and is not swivelled.
 
 Positions are ``(x, y, z)`` and frames ``(x, y, z, w)`` tuples (``fabrik3d.rotations``).
 """
@@ -237,6 +238,8 @@ class NaturalSolve(Swivelling):
             local_pose, local_frames = self.run_sub(sub, goals, weights, start)
         goals = {**goals, **hinted}
         for e in effectors:
+            if rot.dist(local_pose[at[e]], goals[at[e]].position) > self.tol:
+                continue  # (a limb that falls short runs straight at its target: no swivel to choose)
             bend = self.bend(e, fp, origin, pose, frames)
             if bend is not None:
                 local_pose, local_frames = self.swivel(
