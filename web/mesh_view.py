@@ -105,6 +105,8 @@ class MeshView:
         else:
             prop.SetColor(*(rgba[:3] ** (1 / 2.2)))  # (linear to display)
         prop.SetOpacity(min(float(rgba[3]), OPACITY))  # (the bones and handles show through)
+        if not prim.double_sided:  # (as glTF says; see-through, only the near side shows, and it draws faster)
+            prop.BackfaceCullingOn()
         return poly, actor, (positions, normals)
 
     def _texture(self, prim: Any) -> vtkTexture | None:

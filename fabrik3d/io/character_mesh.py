@@ -38,6 +38,8 @@ class SkinnedPrimitive:
         base_color: ``(4,)`` RGBA factor of the material (linear), 1 without a material.
         texture: the base-colour image's bytes (PNG or JPEG), or ``None``.
         texture_mime: its MIME type (``image/png``, ``image/jpeg``), or ``""``.
+        double_sided: whether its material shows the triangles' back faces (glTF's ``doubleSided``;
+            false: a viewer culls them).
     """
 
     where: str
@@ -52,6 +54,7 @@ class SkinnedPrimitive:
     base_color: np.ndarray
     texture: bytes | None
     texture_mime: str
+    double_sided: bool = False
 
 
 def read_meshes(
@@ -134,7 +137,7 @@ def _primitive(
         if idx.size and int(idx.max()) >= len(positions):
             raise ValueError(f"{at}: index {int(idx.max())} beyond the {len(positions)} vertices")
         tris = idx.reshape(-1, 3).astype(np.int64)
-    return SkinnedPrimitive(where, node, skin, positions, normals, uvs, tris, jt, wt, *material[:3])
+    return SkinnedPrimitive(where, node, skin, positions, normals, uvs, tris, jt, wt, *material[:3], material[4])
 
 
 def _check_weights(joints: np.ndarray, weights: np.ndarray, size: int, where: str) -> None:
@@ -160,20 +163,22 @@ def _check_weights(joints: np.ndarray, weights: np.ndarray, size: int, where: st
 
 def _material(
     doc: dict[str, Any], buffers: Buffers, index: Any, where: str
-) -> tuple[np.ndarray, bytes | None, str, int]:
-    """``(base colour (4,), texture bytes or None, MIME type, texCoord set)`` of ``materials[index]``."""
+) -> tuple[np.ndarray, bytes | None, str, int, bool]:
+    """``(base colour (4,), texture bytes or None, MIME type, texCoord set, doubleSided)`` of
+    ``materials[index]``."""
     if index is None:
-        return np.ones(4), None, "", 0
+        return np.ones(4), None, "", 0, False
     materials = _list(doc, "materials")
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(materials):
         raise ValueError(f"{where}.material: expected an index in [0, {len(materials) - 1}], got {index!r}")
     pbr = materials[index].get("pbrMetallicRoughness", {})
+    double = materials[index].get("doubleSided", False) is True
     color = np.array(pbr.get("baseColorFactor", (1.0, 1.0, 1.0, 1.0)), dtype=float)
     if color.shape != (4,) or not np.all(np.isfinite(color)):
         raise ValueError(f"materials[{index}].pbrMetallicRoughness.baseColorFactor: expected 4 finite numbers")
     info = pbr.get("baseColorTexture")
     if not isinstance(info, dict):
-        return color, None, "", 0
+        return color, None, "", 0, double
     at = f"materials[{index}].pbrMetallicRoughness.baseColorTexture"
     textures = _list(doc, "textures")
     t = info.get("index")
@@ -182,7 +187,7 @@ def _material(
     source = textures[t].get("source")
     images = _list(doc, "images")
     if source is None or not isinstance(source, int) or not 0 <= source < len(images):
-        return color, None, "", 0  # an extension's image (WebP, KTX2): not read
+        return color, None, "", 0, double  # an extension's image (WebP, KTX2): not read
     image = images[source]
     mime = image.get("mimeType", "")
     if image.get("bufferView") is not None:
@@ -192,4 +197,4 @@ def _material(
     if not mime:
         mime = "image/png" if data[:4] == b"\x89PNG" else "image/jpeg" if data[:2] == b"\xff\xd8" else ""
     coord = info.get("texCoord", 0)
-    return color, data, mime, coord if isinstance(coord, int) and not isinstance(coord, bool) else 0
+    return color, data, mime, coord if isinstance(coord, int) and not isinstance(coord, bool) else 0, double

@@ -151,6 +151,16 @@ def test_external_buffers_textures_sparse_and_interleaved_data_are_read(folder: 
     assert body.weights.shape[1] == 4 and np.allclose(body.weights.sum(axis=1), 1.0)
 
 
+def test_a_material_s_double_sided_flag_is_read(folder: Path, mixamo: Character) -> None:
+    assert [m.double_sided for m in mixamo.meshes] == [False, False]  # (glTF's default: back faces culled)
+    path = write_character(folder, "double", "mixamo", external=True)
+    doc = json.loads(path.read_text())
+    doc["materials"][0]["doubleSided"] = True
+    path.write_text(json.dumps(doc))
+    body, hat = load_character(path).meshes
+    assert body.double_sided and not hat.double_sided
+
+
 def test_vertices_weighted_to_the_hand_move_with_the_solved_hand(mixamo: Character) -> None:
     sk = mixamo.skeleton
     hand = sk.index("mixamorig:LeftHandMiddle1")
