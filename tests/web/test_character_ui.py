@@ -44,8 +44,7 @@ def test_the_character_opens_with_its_mesh_and_its_effectors(page, hero: Path) -
 
 def test_the_mesh_toggle_hides_and_shows_the_skin(page) -> None:
     wh.settle(page)
-    with_mesh = page.locator("#view3d").screenshot()
-    (wh.ROOT / "tests" / "artifacts" / "character-mesh.png").write_bytes(with_mesh)
+    with_mesh = page.locator("#view3d").screenshot(path=wh.ROOT / "tests" / "artifacts" / "character-mesh.png")
     page.locator("#switch-mesh").click()
     wh.wait_until(page, "() => window.trame.state.get('show_mesh') === false")
     wh.settle(page)
