@@ -130,10 +130,14 @@ class NaturalSolve(Swivelling):
         before = {j: local(r, frames, j) for j in freed}
         after = {j: local(r, full_frames, j) for j in freed}
 
-        def at(t: float) -> tuple[list[rot.Vec], list[rot.Quat]]:
-            turned = {j: rot.slerp(before[j], after[j], t) for j in freed}
+        def at(t: float) -> tuple[list[rot.Vec], list[rot.Quat]] | None:
+            """The pose with share ``t`` of the turn (``None``: a target lies beyond its chain's
+            length from the chain's top there, so that no solve reaches it)."""
+            turned = forward(r, full_pose, full_frames, {j: rot.slerp(before[j], after[j], t) for j in freed})
+            if not self.within_length(turned[0], below):
+                return None
             # (the freer joints start as the full level left them: continuous from frame to frame)
-            return self.tier(*forward(r, full_pose, full_frames, turned), below, below_freed)
+            return self.tier(*turned, below, below_freed)
 
         best = (full_pose, full_frames)
         lo, hi = 0.0, 1.0
@@ -142,7 +146,7 @@ class NaturalSolve(Swivelling):
             mid = probe if probe is not None and lo < probe < hi else 0.5 * (lo + hi)
             probe = None
             candidate = at(mid)
-            if self.reached(*candidate):
+            if candidate is not None and self.reached(*candidate):
                 hi, best = mid, candidate
             else:
                 lo = mid
