@@ -163,11 +163,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     if args.scene is None and args.take is None:
         raise ValueError("export: give a scene or preset, or --take TAKE.json")
-    if args.scene is not None and args.take is not None:
-        if not args.scene.lower().endswith((".glb", ".gltf")):
-            raise ValueError("export: give a scene or preset, or --take TAKE.json, not both")
     if args.scene is not None and args.scene.lower().endswith((".glb", ".gltf")):
         return _export_character(args)
+    if args.scene is not None and args.take is not None:
+        raise ValueError("export: give a scene or preset, or --take TAKE.json, not both")
     if args.name is not None:
         raise ValueError("export: --name names a take written into a character's file (MODEL.glb --take ...)")
     if args.rig_map is not None:

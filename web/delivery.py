@@ -55,6 +55,11 @@ class ImageDelivery:
         size = tracked.get("originalSize")
         return (float(size[0]), float(size[1])) if size else None
 
+    def set_moving(self, moving: bool) -> None:
+        """Something moves (a handle's or a joint's drag, a scrub, the timeline playing): its frames
+        are drawn without FXAA, cheaper; at rest with it again."""
+        self.scene.renderer.SetUseFXAA(not moving)
+
     def push_now(self) -> None:
         """Render the view and send its image now, also while trame-vtk streams images (a timeline
         frame, which no mouse move renders, would wait for the stream's next tick): the image

@@ -76,6 +76,7 @@ class DragActions:
     controller: Any
     scene: Any
     state: Any
+    delivery: Any
     _dragging: tuple[str, str] | None
 
     def _attempt(self, action: Any, *args: Any) -> Any:
@@ -97,7 +98,7 @@ class DragActions:
         self._drag_last: np.ndarray | None = None
         self._drag_pending: tuple[str, str, np.ndarray] | None = None
         self.controller.begin_drag()
-        self.scene.renderer.UseFXAAOff()  # cheaper frames while the mouse moves
+        self.delivery.set_moving(True)
         self._own({"selected_effector": name if kind == "target" else ""})
 
     def drag_handle(self, kind: str, name: str, point: Any) -> None:
@@ -108,7 +109,8 @@ class DragActions:
         A move to where the handle already is solves nothing (the readouts keep the last solve's)."""
         if self._dragging != (kind, name):  # (a move without its press: the press starts it)
             self.grab_handle(kind, name, point)
-        point = constrain(self.drag_lock(), self._drag_origin, point, self.scene_ray())
+        lock = self.drag_lock()
+        point = constrain(lock, self._drag_origin, point, self.scene_ray() if lock else None)
         self.scene.handles[kind, name].GetRepresentation().SetWorldPosition(list(point))
         if self._drag_last is not None and np.array_equal(point, self._drag_last):
             return
@@ -143,7 +145,7 @@ class DragActions:
         self._solve_drag()
         self._dragging = None
         self.controller.end_drag()
-        self.scene.renderer.UseFXAAOn()
+        self.delivery.set_moving(False)
         with self.state:
             self._publish()
 

@@ -33,6 +33,7 @@ class JointDrag:
     controller: Any
     scene: Any
     state: Any
+    delivery: Any
 
     def _publish(self) -> None:
         raise NotImplementedError  # (the WebApp's)
@@ -112,6 +113,7 @@ class JointDrag:
         with self.state:
             self.state.selected_joint = name
         c.begin_drag()
+        self.delivery.set_moving(True)
 
     def _turn_joint_by_mouse(self, it: Any, event: str) -> None:
         t = self._turning
@@ -142,5 +144,6 @@ class JointDrag:
         self._take(event)
         self._turning = None
         self.controller.end_drag()
+        self.delivery.set_moving(False)
         with self.state:
             self._publish()

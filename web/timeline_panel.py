@@ -26,8 +26,13 @@ log = logging.getLogger("fabrik3d_web")
 # Frames baked per step of the background bake (about 10 ms here: the page's messages wait no longer).
 PREBAKE_FRAMES = 3
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined", "single_line": True}
-# Where a frame sits on the ruler, as a CSS percentage (a JS expression of ``f``).
-_LEFT = "((f - frame_start) / Math.max(1, frame_end - frame_start) * 100) + '%'"
+
+
+def _left(frame: str) -> str:
+    """Where frame ``frame`` (a JS expression) sits on the ruler, as a CSS percentage (a JS expression)."""
+    return f"(({frame} - frame_start) / Math.max(1, frame_end - frame_start) * 100) + '%'"
+
+
 # The frame under the pointer on the ruler (a JS expression of the pointer event).
 _FRAME_AT = (
     "Math.max(frame_start, Math.min(frame_end, Math.round(frame_start + (frame_end - frame_start) * "
@@ -46,7 +51,6 @@ class TimelineActions:
     _scrubbing = False
     _dragging: Any
     delivery: Any
-    scene: Any
 
     def _attempt(self, action: Any, *args: Any) -> Any:
         raise NotImplementedError  # (the WebApp's)
@@ -61,6 +65,9 @@ class TimelineActions:
         raise NotImplementedError  # (the WebApp's)
 
     def report(self, message: str) -> None:
+        raise NotImplementedError  # (the WebApp's)
+
+    def _own(self, values: dict[str, Any]) -> None:
         raise NotImplementedError  # (the WebApp's)
 
     @page_trigger("set_key")
@@ -110,11 +117,10 @@ class TimelineActions:
         view = getattr(self, "view", None)
         if view is None:
             return
+        self.delivery.set_moving(on)
         if on:
-            self.scene.renderer.UseFXAAOff()  # (cheaper frames, as in a drag)
             view.start_animation(fps=ANIMATION_FPS, quality=INTERACTIVE_QUALITY, ratio=INTERACTIVE_RATIO)
         else:
-            self.scene.renderer.UseFXAAOn()
             view.stop_animation()
 
     @change("frame")
@@ -336,7 +342,7 @@ def _ruler() -> None:
             id=("'key-' + f",),
             title=("'Key at frame ' + f + ' (drag to move it)'",),
             style=(
-                f"{{position: 'absolute', left: {_LEFT}, top: '2px', width: '10px', height: '10px', "
+                f"{{position: 'absolute', left: {_left('f')}, top: '2px', width: '10px', height: '10px', "
                 "transform: 'translateX(-50%) rotate(45deg)', cursor: 'ew-resize', "
                 "background: f === frame ? '#e65100' : '#fb8c00', opacity: key_drag === f ? 0.4 : 1}",
             ),
@@ -347,7 +353,7 @@ def _ruler() -> None:
             v_if="key_drag !== null && key_drop !== null && key_drop !== key_drag",
             id="key-drop",
             style=(
-                "{position: 'absolute', left: ((key_drop - frame_start) / Math.max(1, frame_end - "
-                "frame_start) * 100) + '%', top: '0px', width: '2px', height: '14px', background: '#e65100'}",
+                f"{{position: 'absolute', left: {_left('key_drop')}, top: '0px', width: '2px', height: '14px', "
+                "background: '#e65100'}",
             ),
         )

@@ -41,7 +41,7 @@ def check_mode(mode: object) -> str:
 def _segments(frames: Any, values: Any, at: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(f, v, i, u)``: the keys' frames and values as arrays, the segment ``[f[i], f[i + 1]]`` each
     ``at`` falls in and the fraction ``u`` (0..1) of the way along it (clamped outside the keys;
-    ``i`` and ``u`` are empty with a single key)."""
+    ``i`` and ``u`` are zeros with a single key)."""
     f = np.asarray(frames, dtype=float)
     v = np.asarray(values, dtype=float)
     t = np.atleast_1d(np.asarray(at, dtype=float))
