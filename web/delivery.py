@@ -57,8 +57,11 @@ class ImageDelivery:
 
     def set_moving(self, moving: bool) -> None:
         """Something moves (a handle's or a joint's drag, a scrub, the timeline playing): its frames
-        are drawn without FXAA, cheaper; at rest with it again."""
+        are drawn cheaper, without FXAA and with the see-through skin blended in drawing order
+        rather than order-independently (4-5 ms a frame less here; the difference hardly shows in
+        a small moving image); at rest with both again."""
         self.scene.renderer.SetUseFXAA(not moving)
+        self.scene.renderer.SetUseOIT(not moving)
 
     def push_now(self) -> None:
         """Render the view and send its image now, also while trame-vtk streams images (a timeline

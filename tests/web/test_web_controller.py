@@ -759,3 +759,43 @@ def test_timeline_and_joint_triggers_name_bad_arguments_and_change_nothing(web) 
     assert math.isfinite(x) and math.isfinite(y)
     assert app.controller.frame == frame
     np.testing.assert_array_equal(app.controller.result.positions, pose)
+
+
+def test_a_moving_frame_of_a_character_is_drawn_cheaper_and_looks_like_the_still_one(tmp_path) -> None:
+    """While something moves, the view drops FXAA and the order-independent blending of the
+    see-through skin (``ImageDelivery.set_moving``); the frame still shows the same picture."""
+    from fabrik3d_web.app import WebApp
+    from helpers.character_asset import write_character
+    from trame.app import get_server
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+    from vtkmodules.vtkRenderingCore import vtkWindowToImageFilter
+
+    from fabrik3d.io.character import load_character
+
+    model = load_character(write_character(tmp_path, "hero"))
+    app = WebApp(server=get_server(f"fabrik3d-test-{next(_names)}", client_type="vue3"), scene=Scene(model.skeleton),
+                 character=model)  # fmt: skip
+    app.state.ready()
+    window, renderer = app.scene.render_window, app.scene.renderer
+    window.SetSize(400, 300)
+
+    def image() -> np.ndarray:
+        window.Render()
+        grab = vtkWindowToImageFilter()
+        grab.SetInput(window)
+        grab.Update()
+        return vtk_to_numpy(grab.GetOutput().GetPointData().GetScalars()).astype(float)
+
+    still = image()
+    app.delivery.set_moving(True)
+    assert not renderer.GetUseFXAA() and not renderer.GetUseOIT()
+    moving = image()
+    renderer.SetUseFXAA(True)  # (the skin's blending alone)
+    blended = image()
+    app.delivery.set_moving(False)
+    assert renderer.GetUseFXAA() and renderer.GetUseOIT()
+    assert np.array_equal(image(), still)
+    assert np.abs(moving - still).mean() < 2.0  # (of 255: the same picture, its edges not smoothed)
+    off = np.abs(blended - still)
+    assert off.max() > 0  # (the skin drawn another way)
+    assert off.mean() < 0.2 and (off.max(axis=1) > 10).mean() < 0.01  # (and it hardly shows)
