@@ -42,6 +42,12 @@ from fabrik3d.solver.swivel import Swivelling
 HINT_ITERATIONS = 12
 # Probes of the share of a stiffer level's turn (a first guess, then halvings).
 BISECTIONS = 4
+# A probe of a share of a stiffer level's turn that leaves an unreached target within this share of
+# its chain's length from the end of the chain's reach pulls the chain nearly straight, where the
+# solve converges slowly: it gets STRAINED_ITERATIONS at most (if they do not reach, a larger share
+# is probed). The first probe aims at that margin.
+REACH_SLACK = 0.02
+STRAINED_ITERATIONS = 10
 # An orientation target counts as reached within this angle (radians, 1 deg) when the levels choose
 # whether a stiffer one must join.
 ORIENTATION_REACHED = 0.0175
@@ -132,12 +138,14 @@ class NaturalSolve(Swivelling):
 
         def at(t: float) -> tuple[list[rot.Vec], list[rot.Quat]] | None:
             """The pose with share ``t`` of the turn (``None``: a target lies beyond its chain's
-            length from the chain's top there, so that no solve reaches it)."""
+            length from the chain's top there, so that no solve reaches it). A probe that would
+            pull a chain nearly straight (``REACH_SLACK``) gets ``STRAINED_ITERATIONS`` at most."""
             turned = forward(r, full_pose, full_frames, {j: rot.slerp(before[j], after[j], t) for j in freed})
             if not self.within_length(turned[0], below):
                 return None
+            strained = not self.within_length(turned[0], below, REACH_SLACK)
             # (the freer joints start as the full level left them: continuous from frame to frame)
-            return self.tier(*turned, below, below_freed)
+            return self.tier(*turned, below, below_freed, STRAINED_ITERATIONS if strained else None)
 
         best = (full_pose, full_frames)
         lo, hi = 0.0, 1.0
@@ -152,14 +160,16 @@ class NaturalSolve(Swivelling):
                 lo = mid
         return best
 
-    def within_length(self, pose: list[rot.Vec], level: float) -> bool:
-        """Whether every unreached target lies within its chain's length (at ``level``) of the
-        chain's top: if not, no solve at this level can reach it."""
+    def within_length(self, pose: list[rot.Vec], level: float, slack: float = 0.0) -> bool:
+        """Whether every unreached target lies within its chain's length (at ``level``), less the
+        share ``slack`` of it, of the chain's top: if not, no solve at this level can reach it
+        (with ``slack``: without straining the chain straight; a chain of one bone reaches its
+        length only, and gets none)."""
         for e, g in self.goals.items():
             if rot.dist(pose[e], g.position) <= self.tol:
                 continue
-            top, length, _ = self.chain_span(e, level)
-            if rot.dist(pose[top], g.position) > length + self.tol:
+            top, length, joints = self.chain_span(e, level)
+            if rot.dist(pose[top], g.position) > (1.0 - (slack if joints > 1 else 0.0)) * length + self.tol:
                 return False
         return True
 
@@ -178,6 +188,8 @@ class NaturalSolve(Swivelling):
             if rot.dist(zero[e], g.position) <= self.tol:
                 continue
             top, length, joints = self.chain_span(e, level)
+            if joints > 1:
+                length *= 1.0 - REACH_SLACK  # (where a probe is solved: ``share``)
             s0 = rot.dist(zero[top], g.position) - length
             s1 = rot.dist(one[top], g.position) - length
             if joints == 1 and s0 < 0.0:  # one bone reaches its length only: too near counts
@@ -188,10 +200,16 @@ class NaturalSolve(Swivelling):
         return share
 
     def tier(
-        self, pose: list[rot.Vec], frames: list[rot.Quat], level: float, within: set[int] | None = None
+        self,
+        pose: list[rot.Vec],
+        frames: list[rot.Quat],
+        level: float,
+        within: set[int] | None = None,
+        max_it: int | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """Solve each chain of the joints no stiffer than ``level`` (those with a joint ``within``,
-        if given: the others are solved already), tops nearest the root first."""
+        if given: the others are solved already), tops nearest the root first (each in ``max_it``
+        iterations at most, if given)."""
         groups: dict[int, list[int]] = {}
         for e in self.goals:
             chain = self.chain(e, lambda j: self.stiffness[j] <= level)
@@ -199,7 +217,7 @@ class NaturalSolve(Swivelling):
                 groups.setdefault(chain[-1], []).append(e)
         pose, frames = list(pose), list(frames)
         for top in sorted(groups, key=self.r.position_in_order):
-            self.solve_below(top, groups[top], pose, frames)
+            self.solve_below(top, groups[top], pose, frames, max_it)
         return pose, frames
 
     def chain(self, e: int, free: Callable[[int], bool]) -> list[int]:
@@ -213,9 +231,12 @@ class NaturalSolve(Swivelling):
             j = self.r.parents[j]
         return out
 
-    def solve_below(self, top: int, effectors: list[int], pose: list[rot.Vec], frames: list[rot.Quat]) -> None:
-        """Solve the subtree of ``top`` for ``effectors`` in its parent's frame, then swivel; in place.
-        A subtree solved before for the same effectors, whose parent has not moved since, is left."""
+    def solve_below(
+        self, top: int, effectors: list[int], pose: list[rot.Vec], frames: list[rot.Quat], max_it: int | None = None
+    ) -> None:
+        """Solve the subtree of ``top`` for ``effectors`` in its parent's frame (in ``max_it``
+        iterations at most, if given), then swivel; in place. A subtree solved before for the
+        same effectors, whose parent has not moved since, is left."""
         r = self.r
         p = r.parents[top]
         fp, origin = (rot.IDENTITY, (0.0, 0.0, 0.0)) if p < 0 else (frames[p], pose[p])
@@ -241,7 +262,7 @@ class NaturalSolve(Swivelling):
             if max(rot.dist(local_pose[k], g.position) for k, g in goals.items()) > self.tol:
                 start, local_pose = local_pose, None  # (the limits forbid it: the feet give way)
         if local_pose is None:
-            local_pose, local_frames = self.run_sub(sub, goals, weights, start)
+            local_pose, local_frames = self.run_sub(sub, goals, weights, start, max_it)
         goals = {**goals, **hinted}
         for e in effectors:
             if rot.dist(local_pose[at[e]], goals[at[e]].position) > self.tol:
