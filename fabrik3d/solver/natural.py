@@ -13,7 +13,9 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
 3. **Only as much as needed.** When a level leaves a target unreached, the next level's joints
    are freed: the whole next level is solved, and then the share of their turn (from the
    relaxed pose) is bisected: the least share with which the freer joints reach. A level whose
-   chains are too short for a target is passed over (its joints count as free at the next).
+   chains are too short for a target is passed over (its joints count as free at the next). A
+   probe whose chain would be pulled nearly straight gets few iterations (slow to converge
+   there: a larger share is probed if they do not reach), and the first probe leaves a margin.
 4. **Swivel.** A limb with a swivel (or a pole) turns its hinge's joint (elbow, knee) about the
    line from the hinge's parent to its child toward the swivel's direction, which moves no
    target; the turn is kept when the joint limits let the targets stay reached. A limb that
