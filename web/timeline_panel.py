@@ -18,7 +18,6 @@ from trame.decorators import change
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
-from .delivery import ANIMATION_FPS, INTERACTIVE_QUALITY, INTERACTIVE_RATIO
 from .panel import download_button
 from .security import page_trigger
 
@@ -113,15 +112,14 @@ class TimelineActions:
         self._publish()
 
     def _stream_frames(self, on: bool) -> None:
-        """Stream the view's images at a drag's size and rate (``on``), or go back to still images."""
+        """Show frames as a drag's, small and quick (``on``: each sent by ``_show_frame``), or go
+        back to a full-size still image."""
         view = getattr(self, "view", None)
         if view is None:
             return
         self.delivery.set_moving(on)
-        if on:
-            view.start_animation(fps=ANIMATION_FPS, quality=INTERACTIVE_QUALITY, ratio=INTERACTIVE_RATIO)
-        else:
-            view.stop_animation()
+        if not on:
+            view.update()
 
     @change("frame")
     def scrub(self, frame: Any, **_: Any) -> None:

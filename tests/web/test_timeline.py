@@ -99,6 +99,24 @@ def test_a_held_slider_shows_each_frame_and_the_panel_catches_up_when_let_go(pag
     assert np.linalg.norm(np.array(state(page, "pose")[names.index("hand_l")]) - expected) <= 1e-3 + 1e-6
 
 
+def test_a_held_slider_sends_one_image_per_frame(page) -> None:
+    """Each frame shown while the slider is held is rendered and sent once (``push_now``): no
+    stream renders it a second time."""
+    go_to(page, 0)
+    wh.trigger(page, "begin_scrub")
+    try:
+        wh.settle(page)
+        images = wh.frame_count(page)
+        for k, frame in enumerate((4, 9, 14, 19, 24), start=1):
+            page.evaluate("(f) => window.trame.state.set('frame', f)", frame)
+            wh.wait_until(page, f"() => window.__fabrik.frames.length >= {images + k}")
+        page.wait_for_timeout(500)
+        assert wh.frame_count(page) == images + 5
+    finally:
+        wh.trigger(page, "end_scrub")
+    wh.wait_until(page, f"() => window.__fabrik.frames.length >= {images + 6}")  # (the still image)
+
+
 def test_a_key_dragged_along_the_ruler_moves_and_undo_brings_it_back(page) -> None:
     go_to(page, 15)
     wh.trigger(page, "set_key")
