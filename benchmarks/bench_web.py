@@ -327,8 +327,6 @@ def breakdown(size: tuple[float, float], moves: int) -> list[list[Any]]:
     from fabrik3d_web.app import WebApp
     from fabrik3d_web.delivery import INTERACTIVE_QUALITY
     from trame.app import get_server
-    from vtkmodules.vtkIOImage import vtkJPEGWriter
-    from vtkmodules.vtkRenderingCore import vtkWindowToImageFilter
 
     rows = []
     for case, inside, radius in (("hand (from rest)", False, 50.0), ("hand, within reach", True, 30.0)):
@@ -341,12 +339,6 @@ def breakdown(size: tuple[float, float], moves: int) -> list[list[Any]]:
         window.SetSize(int(size[0]), int(size[1]))
         app.scene.set_pixel_scale(0.35)
         window.Render()
-        grab = vtkWindowToImageFilter()
-        grab.SetInput(window)
-        jpeg = vtkJPEGWriter()
-        jpeg.SetInputConnection(grab.GetOutputPort())
-        jpeg.WriteToMemoryOn()
-        jpeg.SetQuality(INTERACTIVE_QUALITY)
         x, y, _, _ = app.scene.handle_display_position("target", "hand_l")
         r = 0.35 * radius
         center = (x - 0.35 * 40.0, y - 0.35 * 30.0) if not inside else (x - r, y)
@@ -364,8 +356,7 @@ def breakdown(size: tuple[float, float], moves: int) -> list[list[Any]]:
             t0 = time.perf_counter()
             window.Render()
             t1 = time.perf_counter()
-            grab.Modified()
-            jpeg.Write()
+            app.delivery.encode(INTERACTIVE_QUALITY)  # (as a timeline frame is sent: ImageDelivery.push_now)
             t2 = time.perf_counter()
             times["render"].append(1e3 * (t1 - t0))
             times["encode"].append(1e3 * (t2 - t1))

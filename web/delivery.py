@@ -92,12 +92,12 @@ class ImageDelivery:
             window.Render()
         finally:
             self._publishing = False
-        image = self._encode(quality)
+        image = self.encode(quality)
         work = round(1e3 * (time.perf_counter() - t0))
         reply = {"image": delivery.addAttachment(image), "format": "jpeg", "id": view_id, "size": pixels}
         delivery.publish("viewport.image.push.subscription", {**reply, "memsize": len(image), "workTime": work})
 
-    def _encode(self, quality: int) -> bytes:
+    def encode(self, quality: int) -> bytes:
         """The render window's last image as JPEG bytes of ``quality`` (0-100)."""
         if self._grab is None:
             self._grab = vtkWindowToImageFilter()
