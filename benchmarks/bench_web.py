@@ -102,7 +102,7 @@ async def open_page(browser: Any, url: str) -> Any:
     page.set_default_timeout(60_000)
     await page.goto(url)
     await wait_until(page, "window.trame && window.trame.state && window.trame.state.get('joint_names')", 60)
-    await page.wait_for_selector("#view3d img[src^='blob:']", state="attached")
+    await page.wait_for_selector("#view3d img[src]", state="attached")
     await page.evaluate(wh.INSTRUMENT_JS)
     return page
 

@@ -46,6 +46,7 @@ def toolbar(app: Any) -> None:
     client.ClientTriggers(mounted=KEYS_JS)
     client.ClientTriggers(mounted=view_js.VIEW_JS)
     client.ClientTriggers(mounted=view_js.MESSAGES_JS)
+    client.ClientTriggers(mounted=view_js.IMAGES_JS)
 
 
 # The keyboard shortcuts, the one list (the help dialog shows it, the page's key handler is built from

@@ -37,13 +37,17 @@ CHROMIUM_FLAGS = [
 ]
 VIEWPORT = {"width": 1280, "height": 800}
 
-# In-page probes: image frames of the 3D view (load events of its <img>) and mouse moves, as performance.now().
+# In-page probes: image frames of the 3D view and mouse moves, as performance.now(). A frame is an image
+# drawn in the view's canvas (``fabrik-image``, fabrik3d_web.view_js.IMAGES_JS), or before the canvas
+# took over, a load of trame-vtk's <img>.
 INSTRUMENT_JS = """() => {
   if (window.__fabrik) return true;
   window.__fabrik = {frames: [], moves: []};
   const view = document.querySelector('#view3d');
+  view.addEventListener('fabrik-image', () => window.__fabrik.frames.push(performance.now()));
   view.addEventListener('load', (e) => {
-    if (e.target.tagName === 'IMG') window.__fabrik.frames.push(performance.now());
+    if (e.target.tagName === 'IMG' && e.target.src.startsWith('blob:') && !(window.fabrikView && window.fabrikView.images))
+      window.__fabrik.frames.push(performance.now());
   }, true);
   window.addEventListener('mousemove', () => window.__fabrik.moves.push(performance.now()), true);
   return true;
@@ -163,7 +167,7 @@ def open_page(b: Any, url: str, timeout: float = 60.0) -> Any:
     page.wait_for_function(
         "window.trame && window.trame.state && window.trame.state.get('joint_names')", timeout=timeout * 1000
     )
-    page.wait_for_selector("#view3d img[src^='blob:']", state="attached", timeout=timeout * 1000)
+    page.wait_for_selector("#view3d img[src]", state="attached", timeout=timeout * 1000)
     page.evaluate(INSTRUMENT_JS)
     wait_until(page, "window.__fabrik.frames.length > 0 || document.querySelector('#view3d img').complete", timeout)
     return page

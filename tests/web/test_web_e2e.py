@@ -12,6 +12,7 @@ import json
 import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -76,8 +77,9 @@ def wait_for_error(page, text: str, timeout: float = 15.0) -> str:
 
 def test_the_page_loads_and_shows_a_rendered_frame(app) -> None:
     page = app
+    wh.wait_until(page, "window.fabrikView.images > 0")  # (the view's canvas shows its images)
     size = page.evaluate(
-        "() => { const i = document.querySelector('#view3d img'); return [i.naturalWidth, i.naturalHeight]; }"
+        "() => { const c = document.querySelector('#view3d canvas.fabrik-image'); return [c.width, c.height]; }"
     )
     box = wh.view_box(page)
     assert size[0] >= 0.9 * box["width"] and size[1] >= 0.9 * box["height"], (size, box)
@@ -86,9 +88,8 @@ def test_the_page_loads_and_shows_a_rendered_frame(app) -> None:
     assert len(shot) > 10_000
     # The frame shows the scene: many distinct colours, the handles' accent among them, not a blank image.
     colors = page.evaluate(
-        """() => { const i = document.querySelector('#view3d img'); const c = document.createElement('canvas');
-                 c.width = i.naturalWidth; c.height = i.naturalHeight; const g = c.getContext('2d');
-                 g.drawImage(i, 0, 0); const d = g.getImageData(0, 0, c.width, c.height).data; const s = new Set();
+        """() => { const c = document.querySelector('#view3d canvas.fabrik-image');
+                 const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data; const s = new Set();
                  for (let k = 0; k < d.length; k += 28) s.add((d[k] >> 3) << 10 | (d[k + 1] >> 3) << 5 | d[k + 2] >> 3);
                  return s.size; }"""
     )
@@ -121,6 +122,41 @@ def test_a_real_mouse_drag_of_a_hand_moves_it_to_the_drop_point(app) -> None:
     wh.trigger(page, "undo")
     wh.wait_until(page, "() => !Object.keys(window.trame.state.get('targets')).length")
     np.testing.assert_allclose(wh.get_state(page, "pose")[i], before, atol=1e-6)
+
+
+CANVAS_JS = """() => { const c = document.querySelector('#view3d canvas.fabrik-image'), r = c.getBoundingClientRect();
+  const img = document.querySelector('#view3d img');
+  return {width: c.width, height: c.height, box: [r.x, r.y, r.width, r.height],
+          hidden: getComputedStyle(img).visibility === 'hidden', placeholder: img.src.startsWith('data:'),
+          images: window.fabrikView.images}; }"""
+
+
+def test_a_drags_small_images_fill_the_view_and_the_still_one_comes_at_full_size(app) -> None:
+    """The view's images are drawn in its canvas (fabrik3d_web.view_js.IMAGES_JS), not trame-vtk's <img>."""
+    page = app
+    box = wh.view_box(page)
+    start = wh.handle_point(page, "hand_l")
+    shown = page.evaluate(CANVAS_JS)
+    page.mouse.move(*start)
+    page.mouse.down()
+    during = []
+    for k in range(1, 16):
+        page.mouse.move(start[0] - 4.0 * k, start[1] + 3.0 * k)
+        time.sleep(0.04)
+        during.append(page.evaluate(CANVAS_JS))
+    page.mouse.up()
+    released = wh.now(page)
+    wh.settle(page, since=released)
+    still = page.evaluate(CANVAS_JS)
+    assert during[-1]["images"] - shown["images"] >= 5  # the drag's images, drawn one by one
+    small = [s for s in during if s["width"] < 0.5 * box["width"]]
+    assert small, during  # (INTERACTIVE_RATIO: 0.35 of the view)
+    for s in [*small, still]:
+        assert s["hidden"] and s["placeholder"]
+        np.testing.assert_allclose(s["box"], [box["x"], box["y"], box["width"], box["height"]], atol=1.0)
+    assert still["width"] >= 0.9 * box["width"] and still["height"] >= 0.9 * box["height"], (still, box)
+    wh.trigger(page, "undo")
+    wh.wait_until(page, "() => !Object.keys(window.trame.state.get('targets')).length")
 
 
 def test_typing_a_coordinate_moves_a_target(app) -> None:

@@ -56,7 +56,7 @@ def test_a_page_loads_without_an_error_or_a_405(served) -> None:
     try:
         fresh.goto(srv.url)
         fresh.wait_for_function("window.trame && window.trame.state && window.trame.state.get('joint_names')")
-        fresh.wait_for_selector("#view3d img[src^='blob:']", state="attached")
+        fresh.wait_for_selector("#view3d img[src]", state="attached")
         fresh.wait_for_timeout(500)
     finally:
         fresh.close()
