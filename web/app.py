@@ -29,7 +29,7 @@ from fabrik3d.model import presets
 from . import panel
 from .character_panel import CharacterActions
 from .controller import Controller
-from .delivery import INTERACTIVE_RATIO, STILL_RATIO, ImageDelivery
+from .delivery import STILL_RATIO, ImageDelivery
 from .dragging import DragActions
 from .joint_drag import JointDrag
 from .mesh_view import MeshView
@@ -306,9 +306,8 @@ class WebApp(DragActions, JointDrag, PosingActions, TimelineActions, TurningActi
     def _css(self, x: float, y: float, width: int, height: int) -> list[float]:
         """Render-window pixels (origin bottom-left) as CSS pixels from the view's top-left."""
         css = self.delivery.view_css_size()
-        if css is None:  # before the page reported its size: the window is the CSS size times the ratio in use
-            ratio = INTERACTIVE_RATIO if self._dragging else STILL_RATIO
-            css = (width / ratio, height / ratio)
+        if css is None:  # before the page reported its size: the window is the CSS size times the still ratio
+            css = (width / STILL_RATIO, height / STILL_RATIO)
         return [x / width * css[0], (height - y) / height * css[1]]
 
     # -- internals ----------------------------------------------------------------------------

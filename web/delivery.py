@@ -1,10 +1,13 @@
 """How the 3D view's images reach the page: trame-vtk's image delivery, tuned for drags.
 
-The server renders the VTK scene (``fabrik3d_web.scene_view``) and trame-vtk streams each frame
-to the page as a JPEG. ``ImageDelivery`` sets the animation rate while the mouse is down, keeps
-the handles' size on the page in the small drag images, and asks for each encoded image as soon
-as it is ready (docs/architecture.md: the path of one drag). After each full-size image it
-publishes where the handles are on the page (state ``handle_screen``, for their names on hover).
+The server renders the VTK scene (``fabrik3d_web.scene_view``) and sends each frame to the page as a
+JPEG. Still images (at rest: after a drag, a typed coordinate, a wheel's zoom) go through trame-vtk's
+stream, at the view's full size; ``ImageDelivery`` asks for each as soon as trame-vtk's encoder
+thread has it. While something moves (a handle's or a joint's drag, the camera turned with the
+mouse, a scrub, the timeline playing), trame-vtk's stream is held and each change is rendered small
+(``INTERACTIVE_RATIO``), encoded and sent at once (``push_now``), the handles keeping their size on
+the page (docs/architecture.md: the path of one drag). After each full-size image it publishes where
+the handles are on the page (state ``handle_screen``, for their names on hover).
 """
 
 from __future__ import annotations
@@ -24,9 +27,6 @@ from .scene_view import SceneView
 INTERACTIVE_RATIO = 0.35
 STILL_RATIO = 1.0
 INTERACTIVE_QUALITY = 70
-# Most animation ticks per second while the mouse is down (trame-vtk's default is 30): a mouse
-# move is rendered at the next tick, so faster ticks mean less latency (a tick with no change is cheap).
-ANIMATION_FPS = 60
 # Seconds after a render at which its encoded image is asked for (see ImageDelivery.rendered).
 PICKUP_DELAYS = (0.004, 0.012, 0.03, 0.08, 0.2)
 # What hovering a handle shows, by its kind (``name``: the effector's or root's name).
@@ -41,15 +41,30 @@ class ImageDelivery:
         self.scene = scene
         self._points: list[list[Any]] = []
         self._publishing = False  # (push_now renders: it sends the image itself)
+        self._held: bool | None = None  # (while held: whether the stream was enabled)
         self._grab: Any = None
         self._jpeg: Any = None
-        server.controller.on_server_ready.add(self.tune)
+        self._push_scheduled = False
         scene.render_window.AddObserver("StartEvent", self.rendering)
         scene.render_window.AddObserver("EndEvent", self.rendered)
+        for event, handler in (
+            ("StartInteractionEvent", self.camera_grabbed),
+            ("InteractionEvent", self.camera_moved),
+            ("EndInteractionEvent", self.camera_released),
+        ):
+            scene.style.AddObserver(event, handler)
 
-    def tune(self, **_: Any) -> None:
-        """Once the server runs: the animation rate while the mouse is down."""
-        self.server.protocol_call("viewport.image.animation.fps.max", ANIMATION_FPS)
+    def camera_grabbed(self, *_: Any) -> None:
+        """The user began to turn, pan or dolly the camera with the mouse."""
+        self.set_moving(True)
+
+    def camera_moved(self, *_: Any) -> None:
+        """The camera moved with the mouse: its frame is sent once the moves already received are read."""
+        self.push_soon()
+
+    def camera_released(self, *_: Any) -> None:
+        """The user let go of the camera (the page asks for the still image)."""
+        self.set_moving(False)
 
     def protocol(self) -> Any:
         """trame-vtk's image delivery protocol object (None before the server runs)."""
@@ -58,44 +73,83 @@ class ImageDelivery:
 
     def view_css_size(self) -> tuple[float, float] | None:
         """The 3D view's size in CSS pixels, as the page last reported it (None before it did)."""
-        tracked = getattr(self.protocol(), "tracking_views", {}).get(str(self.server.state["viewId"]), {})
-        size = tracked.get("originalSize")
+        size = (self.tracked_view() or {}).get("originalSize")
         return (float(size[0]), float(size[1])) if size else None
 
     def set_moving(self, moving: bool) -> None:
         """Something moves (a handle's or a joint's drag, a scrub, the timeline playing): its frames
         are drawn cheaper, without FXAA and with the see-through skin blended in drawing order
         rather than order-independently (4-5 ms a frame less here; the difference hardly shows in
-        a small moving image); at rest with both again."""
+        a small moving image); at rest with both again. While it moves, trame-vtk's stream is
+        held (``hold_stream``): the mover sends each frame with ``push_now``."""
         self.scene.renderer.SetUseFXAA(not moving)
         self.scene.renderer.SetUseOIT(not moving)
+        self.hold_stream(moving)
+
+    def tracked_view(self) -> dict[str, Any] | None:
+        """trame-vtk's record of the view's stream (None before a page shows it)."""
+        delivery = self.protocol()
+        return None if delivery is None else delivery.tracking_views.get(str(self.server.state["viewId"]))
+
+    def hold_stream(self, hold: bool) -> None:
+        """While something moves (``hold``), trame-vtk renders nothing itself: neither at its
+        animation's ticks (a press in the view starts them) nor after each mouse event; the mover
+        sends each frame with ``push_now``. Released, the stream is as it was."""
+        view = self.tracked_view()
+        if view is None:
+            return
+        if hold and self._held is None:
+            self._held, view["enabled"] = view["enabled"], False
+        elif not hold and self._held is not None:
+            view["enabled"], self._held = self._held, None
 
     def push_now(self, quality: int = INTERACTIVE_QUALITY, ratio: float = INTERACTIVE_RATIO) -> None:
         """Render the view at ``ratio`` of its size and send its image (JPEG ``quality``) now: a
-        timeline frame, which no mouse move renders. Encoded here (2-3 ms) and published as
-        trame-vtk publishes its images, rather than left to its encoder thread, whose image is
-        picked up 4-14 ms later; no stream runs meanwhile (it would render the frame again)."""
+        frame of what moves (a handle's or a joint's drag, the camera, the timeline). Encoded here
+        (2-3 ms) and published as trame-vtk publishes its images, rather than rendered at
+        trame-vtk's next animation tick and left to its encoder thread, whose image is picked up
+        4-14 ms later; trame-vtk's stream is held meanwhile (``set_moving``: it would render the
+        frame again). One image per change: a mouse move that moves nothing sends none."""
         delivery = self.protocol()
         if delivery is None:  # (not serving: tests in-process)
             return
-        view_id = str(self.server.state["viewId"])
+        view_id, view = str(self.server.state["viewId"]), self.tracked_view() or {}
         size = self.view_css_size()
-        if size is None or not delivery.tracking_views.get(view_id, {}).get("enabled", False):
+        if size is None or not (view.get("enabled", False) if self._held is None else self._held):
             return  # (no page shows the view)
         t0 = time.perf_counter()
         pixels = [int(s * ratio + 0.5) for s in size]
         window = self.scene.render_window
-        if list(window.GetSize()[:2]) != pixels:
-            window.SetSize(pixels)
+        window.SetSize(pixels)
         self._publishing = True
         try:
             window.Render()
+            image = self.encode(quality)
         finally:
             self._publishing = False
-        image = self.encode(quality)
+            # (back to the view's size: the mouse's events map onto the window's pixels, so that a
+            # drag's handle follows the mouse to the page's pixel, not to the small image's)
+            window.SetSize([int(s * STILL_RATIO + 0.5) for s in size])
         work = round(1e3 * (time.perf_counter() - t0))
         reply = {"image": delivery.addAttachment(image), "format": "jpeg", "id": view_id, "size": pixels}
         delivery.publish("viewport.image.push.subscription", {**reply, "memsize": len(image), "workTime": work})
+
+    def push_soon(self) -> None:
+        """``push_now`` after the events already received (one image for a burst of them)."""
+        if self._push_scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not serving (tests in-process)
+            return
+
+        def push() -> None:
+            self._push_scheduled = False
+            if self._held is not None:  # (still moving)
+                self.push_now()
+
+        self._push_scheduled = True
+        loop.call_soon(push)
 
     def encode(self, quality: int) -> bytes:
         """The render window's last image as JPEG bytes of ``quality`` (0-100)."""

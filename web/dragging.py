@@ -134,6 +134,7 @@ class DragActions:
         kind, name, point = pending
         moved = self._attempt(self._move, kind, name, point, False)
         self._show_pose((kind, name) if moved else None)
+        self.delivery.push_now()
         now = time.perf_counter()
         if now - getattr(self, "_state_pushed", 0.0) >= DRAG_STATE_INTERVAL or not moved:
             self._push_drag_state()

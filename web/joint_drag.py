@@ -38,9 +38,6 @@ class JointDrag:
     def _publish(self) -> None:
         raise NotImplementedError  # (the WebApp's)
 
-    def _render(self) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
     def _show_pose(self, moving: Any = None) -> None:
         raise NotImplementedError  # (the WebApp's)
 
@@ -136,7 +133,7 @@ class JointDrag:
         angles = list(rot.euler_xyz(turn))
         if self._attempt(lambda: self.controller.turn(t["name"], angles, undoable=False)):
             self._show_pose()
-            self._render()
+            self.delivery.push_now()
 
     def _release_joint(self, it: Any, event: str) -> None:
         if self._turning is None:

@@ -14,7 +14,7 @@ from trame.widgets import vtk as vtk_widgets
 from trame.widgets import vuetify3 as v3
 
 from . import character_panel, posing_panel, turning_panel, view_js
-from .delivery import INTERACTIVE_QUALITY, INTERACTIVE_RATIO, STILL_RATIO
+from .delivery import INTERACTIVE_QUALITY, STILL_RATIO
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
 
@@ -149,7 +149,9 @@ def view_3d(app: Any) -> Any:
         app.scene.render_window,
         ref="view",
         id="view3d",
-        interactive_ratio=INTERACTIVE_RATIO,
+        # (what moves sends its own small frames, ImageDelivery.push_now; trame-vtk's stream, held
+        # meanwhile, keeps the window at the view's size, onto whose pixels the mouse's events map)
+        interactive_ratio=STILL_RATIO,
         still_ratio=STILL_RATIO,
         interactive_quality=INTERACTIVE_QUALITY,
         still_quality=92,

@@ -46,7 +46,8 @@ INSTRUMENT_JS = """() => {
   const view = document.querySelector('#view3d');
   view.addEventListener('fabrik-image', () => window.__fabrik.frames.push(performance.now()));
   view.addEventListener('load', (e) => {
-    if (e.target.tagName === 'IMG' && e.target.src.startsWith('blob:') && !(window.fabrikView && window.fabrikView.images))
+    const drawn = window.fabrikView && window.fabrikView.images;
+    if (e.target.tagName === 'IMG' && e.target.src.startsWith('blob:') && !drawn)
       window.__fabrik.frames.push(performance.now());
   }, true);
   window.addEventListener('mousemove', () => window.__fabrik.moves.push(performance.now()), true);

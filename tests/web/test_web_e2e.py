@@ -159,6 +159,60 @@ def test_a_drags_small_images_fill_the_view_and_the_still_one_comes_at_full_size
     wh.wait_until(page, "() => !Object.keys(window.trame.state.get('targets')).length")
 
 
+def test_every_pixel_of_a_drag_moves_the_handle(app) -> None:
+    """The mouse maps onto the view's full size during a drag (not onto the small drag image's
+    pixels, 3 of the page's each): each one-pixel move shows a new pose."""
+    page = app
+    start = wh.handle_point(page, "hand_l")
+    page.mouse.move(*start)
+    page.mouse.down()
+    try:
+        page.mouse.move(start[0] - 12.0, start[1] + 9.0, steps=4)
+        time.sleep(0.1)
+        for k in range(1, 9):
+            frames = wh.frame_count(page)
+            page.mouse.move(start[0] - 12.0 - k, start[1] + 9.0)
+            wh.wait_until(page, "(n) => window.__fabrik.frames.length > n", timeout=3.0, arg=frames)
+            time.sleep(0.03)
+    finally:
+        page.mouse.up()
+    released = wh.now(page)
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_l !== undefined")
+    wh.settle(page, since=released)
+    landed = wh.handle_point(page, "hand_l")
+    assert math.dist(landed, (start[0] - 20.0, start[1] + 9.0)) < 1.5, (landed, start)
+    wh.trigger(page, "undo")
+    wh.wait_until(page, "() => !Object.keys(window.trame.state.get('targets')).length")
+
+
+def test_turning_the_camera_sends_small_frames_then_a_still_one(app) -> None:
+    page = app
+    box = wh.view_box(page)
+    sky = (box["x"] + 0.85 * box["width"], box["y"] + 0.2 * box["height"])
+    before = wh.handle_point(page, "hand_l")
+    shown = page.evaluate(CANVAS_JS)
+    page.mouse.move(*sky)
+    page.mouse.down()
+    during = []
+    try:
+        for k in range(1, 13):
+            page.mouse.move(sky[0] - 6.0 * k, sky[1] + 2.0 * k)
+            time.sleep(0.04)
+            during.append(page.evaluate(CANVAS_JS))
+    finally:
+        page.mouse.up()
+    wh.settle(page, since=wh.now(page))
+    still = page.evaluate(CANVAS_JS)
+    after = wh.handle_point(page, "hand_l")
+    try:
+        assert math.dist(before, after) > 20.0, (before, after)  # the camera turned
+        assert during[-1]["images"] - shown["images"] >= 5
+        assert any(s["width"] < 0.5 * box["width"] for s in during), during
+        assert still["width"] >= 0.9 * box["width"], (still, box)
+    finally:
+        wh.trigger(page, "reset_camera")
+
+
 def test_typing_a_coordinate_moves_a_target(app) -> None:
     page = app
     i = hand_index(page, "hand_r")
