@@ -5,16 +5,16 @@ Starts ``fabrik3d serve`` (the constrained humanoid) on 127.0.0.1 and Debian's c
 in the 3D view:
 
 * latency: the time from a mouse move (the page's ``mousemove`` event) to the first
-  new image of the view after it (the ``load`` event of the view's ``<img>``). Each
-  measured move follows an unsent "primer" move 40 ms before it (vtk.js sends a move
-  only when it follows another within 200 ms) and is followed by 350 ms of rest, so
-  that the image counted is the one that move produced;
+  new image of the view after it (drawn in the view's canvas: ``fabrik-image``,
+  ``fabrik3d_web.view_js``). Each measured move follows a "primer" move 40 ms before it
+  (after a rest, vtk.js calls a move a start of moving, which the page sends as a press)
+  and is followed by 350 ms of rest, so that the image counted is the one that move produced;
 * frames per second while the mouse moves continuously, as a real mouse does: a move
   every 1/60 s on a circle, sent without waiting for the browser to acknowledge the
   previous one; and the CPU time per frame of the server and of the browser (all their
   threads and processes, from /proc).
 
-Rows: orbiting the camera (the baseline: trame's remote rendering alone, no solve),
+Rows: orbiting the camera (the baseline: the remote rendering alone, no solve),
 dragging the left hand's handle (a solve warm-started from the previous pose on every
 move, scene and state updated) from the rest pose, where the hand is at full reach and
 half of the circle lies beyond it; the same within reach (the hand first moved in toward
