@@ -84,6 +84,8 @@ class WebApp(DragActions, JointDrag, PosingActions, TimelineActions, TurningActi
         self._publish()
         self._build_ui()
         self.delivery = ImageDelivery(self.server, self.scene)
+        self.server.controller.on_client_connected.add(self.page_connected)
+        self.server.controller.on_client_exited.add(self.page_connected)
 
     @property
     def state(self) -> Any:

@@ -91,6 +91,11 @@ class ImageDelivery:
         delivery = self.protocol()
         return None if delivery is None else delivery.tracking_views.get(str(self.server.state["viewId"]))
 
+    @property
+    def held(self) -> bool:
+        """Whether trame-vtk's stream is held (something moves)."""
+        return self._held is not None
+
     def hold_stream(self, hold: bool) -> None:
         """While something moves (``hold``), trame-vtk renders nothing itself: neither at its
         animation's ticks (a press in the view starts them) nor after each mouse event; the mover

@@ -150,6 +150,18 @@ class DragActions:
         with self.state:
             self._publish()
 
+    def page_connected(self, **_: Any) -> None:
+        """A page connected or left: a drag, a joint's turn or a camera's turn that a page left in
+        the middle (its button never released) ends where it was, and the view renders again."""
+        if self._dragging is not None or getattr(self, "_turning", None) is not None:
+            self._dragging, self._turning = None, None
+            self.controller.end_drag()
+        elif not self.delivery.held:
+            return
+        self.delivery.set_moving(False)
+        with self.state:
+            self._publish()
+
     def _move(self, kind: str, name: str, point: Any, undoable: bool) -> None:
         if kind == "root":
             self.controller.move_root(point, undoable=undoable)

@@ -180,3 +180,25 @@ def test_the_wheel_zooms_toward_the_cursor(page) -> None:
     # toward the hand under the cursor (the point under it at the focal depth stays exactly; the hand,
     # nearer, drifts a little), not toward the centre (which would push the hand out by more than the head)
     assert hand_moved < 8.0 and hand_moved < 0.25 * head_moved, (hand_moved, head_moved)
+
+
+def test_a_page_closed_in_the_middle_of_a_drag_leaves_the_view_working(served) -> None:
+    """The server holds trame-vtk's stream while something moves (fabrik3d_web.delivery): a page
+    that goes away with the mouse still down must not leave it held for the next page."""
+    srv, b = served
+    gone = wh.open_page(b, srv.url)
+    start = wh.handle_point(gone, "hand_l")
+    gone.mouse.move(*start)
+    gone.mouse.down()
+    for k in range(1, 8):
+        gone.mouse.move(start[0] - 5.0 * k, start[1] + 4.0 * k)
+        time.sleep(0.04)
+    gone.close()  # (the button never released)
+    fresh = wh.open_page(b, srv.url)
+    try:
+        wh.wait_until(fresh, "() => window.fabrikView && window.fabrikView.images > 0", timeout=15.0)
+        frames = wh.frame_count(fresh)
+        wh.trigger(fresh, "reset_pose")  # a change at rest: a still image through trame-vtk's stream
+        wh.wait_until(fresh, "(n) => window.__fabrik.frames.length > n", timeout=10.0, arg=frames)
+    finally:
+        fresh.close()
