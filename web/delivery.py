@@ -77,11 +77,12 @@ class ImageDelivery:
         return (float(size[0]), float(size[1])) if size else None
 
     def set_moving(self, moving: bool) -> None:
-        """Something moves (a handle's or a joint's drag, a scrub, the timeline playing): its frames
-        are drawn cheaper, without FXAA and with the see-through skin blended in drawing order
-        rather than order-independently (4-5 ms a frame less here; the difference hardly shows in
-        a small moving image); at rest with both again. While it moves, trame-vtk's stream is
-        held (``hold_stream``): the mover sends each frame with ``push_now``."""
+        """Something moves (a handle's or a joint's drag, the camera turned with the mouse, a scrub,
+        the timeline playing): its frames are drawn cheaper, without FXAA and with the see-through
+        skin blended in drawing order rather than order-independently (4-5 ms a frame less here;
+        the difference hardly shows in a small moving image); at rest with both again. While it
+        moves, trame-vtk's stream is held (``hold_stream``): the mover sends each frame with
+        ``push_now``."""
         self.scene.renderer.SetUseFXAA(not moving)
         self.scene.renderer.SetUseOIT(not moving)
         self.hold_stream(moving)

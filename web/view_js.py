@@ -30,9 +30,9 @@ JPEGs at ``URL.createObjectURL`` once the view's ``<img>`` is in the page (trame
 which it checks against the view's size, go its own way), decodes each off the page's thread
 (``createImageBitmap``) and draws it into a canvas of the image's size under the hidden ``<img>``,
 which the compositor scales to the view; once the canvas has shown one, trame-vtk gets a one-pixel
-placeholder URL for each image instead of a blob's. An image decoded
-after a newer one is dropped. Each image drawn counts in ``window.fabrikView.images`` and fires a
-``fabrik-image`` event on ``#view3d`` (tests and benchmarks wait for it).
+placeholder URL for each image instead of a blob's. An image decoded after a newer one is dropped.
+Each image drawn counts in ``window.fabrikView.images`` and fires a ``fabrik-image`` event on
+``#view3d`` (tests and benchmarks wait for it).
 
 Hover: the server publishes where the handles are (state ``handle_screen``: ``[label, x, y]`` with
 ``x``, ``y`` fractions of the view from its top-left, after each full-size image,
