@@ -356,7 +356,7 @@ def breakdown(size: tuple[float, float], moves: int) -> list[list[Any]]:
             t0 = time.perf_counter()
             window.Render()
             t1 = time.perf_counter()
-            app.delivery.encode(INTERACTIVE_QUALITY)  # (as a timeline frame is sent: ImageDelivery.push_now)
+            app.delivery.encode(INTERACTIVE_QUALITY)  # (as a moving frame is sent: ImageDelivery.push_now)
             t2 = time.perf_counter()
             times["render"].append(1e3 * (t1 - t0))
             times["encode"].append(1e3 * (t2 - t1))

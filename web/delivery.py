@@ -120,8 +120,8 @@ class ImageDelivery:
         if delivery is None:  # (not serving: tests in-process)
             return
         view_id, view = str(self.server.state["viewId"]), self.tracked_view() or {}
-        size = self.view_css_size()
-        if size is None or not (view.get("enabled", False) if self._held is None else self._held):
+        size, shown = view.get("originalSize"), self._held if self.held else view.get("enabled", False)
+        if not size or not shown:
             return  # (no page shows the view)
         t0 = time.perf_counter()
         pixels = [int(s * ratio + 0.5) for s in size]
@@ -151,7 +151,7 @@ class ImageDelivery:
 
         def push() -> None:
             self._push_scheduled = False
-            if self._held is not None:  # (still moving)
+            if self.held:  # (still moving)
                 self.push_now()
 
         self._push_scheduled = True

@@ -164,23 +164,24 @@ class NaturalSolve(Swivelling):
 
     def within_length(self, pose: list[rot.Vec], level: float, slack: float = 0.0) -> bool:
         """Whether every unreached target lies within its chain's length (at ``level``), less the
-        share ``slack`` of it, of the chain's top: if not, no solve at this level can reach it
-        (with ``slack``: without straining the chain straight; a chain of one bone reaches its
-        length only, and gets none)."""
+        share ``slack`` of it (``chain_span``), of the chain's top: if not, no solve at this level
+        can reach it (with ``slack``: without straining the chain straight)."""
         for e, g in self.goals.items():
             if rot.dist(pose[e], g.position) <= self.tol:
                 continue
-            top, length, joints = self.chain_span(e, level)
-            if rot.dist(pose[top], g.position) > (1.0 - (slack if joints > 1 else 0.0)) * length + self.tol:
+            top, length, _ = self.chain_span(e, level, slack)
+            if rot.dist(pose[top], g.position) > length + self.tol:
                 return False
         return True
 
-    def chain_span(self, e: int, level: float) -> tuple[int, float, int]:
+    def chain_span(self, e: int, level: float, slack: float = 0.0) -> tuple[int, float, int]:
         """Effector ``e``'s chain at ``level``: its top joint, its length from the top to ``e``
-        (scene units) and its number of joints."""
+        (scene units) less the share ``slack`` of it (a chain of one bone reaches its length only,
+        and gets none) and its number of joints."""
         chain = self.chain(e, lambda j: self.stiffness[j] <= level)
         top = chain[-1] if chain else e
-        return top, sum(self.r.lengths[j] for j in [e, *chain[:-1]]), len(chain)
+        length = sum(self.r.lengths[j] for j in [e, *chain[:-1]])
+        return top, (1.0 - slack) * length if len(chain) > 1 else length, len(chain)
 
     def slack_share(self, zero: list[rot.Vec], one: list[rot.Vec], level: float) -> float | None:
         """Where the slack of the unreached effectors' chains (at ``level``) runs out between the
@@ -189,9 +190,7 @@ class NaturalSolve(Swivelling):
         for e, g in self.goals.items():
             if rot.dist(zero[e], g.position) <= self.tol:
                 continue
-            top, length, joints = self.chain_span(e, level)
-            if joints > 1:
-                length *= 1.0 - REACH_SLACK  # (where a probe is solved: ``share``)
+            top, length, joints = self.chain_span(e, level, REACH_SLACK)  # (where a probe is solved: ``share``)
             s0 = rot.dist(zero[top], g.position) - length
             s1 = rot.dist(one[top], g.position) - length
             if joints == 1 and s0 < 0.0:  # one bone reaches its length only: too near counts
