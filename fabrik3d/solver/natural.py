@@ -246,7 +246,11 @@ class NaturalSolve(Swivelling):
             return
         sub, idx = sub_skeleton(self.sk, r, top)
         at = {j: k for k, j in enumerate(idx)}
+        # (the pose and its frames in the parent's frame: within the limits, as every pose here is,
+        # so the constrained solve starts from them as they are, without projecting them again)
         start = [rot.rotate_inv(fp, _sub(pose[j], origin)) for j in idx]
+        to_local = rot.conj(fp)
+        start_frames = [rot.mul(to_local, frames[j]) for j in idx]
         goals, hinted = {}, {}
         for e in effectors:
             g = self.goals[e]
@@ -259,11 +263,14 @@ class NaturalSolve(Swivelling):
         weights = None if self.weights is None else {at[e]: self.weights.get(e, 1.0) for e in effectors}
         local_pose, local_frames = (None, None)
         if hinted:
-            local_pose, local_frames = self.run_sub(sub, {**goals, **hinted}, weights, start, HINT_ITERATIONS)
+            local_pose, local_frames = self.run_sub(
+                sub, {**goals, **hinted}, weights, start, HINT_ITERATIONS, start_frames
+            )
             if max(rot.dist(local_pose[k], g.position) for k, g in goals.items()) > self.tol:
-                start, local_pose = local_pose, None  # (the limits forbid it: the feet give way)
+                # (the limits forbid it: the feet give way, from where the hint left them)
+                start, start_frames, local_pose = local_pose, local_frames, None
         if local_pose is None:
-            local_pose, local_frames = self.run_sub(sub, goals, weights, start, max_it)
+            local_pose, local_frames = self.run_sub(sub, goals, weights, start, max_it, start_frames)
         goals = {**goals, **hinted}
         for e in effectors:
             if rot.dist(local_pose[at[e]], goals[at[e]].position) > self.tol:
@@ -290,10 +297,15 @@ class NaturalSolve(Swivelling):
         weights: dict[int, float] | None,
         start: list[rot.Vec],
         max_it: int | None = None,
+        start_frames: list[rot.Quat] | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
-        """The plain solve of a subtree's skeleton from ``start`` (its bone lengths kept)."""
+        """The plain solve of a subtree's skeleton from ``start`` (its bone lengths kept), or from
+        ``start`` with its frames ``start_frames`` as they are (a pose within the limits with the
+        bone lengths: the natural solve's own poses are)."""
         sr = rig(sub)
-        xs, ys, zs = (list(v) for v in zip(*start))
+        if start_frames is None:
+            xs, ys, zs = (list(v) for v in zip(*start))
+            start = sr.bone_pose(xs, ys, zs)
         pose, frames, iterations = self.solve(
             sub,
             sr,
@@ -301,9 +313,10 @@ class NaturalSolve(Swivelling):
             weights,
             {},
             None,
-            sr.bone_pose(xs, ys, zs),
+            start,
             self.tol,
             min(max_it or self.max_it, self.max_it),
+            frames=start_frames,
         )
         self.iterations = max(self.iterations, iterations)  # (each chain's solve is bounded alike)
         return pose, frames

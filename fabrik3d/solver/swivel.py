@@ -57,7 +57,13 @@ class Swivelling:
     limbs: dict[int, tuple[int, list[int], int] | None]
 
     def run_sub(
-        self, sub: Skeleton, goals: dict[int, Goal], weights: Any, start: list[rot.Vec], max_it: int | None = None
+        self,
+        sub: Skeleton,
+        goals: dict[int, Goal],
+        weights: Any,
+        start: list[rot.Vec],
+        max_it: int | None = None,
+        start_frames: list[rot.Quat] | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         raise NotImplementedError
 

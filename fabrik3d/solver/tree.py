@@ -155,13 +155,15 @@ def solve_pose(
     tol: float,
     max_it: int,
     cold: bool = False,
+    frames: list[rot.Quat] | None = None,
 ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
     """``solve`` on checked inputs (goals by effector index, the start pose with the bone lengths,
     ``root_frame`` the root's orientation target): the constrained solve or the plain one; returns
-    (pose, frames, iterations)."""
+    (pose, frames, iterations). ``frames``: the start pose's frames, when it is within the limits
+    already (the constrained solve then does not project it again)."""
     constrained = bool(skeleton.constraints or poles) or any(g.orientation is not None for g in goals.values())
     if constrained or root_frame is not None:
-        return LimitedSolve(r, goals, weights, poles, root_frame).run(start, tol, max_it, cold=cold)
+        return LimitedSolve(r, goals, weights, poles, root_frame).run(start, tol, max_it, cold, frames)
     return _solve_plain(skeleton, r, start, goals, weights, tol, max_it)
 
 

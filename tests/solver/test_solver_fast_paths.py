@@ -4,7 +4,8 @@
 and must accept, reject and convert exactly as ``checks.point`` / ``checks.points``;
 ``Rig.swing_frame`` writes the rotation helpers out in one function and must give
 their floats; the solver's per-target-set plans are cached on the skeleton's rig and
-must not change any result, however the cache fills and empties.
+must not change any result, however the cache fills and empties; a start within the limits
+given with its frames is taken as it is, and must give what projecting it first gives.
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ from hypothesis import strategies as st
 from fabrik3d import Skeleton, checks, solve, solve_batch, solve_chain
 from fabrik3d import rotations as rot
 from fabrik3d.model import presets
+from fabrik3d.model.targets import Goal
+from fabrik3d.solver.constrained.solve import LimitedSolve
 from fabrik3d.solver.rig import Rig, pose_frames, rig
+from fabrik3d.solver.tree import solve_pose
 
 BIG = checks.MAX_COORD
 
@@ -265,3 +269,24 @@ def test_pose_frames_of_a_solved_pose_are_the_solves_frames() -> None:
     res = solve(s, {"hand_l": s.rest_positions[s.index("hand_l")] + [0.2, 0.3, 0.1], "head": [0.05, 1.6, 0.1]})
     np.testing.assert_allclose(pose_frames(s, res.positions), res.rotations, atol=1e-12)
     np.testing.assert_array_equal(pose_frames(s, res.positions.tolist()), pose_frames(s, res.positions))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(["humanoid", "robot_arm", "octopus"]))
+def test_a_start_within_the_limits_is_taken_as_it_is(seed: int, name: str) -> None:
+    """The constrained solve from a pose already within the limits, given with its frames (as the
+    natural solve gives its chains'), ends where the solve that projects the pose first ends."""
+    sk = presets.get(name)
+    r = rig(sk)
+    rng = np.random.default_rng(seed)
+    shaken = sk.rest_positions + rng.normal(0.0, 0.15, sk.rest_positions.shape)
+    start = r.bone_pose(*(list(v) for v in shaken.T))
+    legal, frames = LimitedSolve(r, {}, None, {}, None).project(start, r.pose_frames(start))
+    e = sk.index(sk.end_effectors[int(rng.integers(len(sk.end_effectors)))])
+    goals = {e: Goal(tuple(np.asarray(legal[e]) + rng.normal(0.0, 0.1, 3)), None, 1.0)}
+    args = (sk, r, goals, None, {}, None, legal, 1e-3, 40)
+    projected, taken = solve_pose(*args), solve_pose(*args, frames=frames)
+    assert taken[2] == projected[2]
+    np.testing.assert_allclose(np.array(taken[0]), np.array(projected[0]), atol=1e-9)
+    a, b = np.array(taken[1]), np.array(projected[1])
+    assert np.minimum(np.abs(a - b).max(axis=1), np.abs(a + b).max(axis=1)).max() < 1e-9  # (q and -q alike)

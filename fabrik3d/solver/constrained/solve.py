@@ -124,9 +124,16 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
 
     # -- the solve ---------------------------------------------------------------------------
     def run(
-        self, start: list[rot.Vec], tol: float, max_it: int, cold: bool
+        self,
+        start: list[rot.Vec],
+        tol: float,
+        max_it: int,
+        cold: bool,
+        start_frames: list[rot.Quat] | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
         """Project ``start``, iterate, place untargeted branches; returns (pose, frames, iterations).
+        With ``start_frames`` (the frames of ``start``, a pose already within the limits with the
+        rig's bone lengths: the natural solve's chains) the start is taken as it is, unprojected.
 
         A ``cold`` solve (from the rest pose) with every target within its chain's
         length of the root gives up quickly on a local minimum and restarts
@@ -135,10 +142,13 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         """
         r = self.r
         self.tol = tol
-        initial = r.pose_frames(start)
-        if self.root_frame is not None:
-            initial[r.order[0]] = self.root_frame
-        pose, frames = self.project(start, initial)
+        if start_frames is not None:
+            pose, frames = start, start_frames
+        else:
+            initial = r.pose_frames(start)
+            if self.root_frame is not None:
+                initial[r.order[0]] = self.root_frame
+            pose, frames = self.project(start, initial)
         start, start_frames = pose, frames
         if cold and self.within_reach(start):
             err, pose, frames, it = self.restarts(pose, frames, start, start_frames, max_it)
