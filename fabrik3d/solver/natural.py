@@ -350,7 +350,13 @@ class NaturalSolve(Swivelling):
 
 def reference_frames(r: Rig, relax: list[rot.Vec] | None) -> list[rot.Quat]:
     """The frames of the pose ``relax`` projected onto the limits (``None``: the rest pose's,
-    made once per rig)."""
+    made once per rig). The last pose's are kept on the rig: a drag relaxes toward the same pose
+    the user built, frame after frame."""
     if relax is None:
         return r.cached(("natural-rest-frames",), lambda: reference_frames(r, r.rest_start))
-    return LimitedSolve(r, {}, None, {}, None).project(relax, r.pose_frames(relax))[1]
+    slot = r.cached(("natural-relax-frames",), lambda: [((), [])])
+    key, frames = slot[0]  # (one item read and written whole: a bake's thread may solve meanwhile)
+    if key != tuple(relax):
+        frames = LimitedSolve(r, {}, None, {}, None).project(relax, r.pose_frames(relax))[1]
+        slot[0] = (tuple(relax), frames)
+    return frames

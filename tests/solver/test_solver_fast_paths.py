@@ -290,3 +290,20 @@ def test_a_start_within_the_limits_is_taken_as_it_is(seed: int, name: str) -> No
     np.testing.assert_allclose(np.array(taken[0]), np.array(projected[0]), atol=1e-9)
     a, b = np.array(taken[1]), np.array(projected[1])
     assert np.minimum(np.abs(a - b).max(axis=1), np.abs(a + b).max(axis=1)).max() < 1e-9  # (q and -q alike)
+
+
+def test_the_relaxed_pose_kept_on_the_rig_changes_no_result() -> None:
+    """The natural solve keeps the frames of the last ``relax_to`` pose on the rig (a drag relaxes
+    toward the same built pose every frame): solves alternating between two built poses give, bit
+    for bit, what each gives on a fresh skeleton (``presets.get`` makes one, with a rig of its own)."""
+    kept = presets.get("humanoid")
+    rest = kept.rest_positions
+    placed = solve(kept, {"hand_r": rest[kept.index("hand_r")] + [0.1, -0.4, 0.2]}).positions
+    target = {"hand_l": rest[kept.index("hand_l")] + [-0.2, -0.3, 0.25]}
+    built = (rest, placed, rest, placed)
+    got = [solve(kept, target, positions=b, relax_to=b) for b in built]
+    for b, g in zip(built, got):
+        fresh = solve(presets.get("humanoid"), target, positions=b, relax_to=b)
+        assert g.positions.tobytes() == fresh.positions.tobytes()
+        assert g.rotations.tobytes() == fresh.rotations.tobytes()
+    assert not np.allclose(got[0].positions, got[1].positions)  # (the built pose does matter)
