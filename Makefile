@@ -24,8 +24,13 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# The library's tests run on every core (pytest-xdist); the web UI's, each a real server driven by
+# a real Chromium, one at a time after them. Both always run; either failing fails the target.
 test: install tests/js/node_modules lint
-	$(BIN)/python -m pytest -q
+	status=0; \
+	$(BIN)/python -m pytest -q -n auto --ignore=tests/web || status=1; \
+	$(BIN)/python -m pytest -q tests/web || status=1; \
+	exit $$status
 
 bench: install
 	$(BIN)/python -m pip install --quiet -e ".[bench]"
