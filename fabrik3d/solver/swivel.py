@@ -27,7 +27,7 @@ NEAR_ROOT = 0.5
 # A swivel turn smaller than this (radians) is not made.
 MIN_SWIVEL = 0.005
 # The shares of the swivel turn tried, in this order, until one ends within SWIVEL_CLOSE (radians)
-# of the bend direction (the limits may forbid all of it).
+# of the bend direction or no smaller one can end nearer (the limits may forbid all of it).
 SWIVEL_SHARES = (1.0, 0.75, 0.5, 0.25)
 SWIVEL_CLOSE = 0.1
 # The swivel turn is whole once the hinge sits this share of the limb's length off the line from
@@ -138,7 +138,9 @@ class Swivelling:
         """Turn ``e``'s limb (``limb``) about the line from its hinge's parent to the limb's end
         toward ``bend`` (local coordinates): a move that keeps the joint angles and leaves the
         limb's end and everything else where it is; kept if the limits let every target stay
-        reached and the solve from it ends nearer the bend (shares of the turn are tried)."""
+        reached and the solve from it ends nearer the bend (shares of the turn are tried, largest
+        first: after one whose turn stood at least as far as the next would turn, no more; after one
+        the limits gave back, only those whose half turn is within what stood of it)."""
         got = self.limb(e)
         if got is None or got[0] not in at or got[2] not in at:
             return pose, frames
@@ -167,7 +169,10 @@ class Swivelling:
         oriented = {k: g for k, g in goals.items() if k in given}
         turned_before = self.orientation_misses(oriented, frames)
         best = (abs(angle), pose, frames)
-        for share in SWIVEL_SHARES:
+        most = abs(turn)  # (how much turn the limits let stand: less once a share was given back)
+        for k_share, share in enumerate(SWIVEL_SHARES):
+            if 0.5 * share * abs(turn) > most:
+                continue  # (a larger share was given back short of half of this one: so would it be)
             turned = list(pose)
             spin = rot.axis_angle(axis, share * turn)
             for k in limb:
@@ -189,8 +194,14 @@ class Swivelling:
             miss = float(np.arccos(max(-1.0, min(1.0, rot.dot(off_now, want_now)))))
             # (kept only if the limits let at least half the turn stand: a re-solve that gave the
             # turn back moved other joints instead, which is no swivel)
-            if miss < best[0] and abs(angle) - miss >= 0.5 * share * abs(turn):
+            stood = abs(angle) - miss
+            if stood < 0.5 * share * abs(turn):
+                most = min(most, max(0.0, stood))
+            elif miss < best[0]:
                 best = (miss, solved, solved_frames)
+                smaller = SWIVEL_SHARES[k_share + 1 :]
+                if not smaller or stood >= smaller[0] * abs(turn):
+                    break  # (no smaller share turns as far as this one stood: none ends nearer)
             if miss <= SWIVEL_CLOSE:
                 break
         return best[1], best[2]
