@@ -13,7 +13,8 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
 3. **Only as much as needed.** When a level leaves a target unreached, the next level's joints
    are freed: the whole next level is solved, and then the share of their turn (from the
    relaxed pose) is bisected: the least share with which the freer joints reach. A level whose
-   chains are too short for a target is passed over (its joints count as free at the next). A
+   chains are too short for a target is passed over (its joints count as free at the next), and
+   a chain too short at the first level is not solved there (the share solves it again). A
    probe whose chain would be pulled nearly straight gets few iterations (slow to converge
    there: a larger share is probed if they do not reach), and the first probe leaves a margin.
 4. **Swivel.** A limb with a swivel (or a pole) turns its hinge's joint (elbow, knee) about the
@@ -104,7 +105,8 @@ class NaturalSolve(Swivelling):
         self.start_frames = frames
         stiff = {j: local(r, reference, j) for j in r.order[1:] if self.stiffness[j] > 0.0}
         pose, frames = forward(r, pose, frames, stiff)
-        pose, frames = self.tier(pose, frames, self.levels[0])
+        self.deferred = self.beyond_first_level(pose)
+        pose, frames = self.tier(pose, frames, self.levels[0], skip=self.deferred)
         for below, level in zip(self.levels, self.levels[1:]):
             if self.reached(pose, frames):
                 break
@@ -134,6 +136,9 @@ class NaturalSolve(Swivelling):
         warm = {k: local(r, self.start_frames, k) for k in below_freed}
         full_pose, full_frames = self.tier(*forward(r, pose, frames, warm), level, below_freed)
         if not self.reached(full_pose, full_frames):
+            if self.deferred:  # (the chains left to a stiffer level run straight at their targets)
+                pose, frames = self.tier(pose, frames, self.levels[0], only=self.deferred)
+                self.deferred = set()
             return min(((pose, frames), (full_pose, full_frames)), key=lambda pf: self.shortfall(*pf))
         before = {j: local(r, frames, j) for j in freed}
         after = {j: local(r, full_frames, j) for j in freed}
@@ -207,10 +212,13 @@ class NaturalSolve(Swivelling):
         level: float,
         within: set[int] | None = None,
         max_it: int | None = None,
+        skip: set[int] | None = None,
+        only: set[int] | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """Solve each chain of the joints no stiffer than ``level`` (those with a joint ``within``,
         if given: the others are solved already), tops nearest the root first (each in ``max_it``
-        iterations at most, if given)."""
+        iterations at most, if given); not the chains whose effectors are all in ``skip``, and
+        with ``only``, only those whose effectors are all in it."""
         groups: dict[int, list[int]] = {}
         for e in self.goals:
             chain = self.chain(e, lambda j: self.stiffness[j] <= level)
@@ -218,8 +226,26 @@ class NaturalSolve(Swivelling):
                 groups.setdefault(chain[-1], []).append(e)
         pose, frames = list(pose), list(frames)
         for top in sorted(groups, key=self.r.position_in_order):
+            if (skip and skip.issuperset(groups[top])) or (only is not None and not only.issuperset(groups[top])):
+                continue
             self.solve_below(top, groups[top], pose, frames, max_it)
         return pose, frames
+
+    def beyond_first_level(self, pose: list[rot.Vec]) -> set[int]:
+        """The effectors whose targets lie beyond their chains' length at the first level but within
+        it at a stiffer one: their solve at the first level would be thrown away (a stiffer level's
+        share solves their chains again from the start), so it is left to that level."""
+        out: set[int] = set()
+        for e, g in self.goals.items():
+            top, length, _ = self.chain_span(e, self.levels[0])
+            if rot.dist(pose[top], g.position) <= length + self.tol:
+                continue
+            for level in self.levels[1:]:
+                top, length, _ = self.chain_span(e, level)
+                if rot.dist(pose[top], g.position) <= length + self.tol:
+                    out.add(e)
+                    break
+        return out
 
     def chain(self, e: int, free: Callable[[int], bool]) -> list[int]:
         """The joints that turn for effector ``e``: up from its parent while ``free``, to its reach joint."""

@@ -25,6 +25,7 @@ from fabrik3d import rotations as rot
 from fabrik3d.model import presets
 from fabrik3d.model.targets import Goal
 from fabrik3d.solver.constrained.solve import LimitedSolve
+from fabrik3d.solver.natural import NaturalSolve
 from fabrik3d.solver.rig import Rig, pose_frames, rig
 from fabrik3d.solver.tree import solve_pose
 
@@ -307,3 +308,37 @@ def test_the_relaxed_pose_kept_on_the_rig_changes_no_result() -> None:
         assert g.positions.tobytes() == fresh.positions.tobytes()
         assert g.rotations.tobytes() == fresh.rotations.tobytes()
     assert not np.allclose(got[0].positions, got[1].positions)  # (the built pose does matter)
+
+
+class _EveryChainFirst(NaturalSolve):
+    """The natural solve that solves every chain at the first level, as it once did."""
+
+    def beyond_first_level(self, pose: list[rot.Vec]) -> set[int]:
+        return set()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000))
+def test_chains_left_to_a_stiffer_level_change_no_result(seed: int) -> None:
+    """A chain whose target lies beyond its length at the first level is not solved there (a stiffer
+    level's share would throw that solve away, and a share that cannot reach solves it after all):
+    the poses are those of solving it first, bit for bit. Targets near and beyond the arms' reach,
+    out of any reach, and on every effector, cold and warm."""
+    import fabrik3d.solver.tree as tree_module
+
+    sk = presets.get("humanoid")
+    rest = sk.rest_positions
+    rng = np.random.default_rng(seed)
+    names = ["hand_l", "hand_r", "head", "toe_l", "toe_r"]
+    picked = [n for n in names if rng.random() < 0.6] or ["hand_l"]
+    targets = {n: rest[sk.index(n)] + rng.normal(0.0, 0.35, 3) for n in picked}
+    start = None if rng.random() < 0.5 else solve(sk, {"hand_r": rest[sk.index("hand_r")] + [0.2, -0.5, 0.3]}).positions
+    got = solve(sk, targets, positions=start)
+    kept = tree_module.NaturalSolve
+    tree_module.NaturalSolve = _EveryChainFirst
+    try:
+        every = solve(sk, targets, positions=start)
+    finally:
+        tree_module.NaturalSolve = kept
+    assert got.positions.tobytes() == every.positions.tobytes()
+    assert got.rotations.tobytes() == every.rotations.tobytes()
