@@ -116,12 +116,20 @@ class MeshView:
         )
         if reader is None:
             return None
-        data = np.frombuffer(prim.texture, dtype=np.uint8)
-        self._keep.append(data)
-        reader.SetMemoryBuffer(data)
-        reader.SetMemoryBufferLength(len(data))
+        if hasattr(reader, "SetStream"):  # (VTK 9.4 on; its memory buffer is deprecated since 9.6)
+            from vtkmodules.vtkIOCore import vtkMemoryResourceStream
+
+            stream = vtkMemoryResourceStream()
+            stream.SetBuffer(prim.texture, len(prim.texture), True)  # (a copy of the bytes)
+            reader.SetStream(stream)
+            self._keep.append(stream)
+        else:
+            data = np.frombuffer(prim.texture, dtype=np.uint8)
+            self._keep.append(data)
+            reader.SetMemoryBuffer(data)
+            reader.SetMemoryBufferLength(len(data))
         reader.Update()
-        if reader.GetOutput().GetNumberOfPoints() == 0:
+        if reader.GetErrorCode() or reader.GetOutput().GetNumberOfPoints() == 0:  # (a bad JPEG reads as 1 x 1)
             return None
         texture = vtkTexture()
         texture.SetInputConnection(reader.GetOutputPort())

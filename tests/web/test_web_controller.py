@@ -799,3 +799,28 @@ def test_a_moving_frame_of_a_character_is_drawn_cheaper_and_looks_like_the_still
     off = np.abs(blended - still)
     assert off.max() > 0  # (the skin drawn another way)
     assert off.mean() < 0.2 and (off.max(axis=1) > 10).mean() < 0.01  # (and it hardly shows)
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG"])
+def test_a_primitive_s_base_colour_image_becomes_the_actor_s_texture(fmt: str) -> None:
+    """``MeshView`` reads a primitive's PNG or JPEG bytes into a VTK texture (through a memory
+    stream where VTK has one), pixel colours kept; bytes that are no image give no texture."""
+    import io
+    from types import SimpleNamespace
+
+    from fabrik3d_web.mesh_view import MeshView
+    from PIL import Image
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+    from vtkmodules.vtkRenderingCore import vtkRenderer
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 4), (200, 40, 10)).save(buffer, fmt)
+    view = MeshView(vtkRenderer())
+    prim = SimpleNamespace(texture=buffer.getvalue(), texture_mime="image/png" if fmt == "PNG" else "image/jpeg")
+    texture = view._texture(prim)
+    assert texture is not None
+    texture.Update()
+    image = texture.GetInput()
+    assert image.GetDimensions()[:2] == (8, 4)
+    assert np.abs(vtk_to_numpy(image.GetPointData().GetScalars())[:, :3].astype(float) - (200, 40, 10)).max() < 8
+    assert view._texture(SimpleNamespace(texture=b"not an image", texture_mime=prim.texture_mime)) is None
