@@ -90,6 +90,7 @@ class NaturalSolve(Swivelling):
         self.done: dict[tuple[int, tuple[int, ...]], Any] = {}
         self.hinges: dict[int, int | None] = {}
         self.limbs: dict[int, tuple[int, list[int], int] | None] = {}
+        self.deferred: set[int] = set()  # (effectors whose chains the first level left unsolved)
 
     # -- the steps ---------------------------------------------------------------------------
     def run(
