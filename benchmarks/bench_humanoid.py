@@ -15,7 +15,9 @@ behind the body) once ``poles=`` exists; and the reference
 ``plain_tree_fabrik`` (``common.py``, no limits), whose mean gives the ratio.
 Workload 2 moves the same effectors within reach; workload 3 drags the left
 hand alone on a figure eight (the web UI's usual drag), with the natural
-solve's aims from issue 14 (median <= 1 ms, p95 <= 3 ms).
+solve's aims from issue 14 (median <= 1 ms, p95 <= 3 ms); workload 4 sweeps the
+left hand across the belly, where the natural solve finds the spine's share
+(its slowest drags; no aim).
 
 Run: ``python benchmarks/bench_humanoid.py [--quick] [--repeats N] [--budget S] [--profile]``.
 """
@@ -80,6 +82,17 @@ def reachable_frames(skeleton: fabrik3d.Skeleton, frames: int) -> list[dict[str,
         pose = smooth_pose(skeleton, k / RATE_HZ, seed=3, share=0.6)
         out.append({name: pose[j] for name, j in index.items()})
     return out
+
+
+def belly_sweep(skeleton: fabrik3d.Skeleton, frames: int) -> list[np.ndarray]:
+    """``frames`` targets (metres) of the left hand on a loop in front of the belly, reaching over
+    toward the body's other side: where the natural solve must find the spine's share."""
+    hand = skeleton.rest_positions[skeleton.index("hand_l")]
+    turns = np.linspace(0.0, 2.0 * math.pi, frames)
+    return [
+        hand + np.array([-0.3 - 0.1 * math.sin(u), -0.3 + 0.15 * math.sin(2 * u), 0.25 + 0.1 * math.cos(u)])
+        for u in turns
+    ]
 
 
 def poles_available() -> bool:
@@ -235,6 +248,13 @@ def main(argv: list[str] | None = None) -> int:
         f"workload 3, one hand: {len(one_hand)} frames, the left hand alone on a figure eight in front of the chest "
         "(steps <= 1.5 cm;\n          the other effectors free: what a drag in the web UI solves)",
         one_hand,
+    )
+    across = [{"hand_l": p} for p in belly_sweep(skeleton, frames=max(3, len(steps) // 3))]
+    workload(
+        f"workload 4, one hand across the belly: {len(across)} frames, the left hand swept in front of the belly "
+        "toward the other side\n          (steps about 1 cm; the arm alone falls short there, the clavicle and "
+        "spine join for part of it)",
+        across,
     )
     for note in notes:
         print(note)

@@ -16,7 +16,8 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
    chains are too short for a target is passed over (its joints count as free at the next), and
    a chain too short at the first level is not solved there (the share solves it again). A
    probe whose chain would be pulled nearly straight gets few iterations (slow to converge
-   there: a larger share is probed if they do not reach), and the first probe leaves a margin.
+   there: a larger share is probed if they do not reach), any other probe a bounded number, and
+   the first probe leaves a margin.
 4. **Swivel.** A limb with a swivel (or a pole) turns its hinge's joint (elbow, knee) about the
    line from the hinge's parent to its child toward the swivel's direction, which moves no
    target; the turn is kept when the joint limits let the targets stay reached. A limb that
@@ -51,6 +52,9 @@ BISECTIONS = 4
 # is probed). The first probe aims at that margin.
 REACH_SLACK = 0.02
 STRAINED_ITERATIONS = 10
+# Any other probe gets this many at most: one that crawls toward its target (the limits fight the
+# reach) counts as not reaching, and a larger share is probed.
+PROBE_ITERATIONS = 20
 # An orientation target counts as reached within this angle (radians, 1 deg) when the levels choose
 # whether a stiffer one must join.
 ORIENTATION_REACHED = 0.0175
@@ -147,13 +151,14 @@ class NaturalSolve(Swivelling):
         def at(t: float) -> tuple[list[rot.Vec], list[rot.Quat]] | None:
             """The pose with share ``t`` of the turn (``None``: a target lies beyond its chain's
             length from the chain's top there, so that no solve reaches it). A probe that would
-            pull a chain nearly straight (``REACH_SLACK``) gets ``STRAINED_ITERATIONS`` at most."""
+            pull a chain nearly straight (``REACH_SLACK``) gets ``STRAINED_ITERATIONS`` at most,
+            any other ``PROBE_ITERATIONS``."""
             turned = forward(r, full_pose, full_frames, {j: rot.slerp(before[j], after[j], t) for j in freed})
             if not self.within_length(turned[0], below):
                 return None
             strained = not self.within_length(turned[0], below, REACH_SLACK)
             # (the freer joints start as the full level left them: continuous from frame to frame)
-            return self.tier(*turned, below, below_freed, STRAINED_ITERATIONS if strained else None)
+            return self.tier(*turned, below, below_freed, STRAINED_ITERATIONS if strained else PROBE_ITERATIONS)
 
         best = (full_pose, full_frames)
         lo, hi = 0.0, 1.0
