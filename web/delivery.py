@@ -119,7 +119,7 @@ class ImageDelivery:
         delivery = self.protocol()
         if delivery is None:  # (not serving: tests in-process)
             return
-        view_id, view = str(self.server.state["viewId"]), self.tracked_view() or {}
+        view = self.tracked_view() or {}
         size, shown = view.get("originalSize"), self._held if self.held else view.get("enabled", False)
         if not size or not shown:
             return  # (no page shows the view)
@@ -137,7 +137,12 @@ class ImageDelivery:
             # drag's handle follows the mouse to the page's pixel, not to the small image's)
             window.SetSize([int(s * STILL_RATIO + 0.5) for s in size])
         work = round(1e3 * (time.perf_counter() - t0))
-        reply = {"image": delivery.addAttachment(image), "format": "jpeg", "id": view_id, "size": pixels}
+        reply = {
+            "image": delivery.addAttachment(image),
+            "format": "jpeg",
+            "id": str(self.server.state["viewId"]),
+            "size": pixels,
+        }
         delivery.publish("viewport.image.push.subscription", {**reply, "memsize": len(image), "workTime": work})
 
     def push_soon(self) -> None:

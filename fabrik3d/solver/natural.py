@@ -145,6 +145,7 @@ class NaturalSolve(Swivelling):
                 pose, frames = self.tier(pose, frames, self.levels[0], only=self.deferred)
                 self.deferred = set()
             return min(((pose, frames), (full_pose, full_frames)), key=lambda pf: self.shortfall(*pf))
+        self.deferred = set()  # (the full level reached: it solved them)
         before = {j: local(r, frames, j) for j in freed}
         after = {j: local(r, full_frames, j) for j in freed}
 
@@ -388,7 +389,8 @@ def reference_frames(r: Rig, relax: list[rot.Vec] | None) -> list[rot.Quat]:
         return r.cached(("natural-rest-frames",), lambda: reference_frames(r, r.rest_start))
     slot = r.cached(("natural-relax-frames",), lambda: [((), [])])
     key, frames = slot[0]  # (one item read and written whole: a bake's thread may solve meanwhile)
-    if key != tuple(relax):
+    wanted = tuple(relax)
+    if key != wanted:
         frames = LimitedSolve(r, {}, None, {}, None).project(relax, r.pose_frames(relax))[1]
-        slot[0] = (tuple(relax), frames)
+        slot[0] = (wanted, frames)
     return frames
