@@ -17,7 +17,8 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
    a chain too short at the first level is not solved there (the share solves it again). A
    probe whose chain would be pulled nearly straight gets few iterations (slow to converge
    there: a larger share is probed if they do not reach), any other probe a bounded number, and
-   the first probe leaves a margin.
+   the first probe leaves a margin. A chain that a stiffer level can lengthen, stuck short of its
+   target, does not jump to a pose from rest (``RETRY_JUMP``): the stiffer level joins.
 4. **Swivel.** A limb with a swivel (or a pole) turns its hinge's joint (elbow, knee) about the
    line from the hinge's parent to its child toward the swivel's direction, which moves no
    target; the turn is kept when the joint limits let the targets stay reached. A limb that
@@ -55,6 +56,10 @@ STRAINED_ITERATIONS = 10
 # Any other probe gets this many at most: one that crawls toward its target (the limits fight the
 # reach) counts as not reaching, and a larger share is probed.
 PROBE_ITERATIONS = 20
+# A chain that a stiffer level can lengthen, stuck short of its target, retries from the rest pose
+# only if no joint moves more than this many times the target's distance from its effector (in a
+# drag, the stiffer level joins instead of the limb jumping).
+RETRY_JUMP = 3.0
 # An orientation target counts as reached within this angle (radians, 1 deg) when the levels choose
 # whether a stiffer one must join.
 ORIENTATION_REACHED = 0.0175
@@ -302,8 +307,9 @@ class NaturalSolve(Swivelling):
             if max(rot.dist(local_pose[k], g.position) for k, g in goals.items()) > self.tol:
                 # (the limits forbid it: the feet give way, from where the hint left them)
                 start, start_frames, local_pose = local_pose, local_frames, None
-        if local_pose is None:
-            local_pose, local_frames = self.run_sub(sub, goals, weights, start, max_it, start_frames)
+        if local_pose is None:  # (a chain a stiffer level can lengthen retries from rest only nearby)
+            jump = RETRY_JUMP if p >= 0 and all(self.stop[e] != top for e in effectors) else None
+            local_pose, local_frames = self.run_sub(sub, goals, weights, start, max_it, start_frames, jump)
         goals = {**goals, **hinted}
         for e in effectors:
             if rot.dist(local_pose[at[e]], goals[at[e]].position) > self.tol:
@@ -331,25 +337,18 @@ class NaturalSolve(Swivelling):
         start: list[rot.Vec],
         max_it: int | None = None,
         start_frames: list[rot.Quat] | None = None,
+        jump: float | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """The plain solve of a subtree's skeleton from ``start`` (its bone lengths kept), or from
         ``start`` with its frames ``start_frames`` as they are (a pose within the limits with the
-        bone lengths: the natural solve's own poses are)."""
+        bone lengths: the natural solve's own poses are); ``jump``: ``LimitedSolve.run``'s."""
         sr = rig(sub)
         if start_frames is None:
             xs, ys, zs = (list(v) for v in zip(*start))
             start = sr.bone_pose(xs, ys, zs)
+        max_it = min(max_it or self.max_it, self.max_it)
         pose, frames, iterations = self.solve(
-            sub,
-            sr,
-            goals,
-            weights,
-            {},
-            None,
-            start,
-            self.tol,
-            min(max_it or self.max_it, self.max_it),
-            frames=start_frames,
+            sub, sr, goals, weights, {}, None, start, self.tol, max_it, frames=start_frames, jump=jump
         )
         self.iterations = max(self.iterations, iterations)  # (each chain's solve is bounded alike)
         return pose, frames

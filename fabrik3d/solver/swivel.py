@@ -64,6 +64,7 @@ class Swivelling:
         start: list[rot.Vec],
         max_it: int | None = None,
         start_frames: list[rot.Quat] | None = None,
+        jump: float | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         raise NotImplementedError
 

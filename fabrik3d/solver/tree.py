@@ -156,14 +156,16 @@ def solve_pose(
     max_it: int,
     cold: bool = False,
     frames: list[rot.Quat] | None = None,
+    jump: float | None = None,
 ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
     """``solve`` on checked inputs (goals by effector index, the start pose with the bone lengths,
     ``root_frame`` the root's orientation target): the constrained solve or the plain one; returns
     (pose, frames, iterations). ``frames``: the start pose's frames, when it is within the limits
-    already (the constrained solve then does not project it again)."""
+    already (the constrained solve then does not project it again); ``jump``: how far a warm
+    constrained solve's retry from the rest pose may move a joint (``LimitedSolve.run``)."""
     constrained = bool(skeleton.constraints or poles) or any(g.orientation is not None for g in goals.values())
     if constrained or root_frame is not None:
-        return LimitedSolve(r, goals, weights, poles, root_frame).run(start, tol, max_it, cold, frames)
+        return LimitedSolve(r, goals, weights, poles, root_frame).run(start, tol, max_it, cold, frames, jump)
     return _solve_plain(skeleton, r, start, goals, weights, tol, max_it)
 
 

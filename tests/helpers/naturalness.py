@@ -288,26 +288,26 @@ def drag(start: np.ndarray, end: np.ndarray, frames: int) -> Iterator[np.ndarray
 
 def chained_drags(
     mode: Mode, sk: fabrik3d.Skeleton, reaches: list[tuple[str, str, np.ndarray]], frames: int = 12
-) -> tuple[Tally, float]:
+) -> tuple[Tally, list[float]]:
     """Each hand goes from reach to reach in ``frames`` warm frames, or more where a step would
     be over 1.5 cm (a smooth drag), the other hand's target kept where it was placed; measured at
-    the end of each drag. Also the largest jump of any joint but the dragged hand, over the hand's
-    step, of any frame."""
+    the end of each drag. Also, per frame, the largest jump of any joint but the dragged hand, over
+    the hand's step."""
     rest = rest_pose(sk)
     tally = Tally()
     pose = rest
     placed = {h: rest[sk.index(h)].copy() for h in ("hand_l", "hand_r")}
-    worst = 0.0
+    ratios = []
     for hand, _, target in reaches:
         steps = max(frames, math.ceil(float(np.linalg.norm(target - placed[hand])) / SMOOTH_STEP))
         for t in drag(placed[hand], target, steps):
             before = pose
             pose, ok = mode(sk, {**placed, hand: t}, positions=pose)
             step = float(np.linalg.norm(pose[sk.index(hand)] - before[sk.index(hand)]))
-            worst = max(worst, jump_ratio(sk, before, pose, hand, step))
+            ratios.append(jump_ratio(sk, before, pose, hand, step))
         placed[hand] = target
         tally.add(sk, pose, rest, hand, ok, placed["hand_r" if hand == "hand_l" else "hand_l"])
-    return tally, worst
+    return tally, ratios
 
 
 def jump_ratio(sk: fabrik3d.Skeleton, a: Pose, b: Pose, hand: str, step: float) -> float:

@@ -32,17 +32,35 @@ def test_arm_reaches_move_the_arm_not_the_body(sk, reaches) -> None:
 
 
 def test_chained_warm_drags_keep_the_body_and_the_placed_hand(sk, reaches) -> None:
-    tally, worst = nt.chained_drags(nt.natural, sk, reaches[:40])
+    tally, ratios = nt.chained_drags(nt.natural, sk, reaches[:40])
     warm = tally.summary()
     assert warm["converged %"] >= 98.0
     assert warm["chest deg p50"] <= 2.0 and warm["chest deg p95"] <= 5.0
     assert warm["head cm p50"] <= 1.0 and warm["head cm p95"] <= 3.0
     assert warm["free hand cm p95"] <= 1.0
     assert warm["bad elbows %"] <= 2.0
-    # (the bar "no joint more than 3x the hand's step" is not met yet where a drag passes within a
-    # hand's breadth of the shoulder: benchmarks/bench_naturalness.py prints it; the smooth drags
-    # below hold their 2x)
-    assert worst < 20.0
+    # (the bar "no joint more than 3x the hand's step" is not met yet where the arm's solve is
+    # stuck at a joint limit and must change its configuration: benchmarks/bench_naturalness.py
+    # prints it; the smooth drags below hold their 2x)
+    assert max(ratios) < 20.0
+
+
+def test_a_stuck_arm_in_a_drag_does_not_jump_to_a_pose_from_rest(sk, monkeypatch) -> None:
+    """A chain that a stiffer level can lengthen, stuck short of its target in a drag, is not
+    re-solved from the rest pose when that moves a joint more than RETRY_JUMP times the target's
+    step: fewer frames of the chained drags jump past 3x the hand's step than with the retry."""
+    from fabrik3d.solver import natural
+
+    reaches = nt.arm_reaches(sk, seed=5, count=120)
+
+    def frames_over(jump: float | None) -> int:
+        monkeypatch.setattr(natural, "RETRY_JUMP", jump)
+        tally, ratios = nt.chained_drags(nt.natural, sk, reaches)
+        assert tally.summary()["converged %"] >= 98.0
+        return sum(r > 3.0 for r in ratios)
+
+    bounded, free = frames_over(3.0), frames_over(None)
+    assert bounded <= 3 < free, (bounded, free)
 
 
 def test_the_plain_full_body_chain_bends_the_body_for_the_same_reaches(sk, reaches) -> None:

@@ -130,6 +130,7 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         max_it: int,
         cold: bool,
         start_frames: list[rot.Quat] | None = None,
+        jump: float | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
         """Project ``start``, iterate, place untargeted branches; returns (pose, frames, iterations).
         With ``start_frames`` (the frames of ``start``, a pose already within the limits with the
@@ -138,7 +139,10 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         A ``cold`` solve (from the rest pose) with every target within its chain's
         length of the root gives up quickly on a local minimum and restarts
         (``restarts``); a warm one iterates by the stall rule and, stuck short of
-        such targets, tries twice more (``warm_retries``).
+        such targets, tries twice more (``warm_retries``). With ``jump`` (the natural solve's
+        chains), a retry is kept only if no joint moves more than ``jump`` times as far as the
+        farthest target lies from its effector at the start: in a drag, a stiffer level joins
+        instead of the pose jumping; a target brought back from afar still finds its pose.
         """
         r = self.r
         self.tol = tol
@@ -155,7 +159,7 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         else:
             err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, STALL_RUN, 0.0)
             if not cold and err > tol and it < max_it and self.within_reach(start):
-                err, pose, frames, it = self.warm_retries(err, pose, frames, it, start, start_frames, max_it)
+                err, pose, frames, it = self.warm_retries(err, pose, frames, it, start, start_frames, max_it, jump)
         if self.poles:
             pose, frames = self.final_poles(pose, frames, start, tol, whole=cold)
         self.place_untargeted(pose, frames, start, start_frames)
@@ -209,12 +213,15 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         start: list[rot.Vec],
         start_frames: list[rot.Quat],
         max_it: int,
+        jump: float | None = None,
     ) -> tuple[float, list[rot.Vec], list[rot.Quat], int]:
         """A warm solve stuck short of targets within reach. Poles may hold them off (targets
         win: again from the start without them), or the last pose may have led into a local
         minimum (again from the rest pose, moved with the root). Each attempt runs at most
-        ``FALLBACK_ITERATIONS`` and is kept only if it reaches every target: a warm solve never
-        jumps to random poses, but reaching wins over continuity here."""
+        ``FALLBACK_ITERATIONS`` and is kept only if it reaches every target (and, with ``jump``,
+        moves no joint from ``start`` more than ``jump`` times the farthest target's distance from
+        its effector there): a warm solve never jumps to random poses, but reaching wins over
+        continuity here, unless ``jump`` says otherwise."""
         r = self.r
         tol = self.tol
         self.poles_yielded = True
@@ -231,9 +238,14 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
             limit = min(max_it, it + FALLBACK_ITERATIONS)
             got = self.attempt(seed_pose, seed_frames, start, tol, it, limit, RESTART_RUN, RESTART_GAIN)
             it = got[3]
-            if got[0] <= tol:
+            if got[0] <= tol and (jump is None or self.moved(start, got[1]) <= jump * self.position_error(start)):
                 err, pose, frames = got[:3]
         return err, pose, frames, it
+
+    @staticmethod
+    def moved(a: list[rot.Vec], b: list[rot.Vec]) -> float:
+        """The largest distance a joint moves from pose ``a`` to pose ``b`` (scene units)."""
+        return max(rot.dist(p, q) for p, q in zip(a, b))
 
     def within_reach(self, start: list[rot.Vec]) -> bool:
         """Whether every target is within the length of its chain from the root."""
