@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -47,12 +48,23 @@ def test_the_mesh_toggle_hides_and_shows_the_skin(page) -> None:
     with_mesh = page.locator("#view3d").screenshot(path=wh.ROOT / "tests" / "artifacts" / "character-mesh.png")
     page.locator("#switch-mesh").click()
     wh.wait_until(page, "() => window.trame.state.get('show_mesh') === false")
-    wh.settle(page)
-    without = page.locator("#view3d").screenshot()
+    without = _shot_unlike(page, with_mesh)
+    assert with_mesh != without
     page.locator("#switch-mesh").click()
     wh.wait_until(page, "() => window.trame.state.get('show_mesh') === true")
-    wh.settle(page)
-    assert with_mesh != without
+    assert _shot_unlike(page, without) != without
+
+
+def _shot_unlike(page, earlier: bytes, timeout: float = 10.0) -> bytes:
+    """The 3D view's screenshot once it differs from ``earlier`` (the view may take a few frames
+    to show a change), or the last one after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        wh.settle(page)
+        shot = page.locator("#view3d").screenshot()
+        if shot != earlier or time.monotonic() > deadline:
+            return shot
+        time.sleep(0.2)
 
 
 def test_a_hand_drag_poses_the_character_and_the_download_is_the_users_file(page, hero: Path, tmp_path: Path) -> None:
