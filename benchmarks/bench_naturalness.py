@@ -127,9 +127,10 @@ def main(argv: list[str] | None = None) -> int:
         table.append([row, "" if aim is None else f"{aim[1]} {aim[0]:g}", *cells])
     print(common.format_table(["measure", "aim", *columns], table))
     missed = [row for row in rows if "MISSED" in table[rows.index(row)][2]]
+    aimed = [row for row in rows if aim_of(row) is not None]
     print()
     print(
-        f"defaults: {len(rows) - len(missed)} of {len(rows)} measures within their aims"
+        f"defaults: {len(aimed) - len(missed)} of {len(aimed)} measures within their aims"
         + (f"; missed: {', '.join(missed)}" if missed else "")
     )
     return 0
