@@ -17,8 +17,8 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
    a chain too short at the first level is not solved there (the share solves it again). A
    probe whose chain would be pulled nearly straight gets few iterations (slow to converge
    there: a larger share is probed if they do not reach), any other probe a bounded number, and
-   the first probe leaves a margin. A chain that a stiffer level can lengthen, stuck short of its
-   target, does not jump to a pose from rest (``RETRY_JUMP``): the stiffer level joins.
+   the first probe leaves a margin. A chain that a stiffer level can lengthen does not jump
+   (``RETRY_JUMP``): stuck or jumping, it takes the least motion that reaches, else the level joins.
 4. **Swivel.** A limb with a swivel (or a pole) turns its hinge's joint (elbow, knee) about the
    line from the hinge's parent to its child toward the swivel's direction, which moves no
    target; the turn is kept when the joint limits let the targets stay reached. A limb that
@@ -56,9 +56,9 @@ STRAINED_ITERATIONS = 10
 # Any other probe gets this many at most: one that crawls toward its target (the limits fight the
 # reach) counts as not reaching, and a larger share is probed.
 PROBE_ITERATIONS = 20
-# A chain that a stiffer level can lengthen, stuck short of its target, retries from the rest pose
-# only if no joint moves more than this many times the target's distance from its effector (in a
-# drag, the stiffer level joins instead of the limb jumping).
+# A chain that a stiffer level can lengthen and whose solve moves a joint more than this many times
+# the target's distance from its effector, or stalls, takes the least-motion steps' pose if it
+# reaches; it retries from the rest pose only within this bound (``LimitedSolve.run``'s ``jump``).
 RETRY_JUMP = 3.0
 # An orientation target counts as reached within this angle (radians, 1 deg) when the levels choose
 # whether a stiffer one must join.
@@ -307,7 +307,7 @@ class NaturalSolve(Swivelling):
             if max(rot.dist(local_pose[k], g.position) for k, g in goals.items()) > self.tol:
                 # (the limits forbid it: the feet give way, from where the hint left them)
                 start, start_frames, local_pose = local_pose, local_frames, None
-        if local_pose is None:  # (a chain a stiffer level can lengthen retries from rest only nearby)
+        if local_pose is None:  # (a chain a stiffer level can lengthen must not jump: RETRY_JUMP)
             jump = RETRY_JUMP if p >= 0 and all(self.stop[e] != top for e in effectors) else None
             local_pose, local_frames = self.run_sub(sub, goals, weights, start, max_it, start_frames, jump)
         goals = {**goals, **hinted}

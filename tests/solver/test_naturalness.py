@@ -45,22 +45,29 @@ def test_chained_warm_drags_keep_the_body_and_the_placed_hand(sk, reaches) -> No
     assert max(ratios) < 20.0
 
 
-def test_a_stuck_arm_in_a_drag_does_not_jump_to_a_pose_from_rest(sk, monkeypatch) -> None:
-    """A chain that a stiffer level can lengthen, stuck short of its target in a drag, is not
-    re-solved from the rest pose when that moves a joint more than RETRY_JUMP times the target's
-    step: fewer frames of the chained drags jump past 3x the hand's step than with the retry."""
+def test_an_arm_stuck_or_jumping_in_a_drag_moves_the_least(sk, monkeypatch) -> None:
+    """A chain that a stiffer level can lengthen, stuck short of its target in a drag or moving a
+    joint more than RETRY_JUMP times the target's step, takes the least-motion steps' pose
+    (``LimitedSolve.least_motion``) and is not re-solved from the rest pose beyond that bound:
+    the chained drags jump past 3x the hand's step in fewer frames, and by less, than without
+    either (each switched off in turn: the test can fail)."""
     from fabrik3d.solver import natural
+    from fabrik3d.solver.constrained import solve as constrained
 
     reaches = nt.arm_reaches(sk, seed=5, count=120)
+    steps = constrained.LEAST_MOTION_STEPS
 
-    def frames_over(jump: float | None) -> int:
+    def drags(jump: float | None, least: int) -> tuple[int, float]:
         monkeypatch.setattr(natural, "RETRY_JUMP", jump)
+        monkeypatch.setattr(constrained, "LEAST_MOTION_STEPS", least)
         tally, ratios = nt.chained_drags(nt.natural, sk, reaches)
         assert tally.summary()["converged %"] >= 98.0
-        return sum(r > 3.0 for r in ratios)
+        return sum(r > 3.0 for r in ratios), max(ratios)
 
-    bounded, free = frames_over(3.0), frames_over(None)
-    assert bounded <= 3 < free, (bounded, free)
+    over, worst = drags(3.0, steps)
+    assert over <= 3 and worst < 4.0, (over, worst)
+    assert drags(3.0, 0)[1] > 2.0 * worst  # (without the least motion: a limb slides along a limit)
+    assert drags(None, steps)[0] > over  # (unbounded: retries from rest jump)
 
 
 def test_the_plain_full_body_chain_bends_the_body_for_the_same_reaches(sk, reaches) -> None:

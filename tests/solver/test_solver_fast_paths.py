@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers.limits import violations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +28,7 @@ from fabrik3d.model.targets import Goal
 from fabrik3d.solver.constrained.solve import LimitedSolve
 from fabrik3d.solver.natural import NaturalSolve
 from fabrik3d.solver.rig import Rig, pose_frames, rig
+from fabrik3d.solver.subtree import sub_skeleton
 from fabrik3d.solver.tree import solve_pose
 
 BIG = checks.MAX_COORD
@@ -291,6 +293,38 @@ def test_a_start_within_the_limits_is_taken_as_it_is(seed: int, name: str) -> No
     np.testing.assert_allclose(np.array(taken[0]), np.array(projected[0]), atol=1e-9)
     a, b = np.array(taken[1]), np.array(projected[1])
     assert np.minimum(np.abs(a - b).max(axis=1), np.abs(a + b).max(axis=1)).max() < 1e-9  # (q and -q alike)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(["humanoid", "robot_arm", "octopus"]), st.floats(0.002, 0.03))
+def test_least_motion_steps_keep_the_limits_and_the_bones(seed: int, name: str, step: float) -> None:
+    """``LimitedSolve.least_motion`` from a pose within the limits, a target a small step (metres)
+    from its effector: where it reaches, its pose reaches, is within every limit (1e-6 deg) and
+    keeps every bone's length."""
+    sk = presets.get(name)
+    if name == "humanoid":  # (an arm, as the natural solve's chains are: the chest is Rigid)
+        sk = sub_skeleton(sk, rig(sk), sk.index("clavicle_l"))[0]
+    r = rig(sk)
+    rng = np.random.default_rng(seed)
+    shaken = sk.rest_positions + rng.normal(0.0, 0.15, sk.rest_positions.shape)
+    start = r.bone_pose(*(list(v) for v in shaken.T))
+    solver = LimitedSolve(r, {}, None, {}, None)
+    legal, frames = solver.project(start, r.pose_frames(start))
+    e = sk.index(sk.end_effectors[int(rng.integers(len(sk.end_effectors)))])
+    way = rng.normal(size=3)
+    goal = Goal(tuple(np.asarray(legal[e]) + step * way / np.linalg.norm(way)), None, 1.0)
+    solver = LimitedSolve(r, {e: goal}, None, {}, None)
+    got = solver.least_motion(legal, frames, 1e-3)
+    if got is None:
+        return
+    pose, turned = got
+    assert rot.dist(pose[e], goal.position) <= 1e-3
+    assert max(violations(sk, np.array(pose), np.array(turned)).values(), default=0.0) <= 1e-6
+    p = np.array(pose)
+    for j in range(1, len(sk)):
+        q = sk.parents[j]
+        if q >= 0:
+            assert abs(np.linalg.norm(p[j] - p[q]) - r.lengths[j]) < 1e-9
 
 
 def test_the_relaxed_pose_kept_on_the_rig_changes_no_result() -> None:

@@ -32,6 +32,8 @@ TWIST_NEAR = 5.0
 WORLD_AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 # Orientation targets count toward reaching until their share has yielded below this.
 ORIENTATION_IN_FORCE = 0.1
+# ``numeric_step``: the turn (radians) of each column's finite difference.
+NUMERIC_EPS = 1e-4
 
 
 def joint_turns(jac: np.ndarray, err: np.ndarray, damping: np.ndarray, starts: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -203,6 +205,39 @@ class DampedSteps:
                     err.append(-scale * excess)
         jac = np.concatenate(rows)
         spin = joint_turns(jac[None], np.array(err)[None], np.array([damping]), starts, u[None])[0].tolist()
+        return self.turn(pose, frames, spin)
+
+    def numeric_step(
+        self, pose: list[rot.Vec], frames: list[rot.Quat], damping: float
+    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        """A damped least-squares step on the effectors' positions like ``damped_step``'s, its
+        Jacobian taken numerically through ``turn`` (a turn of ``NUMERIC_EPS`` radians per column):
+        the twist that turning a bone carries into the joints below is in it, and so are the
+        limits (a joint at its limit adds nothing by turning past it). Positions only."""
+        cols, _, starts = self.damped_plan()
+        if not cols:
+            return self.forward(pose, frames, {})
+        axes = self.turning_axes(frames)
+        owner = np.repeat(np.arange(len(starts)), np.diff([*starts, len(cols)]))  # (each column's joint)
+        goals = list(self.goals.items())
+        base = np.array([pose[e] for e, _ in goals]).ravel()
+        jac = np.empty((len(base), len(cols)))
+        still = [(0.0, 0.0, 0.0)] * len(self.turnable)
+        for c, (ax, k) in enumerate(zip(axes, owner)):
+            spins = list(still)
+            spins[k] = (NUMERIC_EPS * ax[0], NUMERIC_EPS * ax[1], NUMERIC_EPS * ax[2])
+            moved = self.turn(pose, frames, spins)[0]
+            jac[:, c] = (np.array([moved[e] for e, _ in goals]).ravel() - base) / NUMERIC_EPS
+        err = np.array([g.position for _, g in goals]).ravel() - base
+        spin = joint_turns(jac[None], err[None], np.array([damping]), starts, np.array(axes)[None])[0].tolist()
+        return self.turn(pose, frames, spin)
+
+    def turn(
+        self, pose: list[rot.Vec], frames: list[rot.Quat], spin: list[rot.Vec] | list[list[float]]
+    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        """Turn each turning joint by its world rotation vector in ``spin`` (radians, at most 0.5),
+        its new rotation limited, and rebuild the pose by forward kinematics."""
+        r = self.r
         turned: dict[int, rot.Quat] = {}
         parents, limits = r.parents, r.limits
         for j, (wx, wy, wz) in zip(self.turnable, spin):

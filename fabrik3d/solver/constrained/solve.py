@@ -62,7 +62,9 @@ tolerance, ``max_iterations``, or 10 consecutive iterations that each fail to
 better the best error by ``LIMITED_STALL * tolerance``; the best pose seen is
 returned. A cold solve (from the rest pose) that stalls short of reachable
 targets restarts from random poses within the limits; a warm one makes one
-attempt from the rest pose, kept only if it reaches (see ``run``). Untargeted
+attempt from the rest pose, kept only if it reaches (see ``run``; with a ``jump``
+bound, the natural solve's chains, a stalled or jumping warm solve takes ``least_motion``'s steps
+instead, and the attempt from rest only within the bound). Untargeted
 branches keep their (projected) start-pose local rotations relative to the
 joint they hang from, so every constraint holds after every solve.
 """
@@ -75,7 +77,7 @@ from fabrik3d import rotations as rot
 from fabrik3d.model.targets import Goal
 from fabrik3d.rotations import add as _add
 from fabrik3d.rotations import sub as _sub
-from fabrik3d.solver.constrained.attempt import STALL_RUN, START_DAMPING, Attempts
+from fabrik3d.solver.constrained.attempt import MAX_DAMPING, MIN_DAMPING, STALL_RUN, START_DAMPING, Attempts
 from fabrik3d.solver.constrained.damped import DampedSteps
 from fabrik3d.solver.constrained.passes import ReachingPasses
 from fabrik3d.solver.constrained.plan import limited_plan
@@ -90,6 +92,9 @@ RESTART_GAIN = 0.01
 MAX_RESTARTS = 10
 # A warm solve stuck short of targets within reach makes one attempt from the rest pose, this long.
 FALLBACK_ITERATIONS = 6
+# ``least_motion``: its steps and their starting damping (metres).
+LEAST_MOTION_STEPS = 6
+LEAST_MOTION_DAMPING = 0.01
 
 
 class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
@@ -141,8 +146,10 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         (``restarts``); a warm one iterates by the stall rule and, stuck short of
         such targets, tries twice more (``warm_retries``). With ``jump`` (the natural solve's
         chains), a retry is kept only if no joint moves more than ``jump`` times as far as the
-        farthest target lies from its effector at the start: in a drag, a stiffer level joins
-        instead of the pose jumping; a target brought back from afar still finds its pose.
+        farthest target lies from its effector at the start, and a solve left short, or moving a
+        joint further than that, takes ``least_motion``'s pose instead if it reaches (moving
+        less): in a drag, the limb moves the least or a stiffer level joins, instead of the pose
+        jumping; a target brought back from afar still finds its pose.
         """
         r = self.r
         self.tol = tol
@@ -160,6 +167,12 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
             err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, STALL_RUN, 0.0)
             if not cold and err > tol and it < max_it and self.within_reach(start):
                 err, pose, frames, it = self.warm_retries(err, pose, frames, it, start, start_frames, max_it, jump)
+            if jump is not None and not (self.poles or self.oriented):
+                far = jump * self.position_error(start)
+                if err > tol or self.moved(start, pose) > far:  # (stuck, or a jump: the least motion)
+                    got = self.least_motion(start, start_frames, tol)
+                    if got is not None and (err > tol or self.moved(start, got[0]) < self.moved(start, pose)):
+                        (pose, frames), err = got, self.largest_error(*got)
         if self.poles:
             pose, frames = self.final_poles(pose, frames, start, tol, whole=cold)
         self.place_untargeted(pose, frames, start, start_frames)
@@ -246,6 +259,31 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
     def moved(a: list[rot.Vec], b: list[rot.Vec]) -> float:
         """The largest distance a joint moves from pose ``a`` to pose ``b`` (scene units)."""
         return max(rot.dist(p, q) for p, q in zip(a, b))
+
+    def least_motion(
+        self, start: list[rot.Vec], start_frames: list[rot.Quat], tol: float
+    ) -> tuple[list[rot.Vec], list[rot.Quat]] | None:
+        """Up to ``LEAST_MOTION_STEPS`` ``numeric_step``s from the start (a step is kept only if
+        it lowers the error; the damping halves after one that does, and quadruples after one that
+        does not): the pose if it reaches every target, else ``None``. Small steps of a drag
+        reach this way with the joints moving little, where FABRIK's passes can slide a limb along
+        a limit into another configuration. Not for a chain that turns a ``Rigid`` body (``None``):
+        a damped step alone does not keep a rigid body's limit."""
+        if any(self.r.rigid[j] for j in self.turnable):
+            return None
+        pose, frames = start, start_frames
+        score, damping = self.squared_errors(pose, frames), LEAST_MOTION_DAMPING
+        for _ in range(LEAST_MOTION_STEPS):
+            if score <= tol * tol:
+                break
+            new_pose, new_frames = self.numeric_step(pose, frames, damping)
+            new_score = self.squared_errors(new_pose, new_frames)
+            if new_score < score:
+                pose, frames, score = new_pose, new_frames, new_score
+                damping = max(damping * 0.5, MIN_DAMPING)
+            else:
+                damping = min(damping * 4.0, MAX_DAMPING)
+        return (pose, frames) if self.largest_error(pose, frames) <= tol else None
 
     def within_reach(self, start: list[rot.Vec]) -> bool:
         """Whether every target is within the length of its chain from the root."""
