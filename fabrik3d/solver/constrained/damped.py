@@ -236,7 +236,8 @@ class DampedSteps:
         self, pose: list[rot.Vec], frames: list[rot.Quat], spin: list[rot.Vec] | list[list[float]]
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """Turn each turning joint by its world rotation vector in ``spin`` (radians, at most 0.5),
-        its new rotation limited, and rebuild the pose by forward kinematics."""
+        its new rotation limited, and rebuild the pose by forward kinematics (``damped_step``'s
+        turn: its batch twin, ``BatchDampedSteps.damped_step``, turns its joints alike)."""
         r = self.r
         turned: dict[int, rot.Quat] = {}
         parents, limits = r.parents, r.limits
