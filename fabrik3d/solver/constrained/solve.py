@@ -92,9 +92,10 @@ RESTART_GAIN = 0.01
 MAX_RESTARTS = 10
 # A warm solve stuck short of targets within reach makes one attempt from the rest pose, this long.
 FALLBACK_ITERATIONS = 6
-# ``least_motion``: its steps and their starting damping (metres).
+# ``least_motion``: its steps, their starting damping (metres) and patience.
 LEAST_MOTION_STEPS = 6
 LEAST_MOTION_DAMPING = 0.01
+LEAST_MOTION_PATIENCE = 2  # (steps in a row that fail to lower the error end them: a limit holds it)
 
 
 class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
@@ -265,7 +266,8 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
     ) -> tuple[list[rot.Vec], list[rot.Quat]] | None:
         """Up to ``LEAST_MOTION_STEPS`` ``numeric_step``s from the start (a step is kept only if
         it lowers the error; the damping halves after one that does, and quadruples after one that
-        does not): the pose if it reaches every target, else ``None``. Small steps of a drag
+        does not; ``LEAST_MOTION_PATIENCE`` in a row that do not end them): the pose if it reaches
+        every target, else ``None``. Small steps of a drag
         reach this way with the joints moving little, where FABRIK's passes can slide a limb along
         a limit into another configuration. Not for a chain that turns a ``Rigid`` body (``None``):
         a damped step alone does not keep a rigid body's limit."""
@@ -273,16 +275,17 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
             return None
         pose, frames = start, start_frames
         score, damping = self.squared_errors(pose, frames), LEAST_MOTION_DAMPING
+        failed = 0
         for _ in range(LEAST_MOTION_STEPS):
-            if score <= tol * tol:
+            if score <= tol * tol or failed >= LEAST_MOTION_PATIENCE:
                 break
             new_pose, new_frames = self.numeric_step(pose, frames, damping)
             new_score = self.squared_errors(new_pose, new_frames)
             if new_score < score:
-                pose, frames, score = new_pose, new_frames, new_score
+                pose, frames, score, failed = new_pose, new_frames, new_score, 0
                 damping = max(damping * 0.5, MIN_DAMPING)
             else:
-                damping = min(damping * 4.0, MAX_DAMPING)
+                damping, failed = min(damping * 4.0, MAX_DAMPING), failed + 1
         return (pose, frames) if self.largest_error(pose, frames) <= tol else None
 
     def within_reach(self, start: list[rot.Vec]) -> bool:
