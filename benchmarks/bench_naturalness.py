@@ -70,7 +70,7 @@ def measure(mode_name: str, reaches: int, seed: int) -> dict[str, float]:
     for key, value in warm.summary().items():
         out[f"warm: {key}"] = value
     out["chained drags: joint/hand step"] = max(ratios)
-    out["chained drags: frames over 3x"] = sum(r > 3.0 for r in ratios)
+    out["chained drags: frames over 3x"] = sum(r > AIMS["chained drags: joint/hand step"][0] for r in ratios)
     beyond = nt.beyond_reach(sk, seed, max(20, reaches // 2))
     out["beyond reach: reached %"] = 100.0 * sum(mode(sk, {h: t})[1] for h, t in beyond) / len(beyond)
     ratios, swings = zip(*(nt.smooth_drag(mode, sk, side) for side in nt.SIDES))

@@ -161,8 +161,9 @@ def solve_pose(
     """``solve`` on checked inputs (goals by effector index, the start pose with the bone lengths,
     ``root_frame`` the root's orientation target): the constrained solve or the plain one; returns
     (pose, frames, iterations). ``frames``: the start pose's frames, when it is within the limits
-    already (the constrained solve then does not project it again); ``jump``: how far a warm
-    constrained solve's retry from the rest pose may move a joint (``LimitedSolve.run``)."""
+    already (the constrained solve then does not project it again); ``jump``: the natural solve's
+    bound on a warm constrained solve's moves, in multiples of its targets' distance
+    (``LimitedSolve.run``: the retry from rest within it, least-motion steps beyond it)."""
     constrained = bool(skeleton.constraints or poles) or any(g.orientation is not None for g in goals.values())
     if constrained or root_frame is not None:
         return LimitedSolve(r, goals, weights, poles, root_frame).run(start, tol, max_it, cold, frames, jump)

@@ -166,13 +166,14 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
             err, pose, frames, it = self.restarts(pose, frames, start, start_frames, max_it)
         else:
             err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, STALL_RUN, 0.0)
+            far = None if jump is None else jump * self.position_error(start)  # (the most a joint may move)
             if not cold and err > tol and it < max_it and self.within_reach(start):
-                err, pose, frames, it = self.warm_retries(err, pose, frames, it, start, start_frames, max_it, jump)
-            if jump is not None and not (self.poles or self.oriented):
-                far = jump * self.position_error(start)
-                if err > tol or self.moved(start, pose) > far:  # (stuck, or a jump: the least motion)
+                err, pose, frames, it = self.warm_retries(err, pose, frames, it, start, start_frames, max_it, far)
+            if far is not None and not (self.poles or self.oriented):
+                moved = self.moved(start, pose)
+                if err > tol or moved > far:  # (stuck, or a jump: the least motion)
                     got = self.least_motion(start, start_frames, tol)
-                    if got is not None and (err > tol or self.moved(start, got[0]) < self.moved(start, pose)):
+                    if got is not None and (err > tol or self.moved(start, got[0]) < moved):
                         (pose, frames), err = got, self.largest_error(*got)
         if self.poles:
             pose, frames = self.final_poles(pose, frames, start, tol, whole=cold)
@@ -227,15 +228,14 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         start: list[rot.Vec],
         start_frames: list[rot.Quat],
         max_it: int,
-        jump: float | None = None,
+        far: float | None = None,
     ) -> tuple[float, list[rot.Vec], list[rot.Quat], int]:
         """A warm solve stuck short of targets within reach. Poles may hold them off (targets
         win: again from the start without them), or the last pose may have led into a local
         minimum (again from the rest pose, moved with the root). Each attempt runs at most
-        ``FALLBACK_ITERATIONS`` and is kept only if it reaches every target (and, with ``jump``,
-        moves no joint from ``start`` more than ``jump`` times the farthest target's distance from
-        its effector there): a warm solve never jumps to random poses, but reaching wins over
-        continuity here, unless ``jump`` says otherwise."""
+        ``FALLBACK_ITERATIONS`` and is kept only if it reaches every target (and, with ``far``,
+        moves no joint from ``start`` further than that, scene units): a warm solve never jumps to
+        random poses, but reaching wins over continuity here, unless ``far`` says otherwise."""
         r = self.r
         tol = self.tol
         self.poles_yielded = True
@@ -252,7 +252,7 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
             limit = min(max_it, it + FALLBACK_ITERATIONS)
             got = self.attempt(seed_pose, seed_frames, start, tol, it, limit, RESTART_RUN, RESTART_GAIN)
             it = got[3]
-            if got[0] <= tol and (jump is None or self.moved(start, got[1]) <= jump * self.position_error(start)):
+            if got[0] <= tol and (far is None or self.moved(start, got[1]) <= far):
                 err, pose, frames = got[:3]
         return err, pose, frames, it
 
@@ -267,10 +267,10 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         """Up to ``LEAST_MOTION_STEPS`` ``numeric_step``s from the start (a step is kept only if
         it lowers the error; the damping halves after one that does, and quadruples after one that
         does not; ``LEAST_MOTION_PATIENCE`` in a row that do not end them): the pose if it reaches
-        every target, else ``None``. Small steps of a drag
-        reach this way with the joints moving little, where FABRIK's passes can slide a limb along
-        a limit into another configuration. Not for a chain that turns a ``Rigid`` body (``None``):
-        a damped step alone does not keep a rigid body's limit."""
+        every target, else ``None``. Small steps of a drag reach this way with the joints moving
+        little, where FABRIK's passes can slide a limb along a limit into another configuration.
+        Not for a chain that turns a ``Rigid`` body (``None``): a damped step alone does not keep a
+        rigid body's limit."""
         if any(self.r.rigid[j] for j in self.turnable):
             return None
         pose, frames = start, start_frames
