@@ -10,9 +10,12 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
    most; the chain's top joint keeps its position and its parent's frame, and the subtree below
    it is solved as a skeleton of its own in that parent's frame (``sub_skeleton``). Chains with
    the same top are solved together, the tops nearest the root first.
-3. **Only as much as needed.** When a level leaves a target unreached, the next level's joints
-   are freed: the whole next level is solved, and then the share of their turn (from the
-   relaxed pose) is bisected: the least share with which the freer joints reach. A level whose
+3. **Only as much as needed** (``fabrik3d.solver.levels``). When a level leaves a target
+   unreached, or reaches it only by a jump (a joint moving more than ``RETRY_JUMP`` times the
+   target's step from where it was: the drag's last pose), the next level's joints are freed: the
+   whole next level is solved, and then the share of their turn (from the relaxed pose) is
+   bisected: the least share with which the freer joints reach without a jump (if every pose
+   that reaches jumps, the one that moves the least). A level whose
    chains are too short for a target is passed over (its joints count as free at the next), and
    a chain too short at the first level is not solved there (the share solves it again). A
    probe whose chain would be pulled nearly straight gets few iterations (slow to converge
@@ -22,13 +25,16 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
 4. **Swivel.** A limb with a swivel (or a pole) turns its hinge's joint (elbow, knee) about the
    line from the hinge's parent to its child toward the swivel's direction, which moves no
    target; the turn is kept when the joint limits let the targets stay reached. A limb that
-   falls short of its target runs straight at it and is not swivelled.
+   falls short of its target runs straight at it and is not swivelled. An arm's swivel (a limb
+   whose chain a stiffer level lengthens) is gradual: its hinge moves at most ``SWIVEL_RATE``
+   times the target's step per solve, so a drag brings the elbow round without a jump.
 
 Positions are ``(x, y, z)`` and frames ``(x, y, z, w)`` tuples (``fabrik3d.rotations``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -39,26 +45,19 @@ from fabrik3d.model.targets import Goal
 from fabrik3d.rotations import add as _add
 from fabrik3d.rotations import sub as _sub
 from fabrik3d.solver.constrained.solve import LimitedSolve
+from fabrik3d.solver.levels import StiffLevels
 from fabrik3d.solver.rig import Rig, rig
 from fabrik3d.solver.subtree import forward, local, sub_skeleton
 from fabrik3d.solver.swivel import Swivelling
 
 # Iterations a foot's orientation hint gets before the foot gives way to the limits.
 HINT_ITERATIONS = 12
-# Probes of the share of a stiffer level's turn (a first guess, then halvings).
-BISECTIONS = 4
-# A probe of a share of a stiffer level's turn that leaves an unreached target within this share of
-# its chain's length from the end of the chain's reach pulls the chain nearly straight, where the
-# solve converges slowly: it gets STRAINED_ITERATIONS at most (if they do not reach, a larger share
-# is probed). The first probe aims at that margin.
-REACH_SLACK = 0.02
-STRAINED_ITERATIONS = 10
-# Any other probe gets this many at most: one that crawls toward its target (the limits fight the
-# reach) counts as not reaching, and a larger share is probed.
-PROBE_ITERATIONS = 20
 # A chain that a stiffer level can lengthen and whose solve moves a joint more than this many times
 # the target's distance from its effector, or stalls, takes the least-motion steps' pose if it
 # reaches; it retries from the rest pose only within this bound (``LimitedSolve.run``'s ``jump``).
+# A level's pose that moves a joint more than this many times the farthest target's distance from
+# its effector at the start (its step in a drag) counts as a jump: a stiffer level joins (``far``;
+# not with poles, which the user drags to turn a limb at once).
 RETRY_JUMP = 3.0
 # An orientation target counts as reached within this angle (radians, 1 deg) when the levels choose
 # whether a stiffer one must join.
@@ -67,7 +66,7 @@ ORIENTATION_REACHED = 0.0175
 Solver = Callable[..., Any]
 
 
-class NaturalSolve(Swivelling):
+class NaturalSolve(StiffLevels, Swivelling):
     """One natural solve (module docstring) on rig ``r`` of ``skeleton``; ``solve`` is the
     plain solve (``fabrik3d.solver.tree.solve``) used for each chain's subtree."""
 
@@ -94,6 +93,10 @@ class NaturalSolve(Swivelling):
             for e in goals
             if names[e] in posing.swivel
         }
+        # (the effectors whose first level's chains a stiffer level lengthens: their swivel is gradual)
+        self.gradual = {
+            e for e in goals if self.chain(e, lambda j: self.stiffness[j] <= self.levels[0])[-1:] != [self.stop[e]]
+        }
         self.iterations = 0
         # (top, effectors) -> the parent's frame and position, and the targets, of its last solve
         self.done: dict[tuple[int, tuple[int, ...]], Any] = {}
@@ -112,13 +115,19 @@ class NaturalSolve(Swivelling):
         whole = LimitedSolve(r, self.goals, self.weights, {}, None)  # (its projection onto the limits)
         reference = reference_frames(r, relax)
         pose, frames = whole.project(start, r.pose_frames(start))
-        self.start_frames = frames
+        self.start_pose, self.start_frames = pose, frames
+        self.step = self.error(pose)
+        # (less the tolerance at either end, the effector's own step may fall short of the target's by
+        # as much; but at least half the step: a step of a few tolerances moves the limb that much)
+        self.far = (
+            math.inf if RETRY_JUMP is None or self.poles else RETRY_JUMP * max(self.step - 2.0 * tol, 0.5 * self.step)
+        )
         stiff = {j: local(r, reference, j) for j in r.order[1:] if self.stiffness[j] > 0.0}
         pose, frames = forward(r, pose, frames, stiff)
         self.deferred = self.beyond_first_level(pose)
         pose, frames = self.tier(pose, frames, self.levels[0], skip=self.deferred)
         for below, level in zip(self.levels, self.levels[1:]):
-            if self.reached(pose, frames):
+            if self.reached(pose, frames) and not self.jumps(pose):
                 break
             if level != self.levels[-1] and not self.within_length(pose, level):
                 continue  # (too short at this level: its joints join the next one's, wholly free)
@@ -127,95 +136,6 @@ class NaturalSolve(Swivelling):
         # turned to the projected reference's rotations, each chain's subtree solved by the
         # constrained solve, the rest carried rigidly; a last projection moved nothing, 1e-12)
         return pose, frames, self.iterations
-
-    def share(
-        self, pose: list[rot.Vec], frames: list[rot.Quat], below: float, level: float
-    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
-        """The least share of level ``level``'s turn with which the joints up to ``below`` reach.
-
-        The share is bisected; the first probe is where the reach's slack (the distance from each
-        unreached effector's chain top to its target, beyond the chain's length) runs out if it
-        shrinks linearly with the share. Only the chains below the freed joints are solved again.
-        """
-        r = self.r
-        freed = [j for j in r.order[1:] if below < self.stiffness[j] <= level]
-        # (the whole level solved warm: the stiff joints of its chains as they started, the others
-        # relaxed, so that a drag's pose stays continuous from frame to frame)
-        on_chains = {j for e in self.goals for j in self.chain(e, lambda j: self.stiffness[j] <= level)}
-        below_freed = {k for j in freed if j in on_chains for k in r.subtree(j)}
-        warm = {k: local(r, self.start_frames, k) for k in below_freed}
-        full_pose, full_frames = self.tier(*forward(r, pose, frames, warm), level, below_freed)
-        if not self.reached(full_pose, full_frames):
-            if self.deferred:  # (the chains left to a stiffer level run straight at their targets)
-                pose, frames = self.tier(pose, frames, self.levels[0], only=self.deferred)
-                self.deferred = set()
-            return min(((pose, frames), (full_pose, full_frames)), key=lambda pf: self.shortfall(*pf))
-        self.deferred = set()  # (the full level reached: it solved them)
-        before = {j: local(r, frames, j) for j in freed}
-        after = {j: local(r, full_frames, j) for j in freed}
-
-        def at(t: float) -> tuple[list[rot.Vec], list[rot.Quat]] | None:
-            """The pose with share ``t`` of the turn (``None``: a target lies beyond its chain's
-            length from the chain's top there, so that no solve reaches it). A probe that would
-            pull a chain nearly straight (``REACH_SLACK``) gets ``STRAINED_ITERATIONS`` at most,
-            any other ``PROBE_ITERATIONS``."""
-            turned = forward(r, full_pose, full_frames, {j: rot.slerp(before[j], after[j], t) for j in freed})
-            if not self.within_length(turned[0], below):
-                return None
-            strained = not self.within_length(turned[0], below, REACH_SLACK)
-            # (the freer joints start as the full level left them: continuous from frame to frame)
-            return self.tier(*turned, below, below_freed, STRAINED_ITERATIONS if strained else PROBE_ITERATIONS)
-
-        best = (full_pose, full_frames)
-        lo, hi = 0.0, 1.0
-        probe = self.slack_share(pose, forward(r, pose, frames, after)[0], below)
-        for _ in range(BISECTIONS):
-            mid = probe if probe is not None and lo < probe < hi else 0.5 * (lo + hi)
-            probe = None
-            candidate = at(mid)
-            if candidate is not None and self.reached(*candidate):
-                hi, best = mid, candidate
-            else:
-                lo = mid
-        return best
-
-    def within_length(self, pose: list[rot.Vec], level: float, slack: float = 0.0) -> bool:
-        """Whether every unreached target lies within its chain's length (at ``level``), less the
-        share ``slack`` of it (``chain_span``), of the chain's top: if not, no solve at this level
-        can reach it (with ``slack``: without straining the chain straight)."""
-        for e, g in self.goals.items():
-            if rot.dist(pose[e], g.position) <= self.tol:
-                continue
-            top, length, _ = self.chain_span(e, level, slack)
-            if rot.dist(pose[top], g.position) > length + self.tol:
-                return False
-        return True
-
-    def chain_span(self, e: int, level: float, slack: float = 0.0) -> tuple[int, float, int]:
-        """Effector ``e``'s chain at ``level``: its top joint, its length from the top to ``e``
-        (scene units) less the share ``slack`` of it (a chain of one bone reaches its length only,
-        and gets none) and its number of joints."""
-        chain = self.chain(e, lambda j: self.stiffness[j] <= level)
-        top = chain[-1] if chain else e
-        length = sum(self.r.lengths[j] for j in [e, *chain[:-1]])
-        return top, (1.0 - slack) * length if len(chain) > 1 else length, len(chain)
-
-    def slack_share(self, zero: list[rot.Vec], one: list[rot.Vec], level: float) -> float | None:
-        """Where the slack of the unreached effectors' chains (at ``level``) runs out between the
-        poses ``zero`` and ``one``, if it shrinks linearly (``None`` if it does not shrink)."""
-        share = None
-        for e, g in self.goals.items():
-            if rot.dist(zero[e], g.position) <= self.tol:
-                continue
-            top, length, joints = self.chain_span(e, level, REACH_SLACK)  # (where a probe is solved: ``share``)
-            s0 = rot.dist(zero[top], g.position) - length
-            s1 = rot.dist(one[top], g.position) - length
-            if joints == 1 and s0 < 0.0:  # one bone reaches its length only: too near counts
-                s0, s1 = -s0, -s1
-            if s0 <= 0.0 or s1 >= s0:
-                return None  # (held off by limits, not by reach: no estimate)
-            share = max(share or 0.0, min(1.0, s0 / (s0 - s1)))
-        return share
 
     def tier(
         self,
@@ -242,22 +162,6 @@ class NaturalSolve(Swivelling):
                 continue
             self.solve_below(top, groups[top], pose, frames, max_it)
         return pose, frames
-
-    def beyond_first_level(self, pose: list[rot.Vec]) -> set[int]:
-        """The effectors whose targets lie beyond their chains' length at the first level but within
-        it at a stiffer one: their solve at the first level would be thrown away (a stiffer level's
-        share solves their chains again from the start), so it is left to that level."""
-        out: set[int] = set()
-        for e, g in self.goals.items():
-            top, length, _ = self.chain_span(e, self.levels[0])
-            if rot.dist(pose[top], g.position) <= length + self.tol:
-                continue
-            for level in self.levels[1:]:
-                top, length, _ = self.chain_span(e, level)
-                if rot.dist(pose[top], g.position) <= length + self.tol:
-                    out.add(e)
-                    break
-        return out
 
     def chain(self, e: int, free: Callable[[int], bool]) -> list[int]:
         """The joints that turn for effector ``e``: up from its parent while ``free``, to its reach joint."""
@@ -317,7 +221,7 @@ class NaturalSolve(Swivelling):
             bend = self.bend(e, fp, origin, pose, frames)
             if bend is not None:
                 local_pose, local_frames = self.swivel(
-                    sub, goals, weights, at, e, rot.rotate_inv(fp, bend), local_pose, local_frames
+                    sub, goals, weights, at, e, rot.rotate_inv(fp, bend), local_pose, local_frames, e in self.gradual
                 )
         if hinted:  # (a hint aims a foot's bone; its frame keeps the swing rule: no twist from it)
             sr = rig(sub)

@@ -36,6 +36,9 @@ SWIVEL_BENT = 0.1
 # Iterations the solve from a swivelled limb gets (it moved no target: if the limits let it stay,
 # a few settle it).
 SWIVEL_ITERATIONS = 6
+# A swivel turn moves the hinge at most this many times the distance of the farthest target from its
+# effector at the start of the solve: in a drag, the hinge comes round to its direction gradually.
+SWIVEL_RATE = 2.0
 # A swivel may leave an orientation target this far off (radians), or as far as it was.
 ORIENTATION_SLACK = 1e-3
 # A bone below a hinge's child that leaves it by less than this angle at rest (cosine of 45 deg)
@@ -53,6 +56,7 @@ class Swivelling:
     poles: dict[int, rot.Vec]
     swivels: dict[int, tuple[int, Swivel]]
     tol: float
+    step: float
     hinges: dict[int, int | None]
     limbs: dict[int, tuple[int, list[int], int] | None]
 
@@ -135,6 +139,7 @@ class Swivelling:
         bend: rot.Vec,
         pose: list[rot.Vec],
         frames: list[rot.Quat],
+        gradual: bool = False,
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """Turn ``e``'s limb (``limb``) about the line from its hinge's parent to the limb's end
         toward ``bend`` (local coordinates): a move that keeps the joint angles and leaves the
@@ -162,6 +167,8 @@ class Swivelling:
         # the turn fades in as the hinge leaves the line)
         aside = math.sqrt(max(0.0, rot.dot(v, v) - rot.dot(v, axis) ** 2))
         turn = angle * min(1.0, aside / (SWIVEL_BENT * self.reach_of(e)))
+        if gradual and e not in self.poles and abs(turn) * aside > SWIVEL_RATE * self.step:
+            turn = math.copysign(SWIVEL_RATE * self.step / aside, turn)  # (a drag's hinge turns gradually)
         if abs(turn) < MIN_SWIVEL:
             return pose, frames
         before = max(rot.dist(pose[k], g.position) for k, g in goals.items())

@@ -39,35 +39,63 @@ def test_chained_warm_drags_keep_the_body_and_the_placed_hand(sk, reaches) -> No
     assert warm["head cm p50"] <= 1.0 and warm["head cm p95"] <= 3.0
     assert warm["free hand cm p95"] <= 1.0
     assert warm["bad elbows %"] <= 2.0
-    # (the bar "no joint more than 3x the hand's step" is not met yet where a drag passes within a
-    # hand's breadth of the shoulder, or the arm's solve is stuck at a joint limit and must change
-    # its configuration: benchmarks/bench_naturalness.py prints it; the smooth drags below hold 2x)
-    assert max(ratios) < 20.0
+    # (the bar "no joint more than 3x the hand's step" is not met on every frame yet: where every
+    # level's pose jumps, the one that moves the least is kept, 3-6x on about one frame in 5,000;
+    # here the shoulder's shrug from the T-pose unwinds at 5x on one frame. Seed 5 below meets it;
+    # benchmarks/bench_naturalness.py prints it; the smooth drags below hold 2x)
+    assert max(ratios) < 6.0
 
 
-def test_an_arm_stuck_or_jumping_in_a_drag_moves_the_least(sk, monkeypatch) -> None:
+def seed_5_drags() -> tuple[int, float]:
+    """The chained drags of seed 5 (120 reaches, 3,952 frames): the frames where a joint moves
+    more than 3x the hand's step, and the largest ratio; every drag must still converge."""
+    sk = nt.humanoid()
+    tally, ratios = nt.chained_drags(nt.natural, sk, nt.arm_reaches(sk, seed=5, count=120))
+    assert tally.summary()["converged %"] >= 98.0
+    return sum(r > 3.0 for r in ratios), max(ratios)
+
+
+@pytest.fixture(scope="module")
+def seed_5() -> tuple[int, float]:
+    return seed_5_drags()
+
+
+def test_chained_drags_of_seed_5_move_no_joint_more_than_3x_the_hand(seed_5) -> None:
+    over, worst = seed_5
+    assert over == 0 and worst <= 3.0, seed_5
+
+
+def test_an_arm_stuck_or_jumping_in_a_drag_moves_the_least(seed_5, monkeypatch) -> None:
     """A chain that a stiffer level can lengthen, stuck short of its target in a drag or moving a
     joint more than RETRY_JUMP times the target's step, takes the least-motion steps' pose
     (``LimitedSolve.least_motion``) and is not re-solved from the rest pose beyond that bound:
-    the chained drags jump past 3x the hand's step in fewer frames, and by less, than without
-    either (each switched off in turn: the test can fail)."""
+    without either (each switched off in turn: the test can fail), seed 5's drags jump by more
+    than twice as far."""
     from fabrik3d.solver import natural
     from fabrik3d.solver.constrained import solve as constrained
 
-    reaches = nt.arm_reaches(sk, seed=5, count=120)
-    steps = constrained.LEAST_MOTION_STEPS
+    _, worst = seed_5
+    with monkeypatch.context() as m:
+        m.setattr(constrained, "LEAST_MOTION_STEPS", 0)  # (a limb slides along a limit)
+        assert seed_5_drags()[1] > 2.0 * worst
+    with monkeypatch.context() as m:
+        m.setattr(natural, "RETRY_JUMP", None)  # (retries from rest jump, and nothing bounds a level's pose)
+        assert seed_5_drags()[1] > 2.0 * worst
 
-    def drags(jump: float | None, least: int) -> tuple[int, float]:
-        monkeypatch.setattr(natural, "RETRY_JUMP", jump)
-        monkeypatch.setattr(constrained, "LEAST_MOTION_STEPS", least)
-        tally, ratios = nt.chained_drags(nt.natural, sk, reaches)
-        assert tally.summary()["converged %"] >= 98.0
-        return sum(r > 3.0 for r in ratios), max(ratios)
 
-    over, worst = drags(3.0, steps)
-    assert over <= 3 and worst < 4.0, (over, worst)
-    assert drags(3.0, 0)[1] > 2.0 * worst  # (without the least motion: a limb slides along a limit)
-    assert drags(None, steps)[0] > over  # (unbounded: retries from rest jump)
+def test_a_drag_that_would_jump_brings_in_a_stiffer_level_and_swivels_the_elbow_gradually(seed_5, monkeypatch) -> None:
+    """A level's pose that moves a joint more than RETRY_JUMP times the hand's step counts as a
+    jump: a stiffer level joins (the least share that reaches without one), and an arm's swivel
+    turns its elbow at most SWIVEL_RATE times the step per frame. Each switched off in turn (the
+    test can fail), seed 5's drags jump past 3x."""
+    from fabrik3d.solver import levels, swivel
+
+    with monkeypatch.context() as m:
+        m.setattr(levels.StiffLevels, "jumps", lambda self, pose: False)
+        assert seed_5_drags()[0] > 0
+    with monkeypatch.context() as m:
+        m.setattr(swivel, "SWIVEL_RATE", float("inf"))
+        assert seed_5_drags()[0] > 0
 
 
 def test_the_plain_full_body_chain_bends_the_body_for_the_same_reaches(sk, reaches) -> None:

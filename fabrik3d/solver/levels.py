@@ -1,0 +1,188 @@
+"""How a stiffer level joins a natural solve (``fabrik3d.solver.natural``): the least share of its turn.
+
+``StiffLevels`` is a part of ``fabrik3d.solver.natural.NaturalSolve``. When the freer joints leave a
+target unreached, or reach it only by a jump (a joint moving more than ``far`` from where it was at
+the start of the solve: ``RETRY_JUMP`` times the farthest target's distance from its effector), the
+next level's joints are freed: the whole level is solved, and then the share of their turn (from the
+relaxed pose) is bisected, the least share with which the freer joints reach without a jump.
+Positions are ``(x, y, z)`` and frames ``(x, y, z, w)`` tuples (``fabrik3d.rotations``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fabrik3d import rotations as rot
+from fabrik3d.model.targets import Goal
+from fabrik3d.solver.rig import Rig
+from fabrik3d.solver.subtree import forward, local
+
+# Probes of the share of a stiffer level's turn (a first guess, then halvings).
+BISECTIONS = 4
+# A probe of a share of a stiffer level's turn that leaves an unreached target within this share of
+# its chain's length from the end of the chain's reach pulls the chain nearly straight, where the
+# solve converges slowly: it gets STRAINED_ITERATIONS at most (if they do not reach, a larger share
+# is probed). The first probe aims at that margin.
+REACH_SLACK = 0.02
+STRAINED_ITERATIONS = 10
+# Any other probe gets this many at most: one that crawls toward its target (the limits fight the
+# reach) counts as not reaching, and a larger share is probed.
+PROBE_ITERATIONS = 20
+
+
+class StiffLevels:
+    """The share steps of a natural solve (its ``r``, ``goals``, ``tol``, ``stiffness``, ``levels``,
+    the start's pose and frames, ``far``, ``deferred``, and its ``chain``, ``tier``, ``reached``
+    and ``shortfall``)."""
+
+    r: Rig
+    goals: dict[int, Goal]
+    tol: float
+    stiffness: list[float]
+    levels: list[float]
+    start_pose: list[rot.Vec]
+    start_frames: list[rot.Quat]
+    far: float
+    deferred: set[int]
+
+    def chain(self, e: int, free: Callable[[int], bool]) -> list[int]:
+        raise NotImplementedError
+
+    def tier(
+        self,
+        pose: list[rot.Vec],
+        frames: list[rot.Quat],
+        level: float,
+        within: set[int] | None = None,
+        max_it: int | None = None,
+        skip: set[int] | None = None,
+        only: set[int] | None = None,
+    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        raise NotImplementedError
+
+    def reached(self, pose: list[rot.Vec], frames: list[rot.Quat] | None = None) -> bool:
+        raise NotImplementedError
+
+    def shortfall(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[float, float]:
+        raise NotImplementedError
+
+    def share(
+        self, pose: list[rot.Vec], frames: list[rot.Quat], below: float, level: float
+    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        """The least share of level ``level``'s turn with which the joints up to ``below`` reach.
+
+        The share is bisected; the first probe is where the reach's slack (the distance from each
+        unreached effector's chain top to its target, beyond the chain's length) runs out if it
+        shrinks linearly with the share. Only the chains below the freed joints are solved again.
+        """
+        r = self.r
+        freed = [j for j in r.order[1:] if below < self.stiffness[j] <= level]
+        # (the whole level solved warm: the stiff joints of its chains as they started, the others
+        # relaxed, so that a drag's pose stays continuous from frame to frame)
+        on_chains = {j for e in self.goals for j in self.chain(e, lambda j: self.stiffness[j] <= level)}
+        below_freed = {k for j in freed if j in on_chains for k in r.subtree(j)}
+        warm = {k: local(r, self.start_frames, k) for k in below_freed}
+        full_pose, full_frames = self.tier(*forward(r, pose, frames, warm), level, below_freed)
+        if not self.reached(full_pose, full_frames):
+            if self.deferred:  # (the chains left to a stiffer level run straight at their targets)
+                pose, frames = self.tier(pose, frames, self.levels[0], only=self.deferred)
+                self.deferred = set()
+            if self.within_length(pose, level):  # (stuck from the last frame's pose: again, the freed joints relaxed)
+                again = self.tier(pose, frames, level, below_freed)
+                full_pose, full_frames = min(((full_pose, full_frames), again), key=lambda pf: self.shortfall(*pf))
+            if not self.reached(full_pose, full_frames):
+                return min(((pose, frames), (full_pose, full_frames)), key=lambda pf: self.shortfall(*pf))
+        self.deferred = set()  # (the full level reached: it solved them)
+        before = {j: local(r, frames, j) for j in freed}
+        after = {j: local(r, full_frames, j) for j in freed}
+
+        def at(t: float) -> tuple[list[rot.Vec], list[rot.Quat]] | None:
+            """The pose with share ``t`` of the turn (``None``: a target lies beyond its chain's
+            length from the chain's top there, so that no solve reaches it). A probe that would
+            pull a chain nearly straight (``REACH_SLACK``) gets ``STRAINED_ITERATIONS`` at most,
+            any other ``PROBE_ITERATIONS``."""
+            turned = forward(r, full_pose, full_frames, {j: rot.slerp(before[j], after[j], t) for j in freed})
+            if not self.within_length(turned[0], below):
+                return None
+            strained = not self.within_length(turned[0], below, REACH_SLACK)
+            # (the freer joints start as the full level left them: continuous from frame to frame)
+            return self.tier(*turned, below, below_freed, STRAINED_ITERATIONS if strained else PROBE_ITERATIONS)
+
+        best = (full_pose, full_frames)
+        # (every pose that reaches, for the one that moves the least if each jumps)
+        reaching = [best, (pose, frames)] if self.reached(pose, frames) else [best]
+        lo, hi = 0.0, 1.0
+        probe = self.slack_share(pose, forward(r, pose, frames, after)[0], below)
+        for _ in range(BISECTIONS):
+            mid = probe if probe is not None and lo < probe < hi else 0.5 * (lo + hi)
+            probe = None
+            candidate = at(mid)
+            if candidate is not None and self.reached(*candidate):
+                reaching.append(candidate)
+                if not self.jumps(candidate[0]):
+                    hi, best = mid, candidate
+                    continue
+            lo = mid
+        return best if not self.jumps(best[0]) else min(reaching, key=lambda pf: self.moved(pf[0]))
+
+    def moved(self, pose: list[rot.Vec]) -> float:
+        """The largest distance of a joint of ``pose`` from where it was at the start."""
+        return max(rot.dist(p, q) for p, q in zip(self.start_pose, pose))
+
+    def jumps(self, pose: list[rot.Vec]) -> bool:
+        """Whether a joint of ``pose`` lies further from where it was at the start than ``far``."""
+        return self.moved(pose) > self.far
+
+    def within_length(self, pose: list[rot.Vec], level: float, slack: float = 0.0) -> bool:
+        """Whether every unreached target lies within its chain's length (at ``level``), less the
+        share ``slack`` of it (``chain_span``), of the chain's top: if not, no solve at this level
+        can reach it (with ``slack``: without straining the chain straight)."""
+        for e, g in self.goals.items():
+            if rot.dist(pose[e], g.position) <= self.tol:
+                continue
+            top, length, _ = self.chain_span(e, level, slack)
+            if rot.dist(pose[top], g.position) > length + self.tol:
+                return False
+        return True
+
+    def chain_span(self, e: int, level: float, slack: float = 0.0) -> tuple[int, float, int]:
+        """Effector ``e``'s chain at ``level``: its top joint, its length from the top to ``e``
+        (scene units) less the share ``slack`` of it (a chain of one bone reaches its length only,
+        and gets none) and its number of joints."""
+        chain = self.chain(e, lambda j: self.stiffness[j] <= level)
+        top = chain[-1] if chain else e
+        length = sum(self.r.lengths[j] for j in [e, *chain[:-1]])
+        return top, (1.0 - slack) * length if len(chain) > 1 else length, len(chain)
+
+    def slack_share(self, zero: list[rot.Vec], one: list[rot.Vec], level: float) -> float | None:
+        """Where the slack of the unreached effectors' chains (at ``level``) runs out between the
+        poses ``zero`` and ``one``, if it shrinks linearly (``None`` if it does not shrink)."""
+        share = None
+        for e, g in self.goals.items():
+            if rot.dist(zero[e], g.position) <= self.tol:
+                continue
+            top, length, joints = self.chain_span(e, level, REACH_SLACK)  # (where a probe is solved: ``share``)
+            s0 = rot.dist(zero[top], g.position) - length
+            s1 = rot.dist(one[top], g.position) - length
+            if joints == 1 and s0 < 0.0:  # one bone reaches its length only: too near counts
+                s0, s1 = -s0, -s1
+            if s0 <= 0.0 or s1 >= s0:
+                return None  # (held off by limits, not by reach: no estimate)
+            share = max(share or 0.0, min(1.0, s0 / (s0 - s1)))
+        return share
+
+    def beyond_first_level(self, pose: list[rot.Vec]) -> set[int]:
+        """The effectors whose targets lie beyond their chains' length at the first level but within
+        it at a stiffer one: their solve at the first level would be thrown away (a stiffer level's
+        share solves their chains again from the start), so it is left to that level."""
+        out: set[int] = set()
+        for e, g in self.goals.items():
+            top, length, _ = self.chain_span(e, self.levels[0])
+            if rot.dist(pose[top], g.position) <= length + self.tol:
+                continue
+            for level in self.levels[1:]:
+                top, length, _ = self.chain_span(e, level)
+                if rot.dist(pose[top], g.position) <= length + self.tol:
+                    out.add(e)
+                    break
+        return out
