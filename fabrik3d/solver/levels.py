@@ -2,7 +2,7 @@
 
 ``StiffLevels`` is a part of ``fabrik3d.solver.natural.NaturalSolve``. When the freer joints leave a
 target unreached, or reach it only by a jump (a joint moving more than ``far`` from where it was at
-the start of the solve: ``RETRY_JUMP`` times the farthest target's distance from its effector), the
+the start of the solve: ``fabrik3d.solver.natural.RETRY_JUMP`` times the target's step), the
 next level's joints are freed: the whole level is solved, and then the share of their turn (from the
 relaxed pose) is bisected, the least share with which the freer joints reach without a jump.
 Positions are ``(x, y, z)`` and frames ``(x, y, z, w)`` tuples (``fabrik3d.rotations``).
@@ -45,26 +45,11 @@ class StiffLevels:
     far: float
     deferred: set[int]
 
-    def chain(self, e: int, free: Callable[[int], bool]) -> list[int]:
-        raise NotImplementedError
-
-    def tier(
-        self,
-        pose: list[rot.Vec],
-        frames: list[rot.Quat],
-        level: float,
-        within: set[int] | None = None,
-        max_it: int | None = None,
-        skip: set[int] | None = None,
-        only: set[int] | None = None,
-    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
-        raise NotImplementedError
-
-    def reached(self, pose: list[rot.Vec], frames: list[rot.Quat] | None = None) -> bool:
-        raise NotImplementedError
-
-    def shortfall(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[float, float]:
-        raise NotImplementedError
+    # (the natural solve's own, ``fabrik3d.solver.natural.NaturalSolve``)
+    chain: Callable[[int, Callable[[int], bool]], list[int]]
+    tier: Callable[..., tuple[list[rot.Vec], list[rot.Quat]]]
+    reached: Callable[..., bool]
+    shortfall: Callable[[list[rot.Vec], list[rot.Quat]], tuple[float, float]]
 
     def share(
         self, pose: list[rot.Vec], frames: list[rot.Quat], below: float, level: float
