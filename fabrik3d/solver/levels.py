@@ -54,9 +54,11 @@ class StiffLevels:
     def share(
         self, pose: list[rot.Vec], frames: list[rot.Quat], below: float, level: float
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
-        """The least share of level ``level``'s turn with which the joints up to ``below`` reach.
+        """The least share of level ``level``'s turn with which the joints up to ``below`` reach
+        without a jump (``jumps``); if every pose that reaches jumps, the one that moves the least.
 
-        The share is bisected; the first probe is where the reach's slack (the distance from each
+        The whole level is solved from the last frame's pose (again from this one's if that does not
+        reach); then the share is bisected; the first probe is where the reach's slack (the distance from each
         unreached effector's chain top to its target, beyond the chain's length) runs out if it
         shrinks linearly with the share. Only the chains below the freed joints are solved again.
         """
@@ -72,7 +74,7 @@ class StiffLevels:
             if self.deferred:  # (the chains left to a stiffer level run straight at their targets)
                 pose, frames = self.tier(pose, frames, self.levels[0], only=self.deferred)
                 self.deferred = set()
-            if self.within_length(pose, level):  # (stuck from the last frame's pose: again, the freed joints relaxed)
+            if self.within_length(pose, level):  # (stuck from the last frame's pose: again, relaxed)
                 again = self.tier(pose, frames, level, below_freed)
                 full_pose, full_frames = min(((full_pose, full_frames), again), key=lambda pf: self.shortfall(*pf))
             if not self.reached(full_pose, full_frames):
