@@ -50,12 +50,14 @@ class StiffLevels:
     tier: Callable[..., tuple[list[rot.Vec], list[rot.Quat]]]
     reached: Callable[..., bool]
     shortfall: Callable[[list[rot.Vec], list[rot.Quat]], tuple[float, float]]
+    unswivelled: Callable[[Callable[[], tuple[list[rot.Vec], list[rot.Quat]]]], tuple[list[rot.Vec], list[rot.Quat]]]
 
     def share(
         self, pose: list[rot.Vec], frames: list[rot.Quat], below: float, level: float
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """The least share of level ``level``'s turn with which the joints up to ``below`` reach
-        without a jump (``jumps``); if every pose that reaches jumps, the one that moves the least.
+        without a jump (``jumps``); if every pose that reaches jumps, the one that moves the least (the
+        whole level solved once more without swivelling its limbs among them).
 
         The whole level is solved from the last frame's pose (again from this one's if that does not
         reach); then the share is bisected; the first probe is where the reach's slack (the distance from each
@@ -110,7 +112,12 @@ class StiffLevels:
                     hi, best = mid, candidate
                     continue
             lo = mid
-        return best if not self.jumps(best[0]) else min(reaching, key=lambda pf: self.moved(pf[0]))
+        if self.jumps(best[0]):  # (every pose jumps: the whole level again from the last frame's, unswivelled)
+            still = self.unswivelled(lambda: self.tier(*forward(r, pose, frames, warm), level, below_freed))
+            if self.reached(*still):
+                reaching.append(still)
+            return min(reaching, key=lambda pf: self.moved(pf[0]))
+        return best
 
     def moved(self, pose: list[rot.Vec]) -> float:
         """The largest distance of a joint of ``pose`` from where it was at the start."""

@@ -27,7 +27,8 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
    target; the turn is kept when the joint limits let the targets stay reached. A limb that
    falls short of its target runs straight at it and is not swivelled. An arm's swivel (a limb
    whose chain a stiffer level lengthens) is gradual: its hinge moves at most ``SWIVEL_RATE``
-   times the target's step per solve, so a drag brings the elbow round without a jump.
+   times the target's step per solve, so a drag brings the elbow round without a jump; where a
+   level's pose jumps, it is solved once more unswivelled, kept if that does not jump.
 
 Positions are ``(x, y, z)`` and frames ``(x, y, z, w)`` tuples (``fabrik3d.rotations``).
 """
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from fabrik3d import rotations as rot
 from fabrik3d.model.posing import Posing
@@ -64,6 +65,7 @@ RETRY_JUMP = 3.0
 ORIENTATION_REACHED = 0.0175
 
 Solver = Callable[..., Any]
+T = TypeVar("T")
 
 
 class NaturalSolve(StiffLevels, Swivelling):
@@ -97,6 +99,7 @@ class NaturalSolve(StiffLevels, Swivelling):
         self.gradual = {
             e for e in goals if self.chain(e, lambda j: self.stiffness[j] <= self.levels[0])[-1:] != [self.stop[e]]
         }
+        self.swivelling = True  # (off: the limbs keep the side their solve left them on)
         self.iterations = 0
         # (top, effectors) -> the parent's frame and position, and the targets, of its last solve
         self.done: dict[tuple[int, tuple[int, ...]], Any] = {}
@@ -123,9 +126,13 @@ class NaturalSolve(StiffLevels, Swivelling):
             math.inf if RETRY_JUMP is None or self.poles else RETRY_JUMP * max(self.step - 2.0 * tol, 0.5 * self.step)
         )
         stiff = {j: local(r, reference, j) for j in r.order[1:] if self.stiffness[j] > 0.0}
-        pose, frames = forward(r, pose, frames, stiff)
-        self.deferred = self.beyond_first_level(pose)
-        pose, frames = self.tier(pose, frames, self.levels[0], skip=self.deferred)
+        relaxed = forward(r, pose, frames, stiff)
+        self.deferred = self.beyond_first_level(relaxed[0])
+        pose, frames = self.tier(*relaxed, self.levels[0], skip=self.deferred)
+        if self.reached(pose, frames) and self.jumps(pose):  # (a jump the swivel made: the limb unswivelled)
+            still = self.unswivelled(lambda: self.tier(*relaxed, self.levels[0], skip=self.deferred))
+            if self.reached(*still) and not self.jumps(still[0]):
+                pose, frames = still
         for below, level in zip(self.levels, self.levels[1:]):
             if self.reached(pose, frames) and not self.jumps(pose):
                 break
@@ -174,6 +181,14 @@ class NaturalSolve(StiffLevels, Swivelling):
             j = self.r.parents[j]
         return out
 
+    def unswivelled(self, solve: Callable[[], T]) -> T:
+        """``solve()`` with no limb swivelled."""
+        self.swivelling = False
+        try:
+            return solve()
+        finally:
+            self.swivelling = True
+
     def solve_below(
         self, top: int, effectors: list[int], pose: list[rot.Vec], frames: list[rot.Quat], max_it: int | None = None
     ) -> None:
@@ -218,7 +233,7 @@ class NaturalSolve(StiffLevels, Swivelling):
         for e in effectors:
             if rot.dist(local_pose[at[e]], goals[at[e]].position) > self.tol:
                 continue  # (a limb that falls short runs straight at its target: no swivel to choose)
-            bend = self.bend(e, fp, origin, pose, frames)
+            bend = self.bend(e, fp, origin, pose, frames) if self.swivelling else None
             if bend is not None:
                 local_pose, local_frames = self.swivel(
                     sub, goals, weights, at, e, rot.rotate_inv(fp, bend), local_pose, local_frames, e in self.gradual
