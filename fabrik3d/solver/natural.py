@@ -129,7 +129,7 @@ class NaturalSolve(StiffLevels, Swivelling):
         relaxed = forward(r, pose, frames, stiff)
         self.deferred = self.beyond_first_level(relaxed[0])
         pose, frames = self.tier(*relaxed, self.levels[0], skip=self.deferred)
-        if self.reached(pose, frames) and self.jumps(pose):  # (a jump the swivel made: the limb unswivelled)
+        if self.reached(pose, frames) and self.jumps(pose):  # (a jump: once more, no limb swivelled)
             still = self.unswivelled(lambda: self.tier(*relaxed, self.levels[0], skip=self.deferred))
             if self.reached(*still) and not self.jumps(still[0]):
                 pose, frames = still

@@ -146,7 +146,9 @@ class Swivelling:
         limb's end and everything else where it is; kept if the limits let every target stay
         reached and the solve from it ends nearer the bend (shares of the turn are tried, largest
         first: after one whose turn stood at least as far as the next would turn, no more; after one
-        the limits gave back, only those whose half turn is within what stood of it)."""
+        the limits gave back, only those whose half turn is within what stood of it). ``gradual``
+        (an arm, not poled): the turn moves the hinge at most ``SWIVEL_RATE`` times ``step``, the
+        farthest target's distance from its effector at the start of the solve (scene units)."""
         got = self.limb(e)
         if got is None or got[0] not in at or got[2] not in at:
             return pose, frames
