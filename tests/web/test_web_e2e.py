@@ -78,6 +78,16 @@ def wait_for_error(page, text: str, timeout: float = 15.0) -> str:
 def test_the_page_loads_and_shows_a_rendered_frame(app) -> None:
     page = app
     wh.wait_until(page, "window.fabrikView.images > 0")  # (the view's canvas shows its images)
+    # (the panel may still settle the layout as the page loads: the server renders the new size in turn)
+    fills = """() => { const c = document.querySelector('#view3d canvas.fabrik-image');
+        const r = document.querySelector('#view3d').getBoundingClientRect();
+        return c.width >= 0.9 * r.width && c.height >= 0.9 * r.height; }"""
+    from playwright.sync_api import TimeoutError as PageTimeout
+
+    try:
+        wh.wait_until(page, fills)
+    except PageTimeout:
+        pass  # (the assertion below says by how much it falls short)
     size = page.evaluate(
         "() => { const c = document.querySelector('#view3d canvas.fabrik-image'); return [c.width, c.height]; }"
     )
