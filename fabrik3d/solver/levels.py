@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from fabrik3d import rotations as rot
 from fabrik3d.model.targets import Goal
+from fabrik3d.solver.constrained.solve import LimitedSolve
 from fabrik3d.solver.rig import Rig
 from fabrik3d.solver.subtree import forward, local
 
@@ -121,7 +122,7 @@ class StiffLevels:
 
     def moved(self, pose: list[rot.Vec]) -> float:
         """The largest distance of a joint of ``pose`` from where it was at the start."""
-        return max(rot.dist(p, q) for p, q in zip(self.start_pose, pose))
+        return LimitedSolve.moved(self.start_pose, pose)
 
     def jumps(self, pose: list[rot.Vec]) -> bool:
         """Whether a joint of ``pose`` lies further from where it was at the start than ``far``."""

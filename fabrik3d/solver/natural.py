@@ -95,9 +95,12 @@ class NaturalSolve(StiffLevels, Swivelling):
             for e in goals
             if names[e] in posing.swivel
         }
-        # (the effectors whose first level's chains a stiffer level lengthens: their swivel is gradual)
+        # (the unpoled effectors whose first level's chains a stiffer level lengthens: their swivel is gradual)
+        first = self.levels[0]
         self.gradual = {
-            e for e in goals if self.chain(e, lambda j: self.stiffness[j] <= self.levels[0])[-1:] != [self.stop[e]]
+            e
+            for e in goals
+            if e not in poles and self.chain(e, lambda j: self.stiffness[j] <= first)[-1:] != [self.stop[e]]
         }
         self.swivelling = True  # (off: the limbs keep the side their solve left them on)
         self.iterations = 0

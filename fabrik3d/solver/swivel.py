@@ -169,7 +169,7 @@ class Swivelling:
         # the turn fades in as the hinge leaves the line)
         aside = math.sqrt(max(0.0, rot.dot(v, v) - rot.dot(v, axis) ** 2))
         turn = angle * min(1.0, aside / (SWIVEL_BENT * self.reach_of(e)))
-        if gradual and e not in self.poles and abs(turn) * aside > SWIVEL_RATE * self.step:
+        if gradual and abs(turn) * aside > SWIVEL_RATE * self.step:
             turn = math.copysign(SWIVEL_RATE * self.step / aside, turn)  # (a drag's hinge turns gradually)
         if abs(turn) < MIN_SWIVEL:
             return pose, frames
