@@ -1,7 +1,8 @@
 """Turning a joint with the mouse: Alt + click a joint in the 3D view chooses it (the "Turn a joint"
 section shows it), Alt + drag turns it about the line of sight, by the angle the mouse sweeps around
-the joint on the screen (counted from where it first leaves the joint), within its limits
-(``fabrik3d_web.turning``); the whole drag is one undo step.
+the joint on the screen (counted from where it first leaves the joint), within its own limits
+(``fabrik3d_web.turning``); the root too (the whole skeleton turns about it; without Alt its handle
+moves it). The whole drag is one undo step.
 
 ``JointDrag`` is a part of ``fabrik3d_web.app.WebApp``. It observes the render window interactor
 ahead of the camera style and the handle widgets (a higher priority) and takes a left-button press
@@ -58,12 +59,10 @@ class JointDrag:
         }
 
     def joint_at(self, x: float, y: float) -> str | None:
-        """The joint (not the root) nearest to render-window pixel ``(x, y)`` within ``PICK_PX``, or None."""
+        """The joint (the root too) nearest to render-window pixel ``(x, y)`` within ``PICK_PX``, or None."""
         c, best, name = self.controller, PICK_PX, None
         sk = c.scene.skeleton
         for j, point in enumerate(c.result.positions):
-            if j == sk.root:
-                continue
             sx, sy = self.display_point(point)
             d = math.hypot(sx - x, sy - y)
             if d <= best:

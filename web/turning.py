@@ -2,11 +2,13 @@
 
 ``Turning`` is a part of ``fabrik3d_web.controller.Controller``. The user chooses a joint and sets
 its turn from the rest pose as Euler angles in degrees (X, then Y about the bone, then Z, about the
-joint's rest axes: Blender's XYZ pose-bone rotation); the joint turns within its limits and the
-joints below follow. Targets and poles of the effectors below it are carried with the turn, so
-they stay where their effectors went; the turned pose becomes the pose the user built, which stiff
-joints relax toward in later drags (so a turned spine stays turned). One undo step per turn (a
-slider's drag is one step: ``begin_drag`` and ``end_drag``).
+joint's rest axes: Blender's XYZ pose-bone rotation); the joint turns within its own limits, the
+joints below follow it rigidly and nothing else moves (``fabrik3d.solver.fk.turn_joint``; the root
+turns the whole skeleton about itself). The angles shown are then the turn actually applied (the
+limit's stop where the user asked beyond it). Targets and poles of the effectors below it are
+carried with the turn, so they stay where their effectors went; the turned pose becomes the pose
+the user built, which stiff joints relax toward in later drags (so a turned spine stays turned).
+One undo step per turn (a slider's drag is one step: ``begin_drag`` and ``end_drag``).
 """
 
 from __future__ import annotations
@@ -47,15 +49,14 @@ class Turning:
         return [round(a, 3) + 0.0 for a in rot.euler_xyz(tuple(turn.tolist()))]  # (+ 0.0: no -0.0)
 
     def turnable_joints(self) -> list[str]:
-        """The joints the user can turn: every joint but the root."""
-        sk = self.scene.skeleton
-        return [n for j, n in enumerate(sk.names) if j != sk.root]
+        """The joints the user can turn: every joint, the root too."""
+        return list(self.scene.skeleton.names)
 
     def turn(self, name: Any, angles: Any, *, undoable: bool = True) -> None:
         """Turn joint ``name`` to Euler ``angles`` ``[x, y, z]`` (degrees, each in [-360, 360])."""
         sk = self.scene.skeleton
         if not isinstance(name, str) or name not in self.turnable_joints():
-            raise ValueError(f"turn: {str(name)[:60]!r} is not a joint that turns (every joint but the root)")
+            raise ValueError(f"turn: {str(name)[:60]!r} is not a joint that turns (a joint of the skeleton)")
         try:
             xyz = checks.vec(angles, "angles")
         except ValueError:
@@ -66,13 +67,14 @@ class Turning:
         old_p, old_q = self.result.positions, self.result.rotations
         positions, rotations = turn_joint(skeleton, old_p, old_q, name, rot.from_euler_xyz(xyz))
         j = sk.index(name)
-        below = {sk.names[k] for k in rig(sk).subtree(j)}
-        # (the world turn of the joint's frame carries the goals of the effectors below it)
+        below = {sk.names[k] for k in rig(sk).subtree(j)}  # (the root's: every effector)
+        # (the world turn of the joint's frame about the joint, which stays, carries the goals of the
+        # effectors below it)
         carry = rot.mul(tuple(rotations[j].tolist()), rot.conj(tuple(old_q[j].tolist())))  # type: ignore[arg-type]
         pivot = old_p[j]
 
         def carried(point: np.ndarray) -> np.ndarray:
-            return positions[j] + np.array(rot.rotate(carry, tuple((point - pivot).tolist())))  # type: ignore[arg-type]
+            return pivot + np.array(rot.rotate(carry, tuple((point - pivot).tolist())))  # type: ignore[arg-type]
 
         targets = {k: carried(v) if k in below else v for k, v in self.targets.items()}
         poles = {k: carried(v) if k in below else v for k, v in self.poles.items()}

@@ -2,8 +2,9 @@
 by clicking it in the view) and turn it with three sliders or typed angles (``fabrik3d_web.turning``).
 
 ``TurningActions`` is a part of ``fabrik3d_web.app.WebApp``; ``section`` declares the layout. State:
-``selected_joint`` (the page may set it), ``turnable_joints`` and ``joint_angles`` (``[x, y, z]``
-degrees of the selected joint; the server's).
+``selected_joint`` (the page may set it), ``turnable_joints`` (every joint, the root too) and
+``joint_angles`` (``[x, y, z]`` degrees of the selected joint's turn as applied, read back from the pose:
+after a turn beyond its limits, the stop; the server's).
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def section(app: Any) -> None:
     """The joint to turn and its three angles (sliders from -180 to 180 degrees, and typed values)."""
     html.Div(
         "Choose a joint (or Alt + click it in the view; Alt + drag around it turns it) and turn it: X and Z "
-        "bend it, Y twists it about its bone, from its rest pose, within its limits; the joints below follow.",
+        "bend it, Y twists it about its bone, from its rest pose, within its own limits (the angles then show "
+        "what it took); the joints below follow, nothing else moves (the root turns the whole body).",
         classes="text-caption text-medium-emphasis mt-n2",
     )
     v3.VSelect(

@@ -1,6 +1,7 @@
-"""End to end, turning a joint (issue 18, item 1): choose a joint, type its angles or drag a slider; the limb
-below follows, the joints above stay, the limits hold, one undo step per slider drag. The real
-``fabrik3d serve`` and Debian's headless chromium."""
+"""End to end, turning a joint (issue 18, item 1; issue 29, item 4): choose a joint (the root too), type its
+angles or drag a slider; the limb below follows, the joints above stay, the joint's own limits hold and the
+panel shows the turn applied, one undo step per slider drag. The real ``fabrik3d serve`` and Debian's
+headless chromium."""
 
 from __future__ import annotations
 
@@ -32,19 +33,26 @@ def test_typed_angles_turn_the_joint_within_its_limits_and_the_limb_follows(page
     rest = pose(page)
     choose(page, "elbow_l")
     field = page.locator("#turn-angle-x")
-    field.fill("-170")  # beyond the elbow's hinge range (-150..0)
+    field.fill("170")  # beyond the elbow's range (X from 0 to about 150)
     field.press("Enter")
     field.blur()
     wh.wait_until(page, "() => Math.abs(window.trame.state.get('joint_angles')[0]) > 100")
     got = pose(page)
     hand, elbow, shoulder = (BODY.index(n) for n in ("hand_l", "elbow_l", "shoulder_l"))
     assert np.linalg.norm(got[hand] - rest[hand]) > 0.1  # the forearm turned
-    np.testing.assert_allclose(got[[elbow, shoulder]], rest[[elbow, shoulder]], atol=1e-9)  # the joints above stayed
+    np.testing.assert_array_equal(got[[elbow, shoulder]], rest[[elbow, shoulder]])  # the joints above stayed
     start = fabrik3d.solve(BODY, {})
-    expected, _ = turn_joint(BODY, start.positions, start.rotations, "elbow_l", rot.from_euler_xyz((-170, 0, 0)))
+    expected, _ = turn_joint(BODY, start.positions, start.rotations, "elbow_l", rot.from_euler_xyz((170, 0, 0)))
     np.testing.assert_allclose(got, expected, atol=1e-5)
-    # the hinge's limit held: the nearest bend it allows, 150 degrees
-    assert abs(wh.get_state(page, "joint_angles")[0]) == pytest.approx(150.0, abs=2.0)
+    # the hinge's limit held: the panel shows the stop it went to, 150 degrees
+    assert wh.get_state(page, "joint_angles")[0] == pytest.approx(150.0, abs=1.0)
+    # bent the wrong way from there: the straight stop, shown in the field
+    field.fill("-40")
+    field.press("Enter")
+    field.blur()
+    wh.wait_until(page, "() => Math.abs(window.trame.state.get('joint_angles')[0]) < 1e-6")
+    assert field.input_value() == "0.0"
+    wh.trigger(page, "undo")
     wh.trigger(page, "undo")
     wh.wait_until(page, "() => window.trame.state.get('joint_angles')[0] === 0")
     np.testing.assert_allclose(pose(page), rest, atol=1e-9)
@@ -70,7 +78,7 @@ def test_a_bad_angle_is_named_and_changes_nothing(page) -> None:
     rest = pose(page)
     wh.trigger(page, "turn_joint", ["elbow_l", [0, "x", 0]])
     wh.wait_until(page, "() => window.trame.state.get('error_message').includes('turn elbow_l')")
-    wh.trigger(page, "turn_joint", ["pelvis", [0, 0, 0]])
+    wh.trigger(page, "turn_joint", ["pelvic", [0, 0, 0]])
     wh.wait_until(page, "() => window.trame.state.get('error_message').includes('not a joint that turns')")
     np.testing.assert_allclose(pose(page), rest, atol=1e-12)
 
@@ -100,4 +108,20 @@ def test_alt_click_chooses_a_joint_and_alt_drag_turns_it_in_one_undo_step(page) 
     np.testing.assert_allclose(got[[shoulder, chest]], rest[[shoulder, chest]], atol=1e-9)
     wh.trigger(page, "undo")
     wh.wait_until(page, "() => Math.abs(window.trame.state.get('joint_angles')[2]) < 1e-6")
+    np.testing.assert_allclose(pose(page), rest, atol=1e-9)
+
+
+def test_the_root_is_offered_and_turns_the_whole_body(page) -> None:
+    rest = pose(page)
+    assert "pelvis" in wh.get_state(page, "turnable_joints")
+    choose(page, "pelvis")
+    wh.trigger(page, "turn_joint", ["pelvis", [0, 90, 0]])
+    wh.wait_until(page, "() => Math.abs(window.trame.state.get('joint_angles')[1] - 90) < 1e-3")
+    got = pose(page)
+    pelvis = BODY.index("pelvis")
+    np.testing.assert_array_equal(got[pelvis], rest[pelvis])
+    gaps = np.linalg.norm(rest[:, None] - rest[None], axis=2)
+    np.testing.assert_allclose(np.linalg.norm(got[:, None] - got[None], axis=2), gaps, atol=1e-9)
+    wh.trigger(page, "undo")
+    wh.wait_until(page, "() => Math.abs(window.trame.state.get('joint_angles')[1]) < 1e-6")
     np.testing.assert_allclose(pose(page), rest, atol=1e-9)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import missing_tool
 from fabrik3d_web.controller import Controller
 
 
@@ -43,7 +44,7 @@ def test_a_turned_stiff_joint_stays_turned_when_a_hand_is_dragged_after() -> Non
 @pytest.mark.parametrize(
     ("name", "angles", "message"),
     [
-        ("pelvis", [0, 0, 0], "not a joint that turns"),
+        ("pelvic", [0, 0, 0], "not a joint that turns"),
         ("elbow_l", [0, 0], "expected three angles"),
         ("elbow_l", [0, float("nan"), 0], "expected three angles"),
         ("elbow_l", [0, 400, 0], "within ±360 degrees"),
@@ -56,3 +57,45 @@ def test_bad_turns_change_nothing(name, angles, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         c.turn(name, angles)
     assert c.result is before and not c.undo_stack
+
+
+def test_the_root_turns_the_whole_body_its_goals_with_it() -> None:
+    c = Controller()
+    sk = c.scene.skeleton
+    c.move_target("hand_l", [0.45, 1.15, 0.3])
+    assert "pelvis" in c.turnable_joints()
+    before = c.result.positions.copy()
+    c.turn("pelvis", [0, 90, 0])
+    assert c.joint_angles("pelvis") == pytest.approx([0.0, 90.0, 0.0], abs=1e-6)
+    pelvis = sk.index("pelvis")
+    np.testing.assert_array_equal(c.result.positions[pelvis], before[pelvis])
+    gaps = np.linalg.norm(before[:, None] - before[None], axis=2)
+    np.testing.assert_allclose(
+        np.linalg.norm(c.result.positions[:, None] - c.result.positions[None], axis=2), gaps, atol=1e-12
+    )
+    np.testing.assert_allclose(c.targets["hand_l"], c.result.positions[sk.index("hand_l")], atol=1e-3)
+    c.undo()
+    np.testing.assert_array_equal(c.result.positions, before)
+
+
+def test_the_angles_shown_are_the_turn_applied() -> None:
+    """In the app (no browser): a turn beyond the limits shows the stop it went to."""
+    try:
+        from fabrik3d_web.app import WebApp
+        from trame.app import get_server
+    except ImportError as exc:  # the web extra is missing
+        missing_tool(f"the web extra is not installed ({exc})")
+
+    app = WebApp(server=get_server("fabrik3d-test-turning", client_type="vue3"))
+    app.state.ready()
+    app.state.selected_joint = "elbow_l"
+    app.state.flush()
+    app.turn_joint("elbow_l", [60, 0, 0])
+    assert app.state.joint_angles[0] == pytest.approx(60.0, abs=1.0)
+    app.turn_joint("elbow_l", [-40, 0, 0])  # straighter than straight: the stop, from the bent side
+    assert app.state.joint_angles == pytest.approx([0.0, 0.0, 0.0], abs=1e-6)
+    app.turn_joint("elbow_l", [170, 0, 0])  # beyond the far stop
+    assert app.state.joint_angles[0] == pytest.approx(150.0, abs=1.0)
+    app.turn_joint("neck", [0, 30, 0])
+    assert app.controller.joint_angles("neck") == pytest.approx([0.0, 30.0, 0.0], abs=1e-6)
+    assert "pelvis" in app.state.turnable_joints

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from fabrik3d import rotations as rot
 from fabrik3d.rotations import add as _add
 from fabrik3d.rotations import sub as _sub
-from fabrik3d.solver.limits import clamp_angle
+from fabrik3d.solver.limits import clamp_angle, limit_motion
 
 if TYPE_CHECKING:
     from fabrik3d.model.targets import Goal
@@ -340,13 +340,6 @@ class ReachingPasses:
         if lim.swing is None and lim.twist is None:
             return frame
 
-        d0 = r.rest_dir[j]
         motion = rot.mul(rot.mul(rot.conj(fp), frame), rot.conj(r.rest_local[j]))
-        tau = rot.twist_angle(motion, d0)
-        d = rot.rotate(motion, d0)
-        if lim.swing is not None:
-            d = lim.swing.project(d, None)
-        if lim.twist is not None:
-            tau = clamp_angle(tau, *lim.twist)
-        motion = rot.mul(rot.swing(d0, d, r.rest_x[j]), rot.axis_angle(d0, tau))
+        motion = limit_motion(lim, r.rest_dir[j], r.rest_x[j], motion)
         return rot.mul(fp, rot.mul(motion, r.rest_local[j]))
