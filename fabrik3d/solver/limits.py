@@ -239,6 +239,25 @@ def bind(skeleton: Skeleton, rest_local: Sequence[rot.Quat]) -> list[JointLimits
     return limits
 
 
+class _BoundLock(SwingLimit):
+    """A joint held still: its bone keeps one direction (``fabrik3d.solver.rig.Rig.locked``)."""
+
+    def __init__(self, direction: rot.Vec) -> None:
+        self.d = direction
+
+    def project(self, d: rot.Vec, previous: rot.Vec | None) -> rot.Vec:
+        return self.d
+
+
+def held(local: rot.Quat, rest_local: rot.Quat, lim: JointLimits) -> JointLimits:
+    """The limits that hold a joint at the rotation ``local`` relative to its parent's frame (its
+    bone's direction and its twist about the rest bone, as ``limit_frame`` splits them), where its
+    rest rotation is ``rest_local``; a rigid joint stays rigid."""
+    rest_dir = rot.rotate(rest_local, rot.Y_AXIS)
+    tau = rot.twist_angle(rot.mul(local, rot.conj(rest_local)), rest_dir)
+    return JointLimits(_BoundLock(rot.rotate(local, rot.Y_AXIS)), (tau, tau), lim.rigid)
+
+
 def limit_motion(
     lim: JointLimits, rest_dir: rot.Vec, rest_x: rot.Vec, motion: rot.Quat, previous: rot.Vec | None = None
 ) -> rot.Quat:

@@ -7,9 +7,12 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
    not need goes back to the pose the user built, so drags do not pile up.
 2. **Tiers.** Stiffness levels from the freest up. At a level, each targeted effector's chain
    runs up from its parent through the joints no stiffer than the level, to its reach joint at
-   most; the chain's top joint keeps its position and its parent's frame, and the subtree below
-   it is solved as a skeleton of its own in that parent's frame (``sub_skeleton``). Chains with
-   the same top are solved together, the tops nearest the root first.
+   most; stiffer joints below the chain's first free one are held (a stiff wrist keeps its bend
+   from the forearm while the arm reaches: locked at its rotation, ``Rig.locked``, relaxing toward
+   the reference by at most ``HOLD_RATE`` times the step a solve). The chain's top joint keeps its
+   position and its parent's frame, and the subtree below it is solved as a skeleton of its own
+   in that parent's frame (``sub_skeleton``). Chains with the same top are solved together, the
+   tops nearest the root first.
 3. **Only as much as needed** (``fabrik3d.solver.levels``). When a level leaves a target
    unreached, or reaches it only by a jump (a joint moving more than ``RETRY_JUMP`` times the
    target's step from where it was: the drag's last pose), the next level's joints are freed: the
@@ -60,6 +63,10 @@ HINT_ITERATIONS = 12
 # its effector at the start (its step in a drag) counts as a jump: a stiffer level joins (``far``;
 # not with poles, which the user drags to turn a limb at once).
 RETRY_JUMP = 3.0
+# A held joint (a wrist: ``NaturalSolve.held``) relaxes toward the pose the user built by at most the
+# turn that moves its effector this many times the farthest target's distance from its effector (its
+# step in a drag) per solve, so that the arm need not jump to make up for it.
+HOLD_RATE = 1.0
 # An orientation target counts as reached within this angle (radians, 1 deg) when the levels choose
 # whether a stiffer one must join.
 ORIENTATION_REACHED = 0.0175
@@ -102,6 +109,11 @@ class NaturalSolve(StiffLevels, Swivelling):
             for e in goals
             if e not in poles and self.chain(e, lambda j: self.stiffness[j] <= first)[-1:] != [self.stop[e]]
         }
+        # (the stiff joints of the first level's chains below their free joints, each with its effector:
+        # held as they are while the freer joints reach, ``held``)
+        self.holding = {
+            j: e for e in goals for j in self.held(self.chain(e, lambda j: self.stiffness[j] <= first), first)
+        }
         self.swivelling = True  # (off: the limbs keep the side their solve left them on)
         self.iterations = 0
         # (top, effectors) -> the parent's frame and position, and the targets, of its last solve
@@ -109,6 +121,7 @@ class NaturalSolve(StiffLevels, Swivelling):
         self.hinges: dict[int, int | None] = {}
         self.limbs: dict[int, tuple[int, list[int], int] | None] = {}
         self.deferred: set[int] = set()  # (effectors whose chains the first level left unsolved)
+        self.sub_rig: Rig = r  # (the rig of the subtree being solved, its held joints locked: ``solve_below``)
 
     # -- the steps ---------------------------------------------------------------------------
     def run(
@@ -129,6 +142,10 @@ class NaturalSolve(StiffLevels, Swivelling):
             math.inf if RETRY_JUMP is None or self.poles else RETRY_JUMP * max(self.step - 2.0 * tol, 0.5 * self.step)
         )
         stiff = {j: local(r, reference, j) for j in r.order[1:] if self.stiffness[j] > 0.0}
+        for j, e in self.holding.items():  # (a held joint relaxes gradually: its effector moves at most the step)
+            now, rate = local(r, frames, j), HOLD_RATE * self.step / max(rot.dist(pose[j], pose[e]), tol)
+            angle = rot.angle_between(now, stiff[j])
+            stiff[j] = stiff[j] if angle <= rate else rot.slerp(now, stiff[j], rate / angle)
         relaxed = forward(r, pose, frames, stiff)
         self.deferred = self.beyond_first_level(relaxed[0])
         pose, frames = self.tier(*relaxed, self.levels[0], skip=self.deferred)
@@ -162,27 +179,39 @@ class NaturalSolve(StiffLevels, Swivelling):
         iterations at most, if given); not the chains whose effectors are all in ``skip``, and
         with ``only``, only those whose effectors are all in it."""
         groups: dict[int, list[int]] = {}
+        held: dict[int, set[int]] = {}
         for e in self.goals:
             chain = self.chain(e, lambda j: self.stiffness[j] <= level)
             if chain and (within is None or not within.isdisjoint(chain)):
                 groups.setdefault(chain[-1], []).append(e)
+                held.setdefault(chain[-1], set()).update(self.held(chain, level))
         pose, frames = list(pose), list(frames)
         for top in sorted(groups, key=self.r.position_in_order):
             if (skip and skip.issuperset(groups[top])) or (only is not None and not only.issuperset(groups[top])):
                 continue
-            self.solve_below(top, groups[top], pose, frames, max_it)
+            self.solve_below(top, groups[top], pose, frames, max_it, held[top])
         return pose, frames
 
     def chain(self, e: int, free: Callable[[int], bool]) -> list[int]:
-        """The joints that turn for effector ``e``: up from its parent while ``free``, to its reach joint."""
+        """The joints of effector ``e``'s chain: up from its parent, to its reach joint at most, through
+        the joints that are ``free`` and, below the first of them, those that are not (held: a wrist
+        keeps its bend while the arm reaches, ``held``); empty if none is free."""
         out: list[int] = []
-        j = self.r.parents[e]
-        while j >= 0 and free(j):
+        j, turns = self.r.parents[e], False
+        while j >= 0:
+            if free(j):
+                turns = True
+            elif turns:
+                break
             out.append(j)
             if j == self.stop[e]:
                 break
             j = self.r.parents[j]
-        return out
+        return out if turns else []
+
+    def held(self, chain: list[int], level: float) -> list[int]:
+        """The joints of ``chain`` stiffer than ``level``: held as they are while the others turn."""
+        return [j for j in chain if self.stiffness[j] > level]
 
     def unswivelled(self, solve: Callable[[], T]) -> T:
         """``solve()`` with no limb swivelled."""
@@ -193,19 +222,28 @@ class NaturalSolve(StiffLevels, Swivelling):
             self.swivelling = True
 
     def solve_below(
-        self, top: int, effectors: list[int], pose: list[rot.Vec], frames: list[rot.Quat], max_it: int | None = None
+        self,
+        top: int,
+        effectors: list[int],
+        pose: list[rot.Vec],
+        frames: list[rot.Quat],
+        max_it: int | None = None,
+        held: set[int] | None = None,
     ) -> None:
         """Solve the subtree of ``top`` for ``effectors`` in its parent's frame (in ``max_it``
-        iterations at most, if given), then swivel; in place. A subtree solved before for the
-        same effectors, whose parent has not moved since, is left."""
+        iterations at most, if given), the joints ``held`` kept at their rotations relative to their
+        parents, then swivel; in place. A subtree solved before for the same effectors, whose
+        parent and held joints have not moved since, is left."""
         r = self.r
         p = r.parents[top]
         fp, origin = (rot.IDENTITY, (0.0, 0.0, 0.0)) if p < 0 else (frames[p], pose[p])
         key = (top, tuple(effectors))
-        if self.done.get(key) == (fp, origin, tuple(pose[e] for e in effectors)):
+        locks = {j: local(r, frames, j) for j in sorted(held or ())}
+        if self.done.get(key) == (fp, origin, tuple(pose[e] for e in effectors), locks):
             return
         sub, idx = sub_skeleton(self.sk, r, top)
         at = {j: k for k, j in enumerate(idx)}
+        self.sub_rig = rig(sub).locked({at[j]: q for j, q in locks.items()})
         # (the pose and its frames in the parent's frame: within the limits, as every pose here is,
         # so the constrained solve starts from them as they are, without projecting them again)
         start = [rot.rotate_inv(fp, _sub(pose[j], origin)) for j in idx]
@@ -242,14 +280,14 @@ class NaturalSolve(StiffLevels, Swivelling):
                     sub, goals, weights, at, e, rot.rotate_inv(fp, bend), local_pose, local_frames, e in self.gradual
                 )
         if hinted:  # (a hint aims a foot's bone; its frame keeps the swing rule: no twist from it)
-            sr = rig(sub)
+            sr = self.sub_rig
             local_frames = list(local_frames)
             for k in hinted:
                 local_frames[k] = rot.mul(local_frames[sr.parents[k]], sr.rest_local[k])
         for k, j in enumerate(idx):
             pose[j] = _add(origin, rot.rotate(fp, local_pose[k]))
             frames[j] = rot.mul(fp, local_frames[k])
-        self.done[key] = (fp, origin, tuple(pose[e] for e in effectors))
+        self.done[key] = (fp, origin, tuple(pose[e] for e in effectors), locks)
 
     def run_sub(
         self,
@@ -263,8 +301,9 @@ class NaturalSolve(StiffLevels, Swivelling):
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """The plain solve of a subtree's skeleton from ``start`` (its bone lengths kept), or from
         ``start`` with its frames ``start_frames`` as they are (a pose within the limits with the
-        bone lengths: the natural solve's own poses are); ``jump``: ``LimitedSolve.run``'s."""
-        sr = rig(sub)
+        bone lengths: the natural solve's own poses are), on the rig ``solve_below`` made for it
+        (its held joints locked); ``jump``: ``LimitedSolve.run``'s."""
+        sr = self.sub_rig
         if start_frames is None:
             xs, ys, zs = (list(v) for v in zip(*start))
             start = sr.bone_pose(xs, ys, zs)

@@ -3,6 +3,7 @@ of a pose (the swing rule of ``fabrik3d.model.frames``)."""
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from itertools import chain
@@ -17,6 +18,8 @@ from fabrik3d.solver import limits
 
 # Plans kept per rig (``Rig.cached``).
 MAX_PLANS = 64
+# Rigs with held joints kept per rig (``Rig.locked``).
+MAX_LOCKED = 8
 
 
 class Rig:
@@ -42,14 +45,7 @@ class Rig:
         self.children = [list(skeleton.children(j)) for j in range(len(r0))]
         # rolls[j]: a ball joint with a Twist limit above a hinge (an upper arm, a thigh): its frame
         # turns about its bone so that the hinge can bend toward its target (``roll_for_hinge``).
-        self.rolls = [
-            lim.twist is not None
-            and lim.swing is not None
-            and not lim.rigid
-            and self.first_child[j] >= 0
-            and isinstance(self.limits[self.first_child[j]].swing, limits._BoundHinge)
-            for j, lim in enumerate(self.limits)
-        ]
+        self.rolls = self._rolls()
         self.lengths = skeleton.bone_lengths.tolist()
         # offset[c]: rest offset of joint c from its parent, in the parent's rest frame.
         rest = skeleton.rest_positions.tolist()
@@ -84,6 +80,37 @@ class Rig:
         xs, ys, zs = (list(v) for v in zip(*self.rest_rows))
         self.rest_start: tuple[rot.Vec, ...] = tuple(self.bone_pose(xs, ys, zs))
         self.plans: dict[Any, Any] = {}
+
+    def _rolls(self) -> list[bool]:
+        return [
+            lim.twist is not None
+            and lim.swing is not None
+            and not lim.rigid
+            and self.first_child[j] >= 0
+            and isinstance(self.limits[self.first_child[j]].swing, limits._BoundHinge)
+            for j, lim in enumerate(self.limits)
+        ]
+
+    def locked(self, locals_: dict[int, rot.Quat]) -> Rig:
+        """This rig with the joints of ``locals_`` held at those rotations relative to their parents'
+        frames (``limits.held``: a solve on it turns the joints above them, and carries the joints
+        below them rigidly). Kept on this rig, a few at a time (``MAX_LOCKED``)."""
+        if not locals_:
+            return self
+        made: dict[Any, Rig] = self.cached(("locked",), dict)
+        key = tuple(sorted(locals_.items()))
+        out = made.get(key)
+        if out is None:
+            if len(made) >= MAX_LOCKED:
+                made.clear()
+            out = copy.copy(self)
+            out.limits = list(self.limits)
+            for j, q in locals_.items():
+                out.limits[j] = limits.held(q, self.rest_local[j], self.limits[j])
+            out.rolls = out._rolls()
+            out.plans = {}
+            made[key] = out
+        return out
 
     def cached(self, key: Any, make: Callable[[], Any]) -> Any:
         """The plan stored under ``key`` in ``plans``, made by ``make()`` the first time. Plans

@@ -1,0 +1,117 @@
+"""Held joints (issue 29 item 1, the mechanism): a stiff joint below its chain's free joints (a wrist
+under the elbow and shoulder) keeps its rotation from its parent while the freer joints reach, turns
+only when they cannot, and relaxes toward the reference pose gradually (fabrik3d.solver.natural)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import fabrik3d
+from fabrik3d import Posing
+from fabrik3d import rotations as rot
+from fabrik3d.solver import natural
+from fabrik3d.solver.fk import joint_turn, turn_joint
+from fabrik3d.solver.rig import rig
+from fabrik3d.solver.subtree import local
+
+BODY = fabrik3d.presets.get("humanoid")
+REST = fabrik3d.solve(BODY, {})
+P = BODY.posing
+HELD = BODY.with_posing(Posing({**P.stiffness, "wrist_l": 0.3, "wrist_r": 0.3}, P.reach, P.swivel))
+
+
+def arm_length(side: str) -> float:
+    return float(sum(BODY.bone_lengths[BODY.index(f"{j}_{side}")] for j in ("elbow", "wrist", "hand")))
+
+
+def front_and_side_reaches(seed: int, count: int) -> list[tuple[str, np.ndarray]]:
+    """Hand targets 0.5-0.85 of the arm's length from the shoulder, in front of and beside the body."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(count):
+        side = "lr"[int(rng.integers(2))]
+        d = rng.normal(0, 1, 3)
+        d[2] = abs(d[2]) + 0.2
+        d[0] = abs(d[0]) * (1.0 if side == "l" else -1.0)
+        d /= np.linalg.norm(d)
+        shoulder = REST.positions[BODY.index(f"shoulder_{side}")]
+        out.append((f"hand_{side}", shoulder + rng.uniform(0.5, 0.85) * arm_length(side) * d))
+    return out
+
+
+def wrist_bend_deg(rotations: np.ndarray, side: str) -> float:
+    t = joint_turn(BODY, rotations, f"wrist_{side}")
+    return math.degrees(2.0 * math.acos(min(1.0, abs(float(t[3])))))
+
+
+def reaches_and_drags(sk: fabrik3d.Skeleton) -> tuple[list[float], list[bool], list[float]]:
+    """Wrist bends, reached (2 mm) and head moves over cold reaches and 10 cm drags from each."""
+    bends, reached, head = [], [], []
+    for k, (hand, t) in enumerate(front_and_side_reaches(3, 30)):
+        side = hand[-1]
+        d = np.random.default_rng(k).normal(0, 1, 3)
+        d /= np.linalg.norm(d)
+        r = fabrik3d.solve(sk, {hand: t})
+        for goal in [t, *(t + 0.1 * d * i / 10 for i in range(1, 11))]:
+            r = fabrik3d.solve(sk, {hand: goal}, positions=r.positions)
+        for res, end in ((fabrik3d.solve(sk, {hand: t}), t), (r, goal)):
+            bends.append(wrist_bend_deg(res.rotations, side))
+            reached.append(bool(np.linalg.norm(res.positions[BODY.index(hand)] - end) <= 2e-3))
+            head.append(float(np.linalg.norm(res.positions[BODY.index("head")] - REST.positions[BODY.index("head")])))
+    return bends, reached, head
+
+
+def test_a_held_wrist_keeps_its_bend_while_the_arm_reaches_in_front_and_beside() -> None:
+    bends, reached, head = reaches_and_drags(HELD)
+    assert np.median(bends) <= 3.0 and np.percentile(bends, 95) <= 10.0, (np.median(bends), np.percentile(bends, 95))
+    assert np.mean(reached) >= 0.98
+    assert np.percentile(head, 95) <= 0.03
+    # the same reaches with a free wrist bend it (the measure can fail)
+    free_bends, _, _ = reaches_and_drags(BODY)
+    assert np.median(free_bends) > 20.0
+
+
+def test_a_held_wrist_turns_where_the_arm_alone_cannot_reach() -> None:
+    shoulder = REST.positions[BODY.index("shoulder_l")]
+    target = shoulder + np.array([0.0, -0.05, 0.12])  # a hand near its own shoulder: the elbow folds fully
+    r = fabrik3d.solve(HELD, {"hand_l": target})
+    assert r.converged
+    assert wrist_bend_deg(r.rotations, "l") > 5.0
+
+
+def test_a_held_joint_keeps_its_rotation_from_its_parent_exactly() -> None:
+    # the wrist bent by hand first (FK), then the arm dragged: the wrist's bend stays as built
+    p, q = turn_joint(BODY, REST.positions, REST.rotations, "wrist_l", rot.from_euler_xyz((25.0, 0.0, 0.0)))
+    built = local(rig(BODY), [tuple(v) for v in q.tolist()], BODY.index("wrist_l"))
+    target = p[BODY.index("hand_l")] + np.array([-0.05, -0.1, 0.1])
+    r = fabrik3d.solve(HELD, {"hand_l": target}, positions=p, relax_to=p)
+    assert r.converged
+    now = local(rig(BODY), [tuple(v) for v in r.rotations.tolist()], BODY.index("wrist_l"))
+    assert math.degrees(rot.angle_between(now, built)) < 1e-6
+
+
+@pytest.mark.parametrize("rate", [0.5, 1.0])
+def test_a_held_joint_relaxes_toward_the_reference_at_most_its_rate(monkeypatch, rate: float) -> None:
+    monkeypatch.setattr(natural, "HOLD_RATE", rate)
+    p, q = turn_joint(BODY, REST.positions, REST.rotations, "wrist_l", rot.from_euler_xyz((30.0, 0.0, 0.0)))
+    hand, wrist = BODY.index("hand_l"), BODY.index("wrist_l")
+    target = p[hand] + np.array([0.0, 0.0, 0.01])  # a 1 cm step; the reference is the rest pose (straight)
+    r = fabrik3d.solve(HELD, {"hand_l": target}, positions=p)
+    before, after = wrist_bend_deg(q, "l"), wrist_bend_deg(r.rotations, "l")
+    allowed = math.degrees(rate * 0.01 / float(np.linalg.norm(p[hand] - p[wrist])))
+    assert r.converged
+    assert before - allowed - 1e-6 <= after < before - 0.5 * allowed
+
+
+def test_a_locked_rig_holds_its_joints_and_is_kept() -> None:
+    r = rig(BODY)
+    wrist = BODY.index("wrist_l")
+    bent = rot.mul(r.rest_local[wrist], rot.from_euler_xyz((20.0, 0.0, 10.0)))
+    held = r.locked({wrist: bent})
+    assert r.locked({wrist: bent}) is held and r.locked({}) is r
+    assert held.limits[wrist] is not r.limits[wrist] and held.limits[0] is r.limits[0]
+    d = held.limits[wrist].swing.project((0.0, 1.0, 0.0), None)
+    assert np.allclose(d, rot.rotate(bent, rot.Y_AXIS))
