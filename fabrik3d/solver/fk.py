@@ -145,7 +145,7 @@ def turn_joint(
     p, q = _pose(skeleton, positions, rotations)
     wanted = tuple(unit_quaternion(turn, "turn").tolist())
     frames: list[rot.Quat] = [tuple(v) for v in q.tolist()]  # type: ignore[misc]
-    applied = _clamped(r, j, wanted, _turn_of(r, frames, j))  # type: ignore[arg-type]
+    applied = _clamped(r, j, wanted, None)  # (a typed value past a stop goes to the nearer stop)
     parent = r.parents[j]
     fp = frames[parent] if parent >= 0 else rot.IDENTITY
     frame = rot.normalize_quat(rot.mul(fp, rot.mul(r.rest_local[j], applied)))

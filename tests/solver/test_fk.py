@@ -123,20 +123,20 @@ def test_a_small_bend_within_the_limits_is_kept(name: str, hand) -> None:
     assert math.degrees(rot.angle_between(tuple(joint_turn(BODY, q, name)), turn)) < 0.75
 
 
-def test_the_elbow_goes_to_the_stop_it_meets_first_and_moves_nothing_above() -> None:
+def test_the_elbow_goes_to_the_nearer_stop_and_moves_nothing_above() -> None:
     start = fabrik3d.solve(BODY, {"hand_l": (0.3, 1.2, 0.4)})
     shoulder = joint_turn(BODY, start.rotations, "shoulder_l")
     _, q = check_turn(BODY, start, "elbow_l", rot.from_euler_xyz((170.0, 0.0, 0.0)))
     assert np.array_equal(joint_turn(BODY, q, "shoulder_l"), shoulder)
     assert euler(BODY, q, "elbow_l")[0] == pytest.approx(150.0, abs=1.0)  # the far end of its range
-    # from the rest pose (straight), a bend the wrong way stops straight: the stop met first
-    for x in (-40.0, -170.0):
-        _, q = check_turn(BODY, REST, "elbow_l", rot.from_euler_xyz((x, 0.0, 0.0)))
+    # a bend the wrong way stops straight, from straight, bent or folded alike (the nearer stop)
+    for x0 in (0.0, 100.0, 150.0):
+        bent = Pose(*turn_joint(BODY, REST.positions, REST.rotations, "elbow_l", rot.from_euler_xyz((x0, 0, 0))))
+        _, q = check_turn(BODY, bent, "elbow_l", rot.from_euler_xyz((-40.0, 0.0, 0.0)))
         np.testing.assert_allclose(euler(BODY, q, "elbow_l"), 0.0, atol=1e-6)
-    # from a bent elbow, the same: the stop on the way from its bend
-    bent = Pose(*turn_joint(BODY, REST.positions, REST.rotations, "elbow_l", rot.from_euler_xyz((100, 0, 0))))
-    _, q = check_turn(BODY, bent, "elbow_l", rot.from_euler_xyz((-40.0, 0.0, 0.0)))
-    np.testing.assert_allclose(euler(BODY, q, "elbow_l"), 0.0, atol=1e-6)
+    # past the fold, nearer to it than to straight: folded
+    _, q = check_turn(BODY, REST, "elbow_l", rot.from_euler_xyz((-170.0, 0.0, 0.0)))
+    assert euler(BODY, q, "elbow_l")[0] == pytest.approx(150.0, abs=1.0)
 
 
 def test_twists_within_the_limits_are_kept() -> None:
