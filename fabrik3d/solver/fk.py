@@ -59,7 +59,7 @@ def _turn_of(r: Rig, frames: list[rot.Quat], j: int) -> rot.Quat:
     return _canonical(rot.normalize_quat(rot.mul(rot.conj(r.rest_local[j]), local(r, frames, j))))
 
 
-def _clamped(r: Rig, j: int, turn: rot.Quat, current: rot.Quat | None) -> rot.Quat:
+def _clamped(r: Rig, j: int, turn: rot.Quat) -> rot.Quat:
     """``turn`` of joint ``j`` within the joint's own limits (``limited_turn``)."""
     lim = r.limits[j]
     swing = lim.swing if r.first_child[j] >= 0 else None  # (a leaf has no bone to swing)
@@ -69,9 +69,8 @@ def _clamped(r: Rig, j: int, turn: rot.Quat, current: rot.Quat | None) -> rot.Qu
     if swing is None and twist is None:
         return turn
     l0 = r.rest_local[j]
-    previous = None if current is None else rot.rotate(rot.mul(l0, current), rot.Y_AXIS)
     motion = rot.mul(rot.mul(l0, turn), rot.conj(l0))  # the turn in the parent's frame
-    motion = limit_motion(JointLimits(swing, twist), r.rest_dir[j], r.rest_x[j], motion, previous)
+    motion = limit_motion(JointLimits(swing, twist), r.rest_dir[j], r.rest_x[j], motion)
     return rot.normalize_quat(rot.mul(rot.mul(rot.conj(l0), motion), l0))
 
 
@@ -86,14 +85,14 @@ def joint_turn(skeleton: Skeleton, rotations: Any, joint: str) -> np.ndarray:
     return np.array(_turn_of(r, [tuple(v) for v in q.tolist()], j))  # type: ignore[misc]
 
 
-def limited_turn(skeleton: Skeleton, joint: str, turn: Any, current: Any = None) -> np.ndarray:
+def limited_turn(skeleton: Skeleton, joint: str, turn: Any) -> np.ndarray:
     """The ``(4,)`` turn (x, y, z, w; module docstring) that ``turn_joint`` applies to ``joint`` for
     ``turn``: the nearest the joint's own limits allow (``fabrik3d.solver.limits.limit_motion``).
 
     The turn splits into a swing of the joint's bone away from its rest direction and a twist about
     the rest direction. A swing limit (``Cone``, ``EllipticalCone``, ``Hinge``) projects the bone's
-    direction (a hinge keeps it in its plane; beyond its range it goes to the stop first met from
-    the bone's ``current`` direction, or without ``current`` the nearer stop); a ``Twist`` clamps
+    direction (a hinge keeps it in its plane; beyond its range it goes to the nearer stop, as a
+    typed value past a stop asks); a ``Twist`` clamps
     the twist, and a ``Hinge`` without a ``Twist`` holds the twist at 0. A leaf has no bone: its
     turn is its frame's (an effector's orientation), only its ``Twist`` bounds it. A ``Rigid`` joint
     is clamped by the swing and twist limits it has; a joint without limits keeps any turn, exactly.
@@ -102,7 +101,6 @@ def limited_turn(skeleton: Skeleton, joint: str, turn: Any, current: Any = None)
         skeleton: the skeleton.
         joint: a joint's name (the root's too).
         turn: ``(4,)`` the wanted turn, a unit quaternion.
-        current: ``(4,)`` the joint's turn now (``joint_turn``), or None.
 
     Returns:
         ``(4,)`` the turn within the joint's limits, ``w >= 0`` (``turn`` itself, its sign so set, where
@@ -115,8 +113,7 @@ def limited_turn(skeleton: Skeleton, joint: str, turn: Any, current: Any = None)
     r = rig(check_skeleton(skeleton))
     j = _joint(skeleton, joint)
     q = tuple(unit_quaternion(turn, "turn").tolist())
-    now = None if current is None else tuple(unit_quaternion(current, "current").tolist())
-    return np.array(_canonical(_clamped(r, j, q, now)))  # type: ignore[arg-type]
+    return np.array(_canonical(_clamped(r, j, q)))  # type: ignore[arg-type]
 
 
 def turn_joint(
@@ -145,7 +142,7 @@ def turn_joint(
     p, q = _pose(skeleton, positions, rotations)
     wanted = tuple(unit_quaternion(turn, "turn").tolist())
     frames: list[rot.Quat] = [tuple(v) for v in q.tolist()]  # type: ignore[misc]
-    applied = _clamped(r, j, wanted, None)  # (a typed value past a stop goes to the nearer stop)
+    applied = _clamped(r, j, wanted)  # type: ignore[arg-type]
     parent = r.parents[j]
     fp = frames[parent] if parent >= 0 else rot.IDENTITY
     frame = rot.normalize_quat(rot.mul(fp, rot.mul(r.rest_local[j], applied)))

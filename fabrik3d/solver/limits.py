@@ -258,9 +258,7 @@ def held(local: rot.Quat, rest_local: rot.Quat, lim: JointLimits) -> JointLimits
     return JointLimits(_BoundLock(rot.rotate(local, rot.Y_AXIS)), (tau, tau), lim.rigid)
 
 
-def limit_motion(
-    lim: JointLimits, rest_dir: rot.Vec, rest_x: rot.Vec, motion: rot.Quat, previous: rot.Vec | None = None
-) -> rot.Quat:
+def limit_motion(lim: JointLimits, rest_dir: rot.Vec, rest_x: rot.Vec, motion: rot.Quat) -> rot.Quat:
     """A joint's ``motion`` with its swing and twist limits applied: the one per-joint clamp of the
     solver's rigid frames (``ReachingPasses.limit_frame``) and of forward kinematics
     (``fabrik3d.solver.fk.limited_turn``).
@@ -269,16 +267,16 @@ def limit_motion(
     parent's frame: ``L · L0⁻¹``, with ``L`` its frame relative to its parent's and ``L0`` the same
     at rest (for the root, its world frame and rest frame). It splits into a swing of the rest bone
     direction ``rest_dir`` (a unit vector in the parent's frame, ``L0·Y``) onto ``d = motion·rest_dir``
-    and a twist ``τ`` (radians) about ``rest_dir``; ``lim.swing`` projects ``d`` (``previous``: the
-    bone's last allowed direction, which keeps a hinge from flipping to its far stop) and
-    ``lim.twist`` clamps ``τ``. Returns ``swing(rest_dir, d) · twist(rest_dir, τ)``; a bone ending
-    opposite ``rest_dir`` swings a half turn about ``rest_x`` (``L0·X``). ``fabrik3d.batch``'s
-    ``BatchPasses.limit_frame`` writes these operations out: keep the two the same.
+    and a twist ``τ`` (radians) about ``rest_dir``; ``lim.swing`` projects ``d`` (a hinge past its
+    range: to the nearer stop) and ``lim.twist`` clamps ``τ``. Returns ``swing(rest_dir, d) ·
+    twist(rest_dir, τ)``; a bone ending opposite ``rest_dir`` swings a half turn about ``rest_x``
+    (``L0·X``). ``fabrik3d.batch``'s ``BatchPasses.limit_frame`` writes these operations out: keep
+    the two the same.
     """
     tau = rot.twist_angle(motion, rest_dir)
     d = rot.rotate(motion, rest_dir)
     if lim.swing is not None:
-        d = lim.swing.project(d, previous)
+        d = lim.swing.project(d, None)
     if lim.twist is not None:
         tau = clamp_angle(tau, *lim.twist)
     return rot.mul(rot.swing(rest_dir, d, rest_x), rot.axis_angle(rest_dir, tau))
