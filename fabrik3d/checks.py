@@ -142,3 +142,24 @@ def settings(tolerance: Any, max_iterations: Any) -> tuple[float, int]:
     if max_iterations < 1:
         raise ValueError(f"max_iterations: must be >= 1, got {max_iterations}")
     return tol, int(max_iterations)
+
+
+# How far from unit length a pose's frame may be (a frame read back from a file or the page).
+FRAME_TOLERANCE = 1e-3
+
+
+def frames(value: Any, n: int, name: str) -> np.ndarray:
+    """``(n, 4)`` unit quaternions (x, y, z, w), a pose's world frames (a copy), normalised; each
+    within ``FRAME_TOLERANCE`` of unit length."""
+    try:
+        arr = real_array(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name}: expected an ({n}, 4) array of quaternions (x, y, z, w)") from None
+    if arr.shape != (n, 4) or not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: expected ({n}, 4) finite quaternions, got shape {arr.shape}")
+    length = np.sqrt(np.einsum("ij,ij->i", arr, arr))
+    bad = np.flatnonzero(~(np.abs(length - 1.0) <= FRAME_TOLERANCE))
+    if len(bad):
+        raise ValueError(f"{name}[{bad[0]}]: not a unit quaternion (length {length[bad[0]]:.6g})")
+    # (frames unit to within rounding are kept as they are: a pose passed back comes back bit for bit)
+    return np.where(np.abs(length - 1.0)[:, None] > 1e-12, arr / length[:, None], arr)

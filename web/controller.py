@@ -331,8 +331,12 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Characte
         root: np.ndarray | None,
         poles: dict[str, np.ndarray],
         start: np.ndarray | None,
+        start_rotations: np.ndarray | None = None,
     ) -> fabrik3d.SolveResult:
+        """Solve from the pose ``start`` (its frames ``start_rotations``: its turns about the bones
+        kept), stiff joints relaxing toward the pose the user built."""
         skeleton = self.scene.skeleton if self.limits else self._free
+        built = self.built
         t0 = time.perf_counter()
         result = fabrik3d.solve(
             skeleton,
@@ -343,7 +347,9 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Characte
             weights=self.scene.weights,
             tolerance=self.tolerance,
             max_iterations=self.max_iterations,
-            relax_to=self.built,
+            relax_to=None if built is None else built.positions,
+            rotations=start_rotations,
+            relax_rotations=None if built is None else built.rotations,
         )
         self.solve_ms = (time.perf_counter() - t0) * 1e3
         if not (np.all(np.isfinite(result.positions)) and np.all(np.isfinite(result.rotations))):
@@ -362,7 +368,10 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Characte
         targets = self.targets if targets is None else targets
         root = self.root_target if root is _KEEP else root
         poles = self.poles if poles is None else poles
-        result = self._solve(targets, root, poles, self.result.positions if start is None else start)
+        if start is None:
+            result = self._solve(targets, root, poles, self.result.positions, self.result.rotations)
+        else:
+            result = self._solve(targets, root, poles, start)
         if undoable:
             self._push_undo()
         self.targets, self.root_target, self.poles, self.result = targets, root, poles, result

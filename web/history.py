@@ -34,7 +34,7 @@ class Snapshot:
     free: fabrik3d.Skeleton  # the scene's skeleton without its limits
     animation: Animation
     frame: int
-    built: np.ndarray | None = None  # the pose built by turning joints (``fabrik3d_web.turning``)
+    built: fabrik3d.SolveResult | None = None  # the pose built by turning joints (``fabrik3d_web.turning``)
     character: Any = None  # the character whose skeleton the scene is (``fabrik3d_web.characters``)
 
 
@@ -49,7 +49,7 @@ class History:
     result: fabrik3d.SolveResult
     animation: Animation
     frame: int
-    built: np.ndarray | None
+    built: fabrik3d.SolveResult | None
     character: Any
     _free: fabrik3d.Skeleton
     undo_stack: list[Snapshot]

@@ -2,7 +2,8 @@
 
 ``Timeline`` is a part of ``fabrik3d_web.controller.Controller``. The keys are a
 ``fabrik3d.model.keys.Animation``; a key holds the targets, root target and poles the user has set
-at the current frame. Going to a frame shows the pose baked there (``fabrik3d.io.bake.bake``:
+at the current frame, and the pose on screen (joints turned by hand and turns about the bones
+included: at the key it comes back as it was). Going to a frame shows the pose baked there (``fabrik3d.io.bake.bake``:
 frame by frame from the range's first frame, each from the one before, as ``fabrik3d bake``
 does), so the pose on screen at a frame is the pose the exported animation has there. Baked
 frames are kept until the keys or the solver settings change. Key edits are undo steps; going to
@@ -43,6 +44,7 @@ class Timeline:
     tolerance: float
     max_iterations: int
     _free: fabrik3d.Skeleton
+    built: fabrik3d.SolveResult | None  # (the Turning part's)
     animation_glb: Any  # (the Characters part's)
 
     # (``_push_undo`` is the History part's, ``_record_frame`` the Recording part's)
@@ -59,9 +61,9 @@ class Timeline:
 
     # -- what the user does -------------------------------------------------------------------
     def set_key(self) -> None:
-        """Key the current frame: the targets, root target and poles as they are now (a key already
-        on this frame is replaced)."""
-        key = Key(self.frame, self.targets, self.root_target, self.poles)
+        """Key the current frame: the targets, root target and poles as they are now, and the pose
+        shown (a key already on this frame is replaced)."""
+        key = Key(self.frame, self.targets, self.root_target, self.poles, self.result)
         self._set_animation(self.animation.with_key(key))
 
     def delete_key(self, frame: Any = None) -> None:
@@ -106,6 +108,8 @@ class Timeline:
             self.root_target = None if goals.root_target is None else goals.root_target.position.copy()
             self.poles = {k: v.copy() for k, v in goals.poles.items()}
             self.result = result
+            if any(k.pose is not None for k in anim.keys):  # (later drags relax toward the pose shown)
+                self.built = result
             self._record_frame()
         self.frame = f
 

@@ -29,8 +29,9 @@ class Turning:
     """Choose a joint and turn it (see the module docstring).
 
     Attributes:
-        built: ``(n, 3)`` the pose the user built by turning joints (stiff joints relax toward it),
-            or None (the rest pose).
+        built: the pose the user built by turning joints (a ``SolveResult``: its positions and
+            frames; stiff joints relax toward it, turns about the bones included), or None (the
+            rest pose).
     """
 
     scene: Scene
@@ -40,7 +41,7 @@ class Turning:
     limits: bool
     tolerance: float
     _free: fabrik3d.Skeleton
-    built: np.ndarray | None = None
+    built: fabrik3d.SolveResult | None = None
     # (``_push_undo`` is the History part's, ``_record_frame`` the Recording part's)
 
     def joint_angles(self, name: str) -> list[float]:
@@ -95,6 +96,6 @@ class Turning:
         converged = all(e <= self.tolerance for e in errors.values())
         if undoable:
             self._push_undo()
-        self.result = fabrik3d.SolveResult(positions, rotations, 0, errors, converged)
-        self.targets, self.poles, self.built = targets, poles, positions
+        self.result = self.built = fabrik3d.SolveResult(positions, rotations, 0, errors, converged)
+        self.targets, self.poles = targets, poles
         self._record_frame()

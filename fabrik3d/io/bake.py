@@ -6,6 +6,11 @@ frame keyed). ``method="warm"`` solves the frames in order, each from the pose o
 before (so the poses run on continuously, as a drag does; a frame whose goals are the frame
 before's, a held key, keeps its pose); ``method="batch"`` solves all
 frames at once with ``solve_batch``, each from the same start pose.
+
+Where keys hold poses (``Key.pose``: what the user saw, turned joints and all), a frame on such a
+key is that pose as it was keyed, and every other frame is solved from the keyed poses' curve
+there (``Animation.poses``), relaxing toward it, with its frames (turns about the bones kept):
+the keys hold what the user saw, and the frames between follow them. Such keys bake ``"warm"``.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import numpy as np
 
 from fabrik3d.batch.solve import solve_batch
 from fabrik3d.io.take import Take
+from fabrik3d.model.key_poses import KeyPose
 from fabrik3d.model.keys import Animation, Goals, frame_number
 from fabrik3d.model.posing import Posing
 from fabrik3d.model.skeleton import Skeleton
@@ -35,13 +41,19 @@ def solve_goals(
     tolerance: float = 1e-3,
     max_iterations: int = 100,
     posing: Posing | None = None,
+    rotations: np.ndarray | None = None,
+    relax: KeyPose | None = None,
 ) -> SolveResult:
     """``solve`` on the goals of one frame (``Animation.goals_at``), from ``positions`` (``(n, 3)``,
-    default the rest pose)."""
+    default the rest pose; its frames ``rotations``, ``(n, 4)``, if given), relaxing toward the pose
+    ``relax`` if given."""
     return solve(
         skeleton,
         goals.targets,
         positions=positions,
+        rotations=rotations,
+        relax_to=None if relax is None else relax.positions,
+        relax_rotations=None if relax is None else relax.rotations,
         root_target=goals.root_target,
         poles=goals.poles,
         weights=weights,
@@ -106,15 +118,23 @@ def bake(
         raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
     span = frame_range(animation, frames)
     goals = animation.goals(np.arange(span.start, span.stop))
+    keyed = animation.poses(skeleton, np.arange(span.start, span.stop))
     times = (np.arange(len(span), dtype=float)) / animation.fps
     settings = {"weights": weights, "tolerance": tolerance, "max_iterations": max_iterations, "posing": posing}
     if method == "batch":
+        if keyed[0] is not None:
+            raise ValueError("method='batch': keys that hold a pose (turned joints) bake 'warm'")
         out = solve_batch(skeleton, positions=positions, **_batch_goals(goals), **settings)  # type: ignore[arg-type]
         return Take(skeleton, times, out.positions, out.rotations)
     poses, frames_out = [], []
     start, result, before = positions, None, None
-    for f, g in zip(span, goals):
-        if result is None or not _same_goals(g, before):  # (a held pose is not solved again)
+    for f, g, ref in zip(span, goals, keyed):
+        key = animation.key_at(f)
+        if key is not None and key.pose is not None:  # (the pose the user keyed, as it was)
+            result = _keyed_result(skeleton, g, key.pose, tolerance)
+        elif ref is not None:
+            result = solve_goals(skeleton, g, positions=ref.positions, rotations=ref.rotations, relax=ref, **settings)  # type: ignore[arg-type]
+        elif result is None or not _same_goals(g, before):  # (a held pose is not solved again)
             result = solve_goals(skeleton, g, positions=start, **settings)  # type: ignore[arg-type]
         before = g
         poses.append(result.positions)
@@ -123,6 +143,16 @@ def bake(
         if on_frame is not None:
             on_frame(f, result)
     return Take(skeleton, times, np.array(poses), np.array(frames_out))
+
+
+def _keyed_result(skeleton: Skeleton, goals: Goals, pose: KeyPose, tolerance: float) -> SolveResult:
+    """The ``SolveResult`` of a keyed pose (no solve: the user set it), measured against the goals."""
+    errors = {
+        k: float(np.linalg.norm(pose.positions[skeleton.index(k)] - t.position)) for k, t in goals.targets.items()
+    }
+    return SolveResult(
+        pose.positions.copy(), pose.rotations.copy(), 0, errors, all(e <= tolerance for e in errors.values())
+    )
 
 
 def _same_goals(a: Goals, b: Goals | None) -> bool:

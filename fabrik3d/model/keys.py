@@ -1,8 +1,14 @@
 """Keyframes: what a user poses with, at frame numbers, and the goals between keys.
 
 A ``Key`` holds, at one frame, what ``solve`` takes: targets (points or ``Target`` with an
-orientation; a pinned effector is a target where it stands), a root target and poles. An
-``Animation`` is keys on distinct frames, a frame rate and a frame range.
+orientation; a pinned effector is a target where it stands), a root target and poles, and may hold
+the pose the user saw there (``KeyPose``: every joint's position and frame, joints turned by hand
+and turns about the bones included). An ``Animation`` is keys on distinct frames, a frame rate and
+a frame range.
+
+Keyed poses are a curve too (``Animation.poses``, ``fabrik3d.model.key_poses``): a bake shows a
+keyed pose at its key, and between keys starts each frame's solve from the curve and relaxes
+toward it (``fabrik3d.io.bake``).
 
 Each goal is its own curve (as an animation channel in Blender): the target of ``hand_l``
 runs through the keys that hold a target for ``hand_l``, by the animation's interpolation
@@ -15,7 +21,10 @@ JSON form (the ``animation`` of a scene file, version 3)::
     {"fps": 30, "start": 0, "end": 60, "interpolation": "smooth",
      "keys": [{"frame": 0, "targets": {"hand_l": [0.5, 1.2, 0.3],
                                        "hand_r": {"position": [..], "orientation": [x, y, z, w]}},
-               "root_target": null, "poles": {"hand_l": [0.4, 0.8, -0.5]}}, ...]}
+               "root_target": null, "poles": {"hand_l": [0.4, 0.8, -0.5]},
+               "pose": {"positions": [[x, y, z], ...], "rotations": [[x, y, z, w], ...]}}, ...]}
+
+(``pose`` is optional: a key without one holds its goals only, as scene files before it did.)
 
 Frames are integers in ``[0, MAX_FRAME]``; positions in scene units; ``fps`` frames per second.
 """
@@ -31,6 +40,7 @@ import numpy as np
 
 from fabrik3d import checks
 from fabrik3d.model import curves
+from fabrik3d.model.key_poses import KeyPose, check_pose, pose_curve
 from fabrik3d.model.targets import Target
 
 DEFAULT_FPS = 30.0
@@ -81,12 +91,14 @@ class Key:
         targets: effector name -> ``Target`` (a point is taken as a ``Target`` without orientation).
         root_target: ``Target`` for the root, or None.
         poles: effector name -> ``(3,)`` pole point, scene units.
+        pose: the ``KeyPose`` the user saw at this frame (a ``SolveResult`` is taken as one), or None.
     """
 
     frame: int
     targets: Mapping[str, Any] = field(default_factory=dict)
     root_target: Any = None
     poles: Mapping[str, Any] = field(default_factory=dict)
+    pose: Any = None
 
     def __post_init__(self) -> None:
         where = f"key at frame {self.frame!r}"
@@ -97,6 +109,8 @@ class Key:
             object.__setattr__(self, "root_target", _target(self.root_target, f"{where}: root_target"))
         poles = _names(self.poles, f"{where}: poles")
         object.__setattr__(self, "poles", {k: checks.point(v, f"{where}: poles.{k}") for k, v in poles.items()})
+        if self.pose is not None:
+            object.__setattr__(self, "pose", KeyPose.of(self.pose, f"{where}: pose"))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (module docstring)."""
@@ -105,6 +119,7 @@ class Key:
             "targets": {k: _target_json(t) for k, t in self.targets.items()},
             "root_target": None if self.root_target is None else _target_json(self.root_target),
             "poles": {k: v.tolist() for k, v in self.poles.items()},
+            **({} if self.pose is None else {"pose": self.pose.to_dict()}),
         }
 
     @classmethod
@@ -112,11 +127,17 @@ class Key:
         """A key from its JSON form; ``ValueError`` naming ``where`` and the field of any problem."""
         if not isinstance(data, Mapping) or "frame" not in data:
             raise ValueError(f"{where}: expected an object with a 'frame'")
-        unknown = set(data) - {"frame", "targets", "root_target", "poles"}
+        unknown = set(data) - {"frame", "targets", "root_target", "poles", "pose"}
         if unknown:
             raise ValueError(f"{where}: unknown field {sorted(unknown)[0]!r}")
         try:
-            return cls(data["frame"], data.get("targets") or {}, data.get("root_target"), data.get("poles") or {})
+            return cls(
+                data["frame"],
+                data.get("targets") or {},
+                data.get("root_target"),
+                data.get("poles") or {},
+                data.get("pose"),
+            )
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
 
@@ -222,9 +243,12 @@ class Animation:
 
     def check(self, skeleton: Any) -> None:
         """``ValueError`` naming the key and the name when a key targets or poles a joint that is not
-        one of ``skeleton``'s end effectors."""
+        one of ``skeleton``'s end effectors, or holds a pose that is not one of ``skeleton``'s (its
+        joint count or a bone's length off: ``key_poses.check_pose``)."""
         effectors = skeleton.end_effectors
         for k in self.keys:
+            if k.pose is not None:
+                check_pose(skeleton, k.pose, f"key at frame {k.frame}: pose")
             for part, names in (("targets", k.targets), ("poles", k.poles)):
                 for name in names:
                     if name not in effectors:
@@ -272,6 +296,10 @@ class Animation:
             orientations = curves.slerp_curve(fq, np.array([h[1].orientation for h in turned]), at, self.interpolation)
         weights = [held[max(0, int(np.searchsorted(f, a, side="right")) - 1)][1].weight for a in at]
         return [Target(p, q, w) for p, q, w in zip(positions, orientations, weights)]
+
+    def poses(self, skeleton: Any, frames: Any) -> list[KeyPose | None]:
+        """The keyed poses' curve at each of ``frames`` (``fabrik3d.model.key_poses.pose_curve``)."""
+        return pose_curve(skeleton, self.keys, frames, self.interpolation)
 
     # -- JSON ----------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

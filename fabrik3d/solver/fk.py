@@ -34,12 +34,10 @@ from fabrik3d.solver.subtree import local
 
 def _pose(skeleton: Skeleton, positions: Any, rotations: Any) -> tuple[np.ndarray, np.ndarray]:
     n = len(skeleton)
-    p, q = checks.points(positions, "positions"), np.array(rotations, dtype=float)
+    p = checks.points(positions, "positions")
     if p.shape != (n, 3):
         raise ValueError(f"positions: expected shape ({n}, 3), got {p.shape}")
-    if q.shape != (n, 4) or not np.all(np.isfinite(q)):
-        raise ValueError(f"rotations: expected ({n}, 4) finite quaternions, got shape {q.shape}")
-    return p, q
+    return p, checks.frames(rotations, n, "rotations")
 
 
 def _joint(skeleton: Skeleton, joint: Any) -> int:

@@ -115,6 +115,7 @@ class NaturalSolve(StiffLevels, Swivelling):
             j: e for e in goals for j in self.held(self.chain(e, lambda j: self.stiffness[j] <= first), first)
         }
         self.swivelling = True  # (off: the limbs keep the side their solve left them on)
+        self.carrying = False  # (whether this solve keeps the turns about the bones it was given: ``run``)
         self.iterations = 0
         # (top, effectors) -> the parent's frame and position, and the targets, of its last solve
         self.done: dict[tuple[int, tuple[int, ...]], Any] = {}
@@ -125,15 +126,27 @@ class NaturalSolve(StiffLevels, Swivelling):
 
     # -- the steps ---------------------------------------------------------------------------
     def run(
-        self, start: list[rot.Vec], relax: list[rot.Vec] | None, tol: float, max_it: int
+        self,
+        start: list[rot.Vec],
+        relax: list[rot.Vec] | None,
+        tol: float,
+        max_it: int,
+        twist: list[rot.Quat] | None = None,
+        relax_twist: list[rot.Quat] | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
         """The natural pose from ``start`` (relaxing toward ``relax``, ``None``: the rest pose);
-        returns (pose, frames, iterations)."""
+        ``twist`` and ``relax_twist``: frames whose turns about the bones the start's and the
+        relaxed pose's frames keep (``Rig.carried_frames``); returns (pose, frames, iterations)."""
         r = self.r
         self.tol, self.max_it = tol, max_it
+        self.carrying = twist is not None or relax_twist is not None
         whole = LimitedSolve(r, self.goals, self.weights, {}, None)  # (its projection onto the limits)
-        reference = reference_frames(r, relax)
-        pose, frames = whole.project(start, r.pose_frames(start))
+        reference = reference_frames(r, relax, relax_twist)
+        if twist is None:
+            pose, frames = whole.project(start, r.pose_frames(start))
+        else:
+            whole.twists = whole.carried_twists(twist)
+            pose, frames = whole.project(start, r.carried_frames(start, twist))
         self.start_pose, self.start_frames = pose, frames
         self.step = self.error(pose)
         # (less the tolerance at either end, the effector's own step may fall short of the target's by
@@ -262,14 +275,22 @@ class NaturalSolve(StiffLevels, Swivelling):
         local_pose, local_frames = (None, None)
         if hinted:
             local_pose, local_frames = self.run_sub(
-                sub, {**goals, **hinted}, weights, start, HINT_ITERATIONS, start_frames
+                sub,
+                {**goals, **hinted},
+                weights,
+                start,
+                HINT_ITERATIONS,
+                start_frames,
+                twist_from=self.twisted(start_frames),
             )
             if max(rot.dist(local_pose[k], g.position) for k, g in goals.items()) > self.tol:
                 # (the limits forbid it: the feet give way, from where the hint left them)
                 start, start_frames, local_pose = local_pose, local_frames, None
         if local_pose is None:  # (a chain a stiffer level can lengthen must not jump: RETRY_JUMP)
             jump = RETRY_JUMP if p >= 0 and all(self.stop[e] != top for e in effectors) else None
-            local_pose, local_frames = self.run_sub(sub, goals, weights, start, max_it, start_frames, jump)
+            local_pose, local_frames = self.run_sub(
+                sub, goals, weights, start, max_it, start_frames, jump, self.twisted(start_frames)
+            )
         goals = {**goals, **hinted}
         for e in effectors:
             if rot.dist(local_pose[at[e]], goals[at[e]].position) > self.tol:
@@ -289,6 +310,11 @@ class NaturalSolve(StiffLevels, Swivelling):
             frames[j] = rot.mul(fp, local_frames[k])
         self.done[key] = (fp, origin, tuple(pose[e] for e in effectors), locks)
 
+    def twisted(self, frames: list[rot.Quat]) -> list[rot.Quat] | None:
+        """``frames``, whose turns about the bones a sub-solve keeps, when this solve carries them
+        (it was given rotations); else None (every frame by the swing rule)."""
+        return frames if self.carrying else None
+
     def run_sub(
         self,
         sub: Skeleton,
@@ -298,18 +324,30 @@ class NaturalSolve(StiffLevels, Swivelling):
         max_it: int | None = None,
         start_frames: list[rot.Quat] | None = None,
         jump: float | None = None,
+        twist_from: list[rot.Quat] | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """The plain solve of a subtree's skeleton from ``start`` (its bone lengths kept), or from
         ``start`` with its frames ``start_frames`` as they are (a pose within the limits with the
         bone lengths: the natural solve's own poses are), on the rig ``solve_below`` made for it
-        (its held joints locked); ``jump``: ``LimitedSolve.run``'s."""
+        (its held joints locked); ``jump`` and ``twist_from``: ``LimitedSolve.run``'s."""
         sr = self.sub_rig
         if start_frames is None:
             xs, ys, zs = (list(v) for v in zip(*start))
             start = sr.bone_pose(xs, ys, zs)
         max_it = min(max_it or self.max_it, self.max_it)
         pose, frames, iterations = self.solve(
-            sub, sr, goals, weights, {}, None, start, self.tol, max_it, frames=start_frames, jump=jump
+            sub,
+            sr,
+            goals,
+            weights,
+            {},
+            None,
+            start,
+            self.tol,
+            max_it,
+            frames=start_frames,
+            jump=jump,
+            twist_from=twist_from,
         )
         self.iterations = max(self.iterations, iterations)  # (each chain's solve is bounded alike)
         return pose, frames
@@ -341,16 +379,22 @@ class NaturalSolve(StiffLevels, Swivelling):
         )
 
 
-def reference_frames(r: Rig, relax: list[rot.Vec] | None) -> list[rot.Quat]:
+def reference_frames(r: Rig, relax: list[rot.Vec] | None, twist: list[rot.Quat] | None = None) -> list[rot.Quat]:
     """The frames of the pose ``relax`` projected onto the limits (``None``: the rest pose's,
-    made once per rig). The last pose's are kept on the rig: a drag relaxes toward the same pose
-    the user built, frame after frame."""
+    made once per rig), keeping the turns about the bones of ``twist`` where given. The last
+    pose's are kept on the rig: a drag relaxes toward the same pose the user built, frame after
+    frame."""
     if relax is None:
         return r.cached(("natural-rest-frames",), lambda: reference_frames(r, r.rest_start))
     slot = r.cached(("natural-relax-frames",), lambda: [((), [])])
     key, frames = slot[0]  # (one item read and written whole: a bake's thread may solve meanwhile)
-    wanted = tuple(relax)
+    wanted = (tuple(relax), None if twist is None else tuple(twist))
     if key != wanted:
-        frames = LimitedSolve(r, {}, None, {}, None).project(relax, r.pose_frames(relax))[1]
+        projection = LimitedSolve(r, {}, None, {}, None)
+        if twist is None:
+            frames = projection.project(relax, r.pose_frames(relax))[1]
+        else:
+            projection.twists = projection.carried_twists(twist)
+            frames = projection.project(relax, r.carried_frames(relax, twist))[1]
         slot[0] = (wanted, frames)
     return frames

@@ -220,6 +220,32 @@ class Rig:
         swung = self.swing_frame(j, parent_frame, first) if first is not None else parent_frame
         return rot.fit_rotation([self.offset[c] for c in kids], dst, [1.0] * len(kids), swung)
 
+    def carried_frames(self, positions: list[rot.Vec], given: list[rot.Quat]) -> list[rot.Quat]:
+        """World frames of a pose that keep each joint's turn about its bone from ``given`` (the
+        frames of a pose near it: the previous solve's, or one turned by ``fabrik3d.solver.fk``).
+
+        Each given frame is swung the least that points it along its bone in ``positions``
+        (``swing(G·Y, d, G·X) · G``); a joint without a child keeps its given rotation relative to
+        its parent; rigid joints are fitted, as in ``pose_frames``.
+        """
+        out: list[rot.Quat] = [rot.IDENTITY] * len(positions)
+        for j in self.order:
+            p = self.parents[j]
+            parent_frame = out[p] if p >= 0 else rot.IDENTITY
+            if self.rigid[j]:
+                out[j] = self.rigid_fit(j, positions, parent_frame)
+                continue
+            c = self.first_child[j]
+            d = None if c < 0 else bone_direction(positions[j], positions[c])
+            g = given[j]
+            if d is None:
+                out[j] = g if p < 0 else rot.mul(parent_frame, rot.mul(rot.conj(given[p]), g))
+            else:
+                out[j] = rot.normalize_quat(
+                    rot.mul(rot.swing(rot.rotate(g, rot.Y_AXIS), d, rot.rotate(g, rot.X_AXIS)), g)
+                )
+        return out
+
     def pose_frames(self, positions: list[rot.Vec]) -> list[rot.Quat]:
         """World frames of every joint of a pose (swing rule, no twist; rigid joints fitted)."""
         out: list[rot.Quat] = [rot.IDENTITY] * len(positions)
@@ -272,3 +298,20 @@ def pose_frames(skeleton: Skeleton, positions: np.ndarray) -> np.ndarray:
         raise ValueError(f"positions: expected shape ({n}, 3), got {np.shape(positions)}")
     frames = rig(skeleton).pose_frames(list(zip(xs, ys, zs)))
     return np.fromiter(chain.from_iterable(frames), float, 4 * n).reshape(n, 4)
+
+
+def given_frames(skeleton: Skeleton, value: Any, name: str, positions: Any, root: Any = None) -> list[rot.Quat] | None:
+    """``solve``'s ``rotations`` or ``relax_rotations`` checked, as tuples, turned with the root's
+    goal (a ``fabrik3d.model.targets.Goal``) as ``Rig.bone_pose`` turns the pose; frames need the
+    pose (``positions``) they are the frames of."""
+    if value is None:
+        return None
+    other = "positions" if name == "rotations" else "relax_to"
+    if positions is None:
+        raise ValueError(f"{name}: given without {other} (they are the frames of that pose)")
+    q = checks.frames(value, len(skeleton), name)
+    rows: list[rot.Quat] = [tuple(row) for row in q.tolist()]  # type: ignore[misc]
+    if root is not None and root.orientation is not None:
+        turn = rot.mul(root.orientation, rot.conj(rows[skeleton.order[0]]))
+        rows = [rot.mul(turn, f) for f in rows]
+    return rows

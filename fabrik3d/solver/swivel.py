@@ -69,7 +69,11 @@ class Swivelling:
         max_it: int | None = None,
         start_frames: list[rot.Quat] | None = None,
         jump: float | None = None,
+        twist_from: list[rot.Quat] | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        raise NotImplementedError
+
+    def twisted(self, frames: list[rot.Quat]) -> list[rot.Quat] | None:
         raise NotImplementedError
 
     def bend(
@@ -187,7 +191,9 @@ class Swivelling:
             spin = rot.axis_angle(axis, share * turn)
             for k in limb:
                 turned[k] = _add(pose[a], rot.rotate(spin, _sub(pose[k], pose[a])))
-            solved, solved_frames = self.run_sub(sub, goals, weights, turned, SWIVEL_ITERATIONS)
+            solved, solved_frames = self.run_sub(
+                sub, goals, weights, turned, SWIVEL_ITERATIONS, twist_from=self.twisted(frames)
+            )
             if max(rot.dist(solved[k], g.position) for k, g in goals.items()) > max(self.tol, before):
                 continue
             if any(

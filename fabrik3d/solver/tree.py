@@ -35,8 +35,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -50,30 +48,8 @@ from fabrik3d.solver.chain import run_chain, settled
 from fabrik3d.solver.constrained.solve import LimitedSolve
 from fabrik3d.solver.natural import NaturalSolve
 from fabrik3d.solver.plan import LEAF, SWING, PlainPlan, plain_plan
-from fabrik3d.solver.rig import Rig, rig
-
-
-@dataclass(frozen=True)
-class SolveResult:
-    """Outcome of ``solve``.
-
-    Attributes:
-        positions: ``(n, 3)`` joint positions in skeleton order, scene units.
-        rotations: ``(n, 4)`` world frames as unit quaternions (x, y, z, w); each
-            frame's +Y points along the bone to the joint's first child.
-        iterations: iterations run (0 when every target was already reached).
-        errors: targeted effector name -> distance to its target, scene units.
-        converged: whether every error is within the tolerance.
-        orientation_errors: effector name -> angle in degrees between its frame and
-            its target's orientation, for targets given with an orientation.
-    """
-
-    positions: np.ndarray
-    rotations: np.ndarray
-    iterations: int
-    errors: dict[str, float]
-    converged: bool
-    orientation_errors: dict[str, float] = field(default_factory=dict)
+from fabrik3d.solver.result import SolveResult, result
+from fabrik3d.solver.rig import Rig, given_frames, rig
 
 
 def solve(
@@ -88,6 +64,8 @@ def solve(
     max_iterations: int = 100,
     posing: Posing | None = None,
     relax_to: np.ndarray | None = None,
+    rotations: np.ndarray | None = None,
+    relax_rotations: np.ndarray | None = None,
 ) -> SolveResult:
     """Pose ``skeleton`` so its targeted end effectors reach their targets.
 
@@ -114,6 +92,12 @@ def solve(
             full-body chain. With one, the solve runs as ``fabrik3d.solver.natural`` describes.
         relax_to: ``(n, 3)`` the pose the user built, that stiff joints not needed for reaching
             go back to (default: the rest pose); only used with a posing.
+        rotations: ``(n, 4)`` the world frames of ``positions`` (x, y, z, w; the previous
+            result's ``rotations``, or a pose turned by ``fabrik3d.solver.fk``): each joint keeps
+            its turn about its bone from them (a twisted forearm stays twisted) where its limits
+            allow; without them a start pose's frames have no turn about their bones.
+        relax_rotations: ``(n, 4)`` the world frames of ``relax_to``, likewise (a turned head
+            stays turned).
 
     Raises:
         TypeError: naming ``skeleton`` when it is not a ``Skeleton`` (``NotASkeletonError``).
@@ -129,19 +113,31 @@ def solve(
     root_goal = None if root_target is None else tg.goal(root_target, "root_target")
     tolerance, max_iterations = checks.settings(tolerance, max_iterations)
     start = _start_pose(skeleton, r, positions, root_goal)
+    twist = given_frames(skeleton, rotations, "rotations", positions, root_goal)
     natural = skeleton.posing if posing is None else check_posing(posing, skeleton)
     if natural:
         # (a pole on a free effector bends its limb where the effector is: it is pinned there)
         pinned = {**goals, **{e: tg.Goal(start[e], None, 1.0) for e in pole_points if e not in goals}}
         relax = None if relax_to is None else list(_start_pose(skeleton, r, relax_to, None, "relax_to"))
+        relax_twist = given_frames(skeleton, relax_rotations, "relax_rotations", relax_to)
         solver_n = NaturalSolve(skeleton, r, pinned, w, pole_points, natural, solve_pose)
-        pose, frames, iterations = solver_n.run(list(start), relax, tolerance, max_iterations)
-        return _result(skeleton, goals, pose, frames, iterations, tolerance)
+        pose, frames, iterations = solver_n.run(list(start), relax, tolerance, max_iterations, twist, relax_twist)
+        return result(skeleton, goals, pose, frames, iterations, tolerance)
     root_frame = None if root_goal is None else root_goal.orientation
     pose, frames, iterations = solve_pose(
-        skeleton, r, goals, w, pole_points, root_frame, start, tolerance, max_iterations, cold=positions is None
+        skeleton,
+        r,
+        goals,
+        w,
+        pole_points,
+        root_frame,
+        start,
+        tolerance,
+        max_iterations,
+        cold=positions is None,
+        twist_from=twist,
     )
-    return _result(skeleton, goals, pose, frames, iterations, tolerance)
+    return result(skeleton, goals, pose, frames, iterations, tolerance)
 
 
 def solve_pose(
@@ -157,17 +153,22 @@ def solve_pose(
     cold: bool = False,
     frames: list[rot.Quat] | None = None,
     jump: float | None = None,
+    twist_from: list[rot.Quat] | None = None,
 ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
     """``solve`` on checked inputs (goals by effector index, the start pose with the bone lengths,
     ``root_frame`` the root's orientation target): the constrained solve or the plain one; returns
     (pose, frames, iterations). ``frames``: the start pose's frames, when it is within the limits
     already (the constrained solve then does not project it again); ``jump``: the natural solve's
     bound on a warm constrained solve's moves, in multiples of its targets' distance
-    (``LimitedSolve.run``: the retry from rest within it, least-motion steps beyond it)."""
+    (``LimitedSolve.run``: the retry from rest within it, least-motion steps beyond it);
+    ``twist_from``: frames whose turns about the bones the start's frames keep (``solve``'s
+    ``rotations``)."""
     constrained = bool(skeleton.constraints or poles) or any(g.orientation is not None for g in goals.values())
     if constrained or root_frame is not None:
-        return LimitedSolve(r, goals, weights, poles, root_frame).run(start, tol, max_it, cold, frames, jump)
-    return _solve_plain(skeleton, r, start, goals, weights, tol, max_it)
+        solver = LimitedSolve(r, goals, weights, poles, root_frame)
+        return solver.run(start, tol, max_it, cold, frames, jump, twist_from)
+    pose, frames, iterations = _solve_plain(skeleton, r, start, goals, weights, tol, max_it)
+    return pose, (frames if twist_from is None else r.carried_frames(pose, twist_from)), iterations
 
 
 def check_posing(posing: Any, skeleton: Skeleton) -> Posing:
@@ -175,27 +176,6 @@ def check_posing(posing: Any, skeleton: Skeleton) -> Posing:
     if not isinstance(posing, Posing):
         raise ValueError(f"posing: expected a fabrik3d.Posing, got {type(posing).__name__}")
     return posing.check(skeleton)
-
-
-def _result(
-    skeleton: Skeleton,
-    goals: dict[int, tg.Goal],
-    pose: list[rot.Vec],
-    frames: list[rot.Quat],
-    iterations: int,
-    tolerance: float,
-) -> SolveResult:
-    names = skeleton.names
-    errors = {names[e]: math.dist(pose[e], g.position) for e, g in goals.items()}
-    turned = {names[e]: tg.degrees_between(frames[e], g.orientation) for e, g in goals.items() if g.orientation}
-    return SolveResult(
-        positions=np.fromiter(chain.from_iterable(pose), float, 3 * len(pose)).reshape(len(pose), 3),
-        rotations=np.fromiter(chain.from_iterable(frames), float, 4 * len(frames)).reshape(len(frames), 4),
-        iterations=iterations,
-        errors=errors,
-        converged=all(v <= tolerance for v in errors.values()),
-        orientation_errors=turned,
-    )
 
 
 def _solve_plain(

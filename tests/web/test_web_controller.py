@@ -203,17 +203,14 @@ def test_limits_off_solves_without_the_joint_limits() -> None:
     target = np.array([0.2, 1.0, -0.5])  # behind the body: the limits change the pose
     on, off = Controller(), Controller()
     off.set_limits(False)
-    start_on, start_off = on.result.positions.copy(), off.result.positions.copy()  # warm starts
+    start_on, start_off = on.result, off.result  # warm starts, with their frames
     on.move_target("hand_l", target)
     off.move_target("hand_l", target)
     sk = on.scene.skeleton
     free = sk.without_constraints()  # (no limits; the natural posing kept)
-    np.testing.assert_array_equal(
-        on.result.positions, fabrik3d.solve(sk, {"hand_l": target}, positions=start_on).positions
-    )
-    np.testing.assert_array_equal(
-        off.result.positions, fabrik3d.solve(free, {"hand_l": target}, positions=start_off).positions
-    )
+    for got, skeleton, start in ((on, sk, start_on), (off, free, start_off)):
+        again = fabrik3d.solve(skeleton, {"hand_l": target}, positions=start.positions, rotations=start.rotations)
+        np.testing.assert_array_equal(got.result.positions, again.positions)
     assert not np.allclose(on.result.positions, off.result.positions)
     assert off.scene.skeleton.constraints  # the scene keeps its limits for when they are switched back on
 

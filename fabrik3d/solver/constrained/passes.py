@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 SWIVEL_MISFIT = 0.2
 SWIVELS = 12
 SWIVEL_REFINE = 5
+# A joint's turn about its bone (radians) carried through a solve only from this size on (below it,
+# the rounding of a frame without one).
+TWIST_KEPT = 1e-9
 
 
 class ReachingPasses:
@@ -43,6 +46,30 @@ class ReachingPasses:
     offset_dir: list[rot.Vec]
     yield_share: float
     root_frame: rot.Quat | None
+    # joint -> its turn about its bone (radians, from its rest frame in its parent's): what the
+    # start's frames carry and every frame of this joint built here keeps (``carried_twists``)
+    twists: dict[int, float]
+
+    def carried_twists(self, frames: list[rot.Quat]) -> dict[int, float]:
+        """Each joint's turn about its own bone in ``frames`` (within its ``Twist`` limit), where it
+        is not zero: what aims and leaves keep. Rigid joints fit their children, a rolling joint's
+        roll is found from its hinge (``roll_for_hinge``) and a leaf with an orientation target
+        turns toward it: they carry none."""
+        r = self.r
+        out: dict[int, float] = {}
+        for j in r.order:
+            p = r.parents[j]
+            g = self.goals.get(j)
+            if p < 0 or r.rigid[j] or r.rolls[j] or (g is not None and g.orientation is not None):
+                continue
+            motion = rot.mul(rot.mul(rot.conj(frames[p]), frames[j]), rot.conj(r.rest_local[j]))
+            tau = rot.twist_angle(motion, r.rest_dir[j])
+            limit = r.limits[j].twist
+            if limit is not None:
+                tau = clamp_angle(tau, *limit)
+            if abs(tau) >= TWIST_KEPT:
+                out[j] = tau
+        return out
 
     # -- stage 1: effectors inward ---------------------------------------------------------------
     def stage1(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[list[rot.Vec], list[rot.Quat]]:
@@ -221,7 +248,9 @@ class ReachingPasses:
         limit = r.limits[j].swing
         if limit is not None:
             local = limit.project(local, previous)
-        return rot.mul(fp, rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
+        frame = rot.mul(fp, rot.mul(rot.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
+        tau = self.twists.get(j)
+        return frame if tau is None else rot.mul(frame, rot.axis_angle(rot.Y_AXIS, tau))
 
     def roll_for_hinge(self, j: int, c: int, pj: rot.Vec, frame: rot.Quat, q: list[rot.Vec]) -> rot.Quat:
         """``frame`` of a rolling joint ``j`` (``Rig.rolls``: an upper arm, a thigh) twisted about its
@@ -326,7 +355,8 @@ class ReachingPasses:
         base = rot.mul(fp, r.rest_local[j])
         g = self.goals.get(j)
         if g is None or g.orientation is None:
-            return base
+            tau = self.twists.get(j)
+            return base if tau is None else rot.mul(base, rot.axis_angle(rot.Y_AXIS, tau))
         tau = rot.twist_angle(rot.mul(rot.conj(base), g.orientation), rot.Y_AXIS)
         limit = r.limits[j].twist
         if limit is not None:

@@ -127,6 +127,7 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         self.pole_blocked: set[int] = set()
         self.swung: set[int] = set()  # effectors whose whole chain was swung toward the pole
         self.swing_blocked: set[int] = set()
+        self.twists: dict[int, float] = {}
 
     # -- the solve ---------------------------------------------------------------------------
     def run(
@@ -137,10 +138,13 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         cold: bool,
         start_frames: list[rot.Quat] | None = None,
         jump: float | None = None,
+        twist_from: list[rot.Quat] | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
         """Project ``start``, iterate, place untargeted branches; returns (pose, frames, iterations).
         With ``start_frames`` (the frames of ``start``, a pose already within the limits with the
-        rig's bone lengths: the natural solve's chains) the start is taken as it is, unprojected.
+        rig's bone lengths: the natural solve's chains) the start is taken as it is, unprojected,
+        else projected onto the limits. With ``twist_from`` (the frames of a pose near ``start``)
+        every joint keeps its turn about its bone in them (``carried_twists``); without, none has one.
 
         A ``cold`` solve (from the rest pose) with every target within its chain's
         length of the root gives up quickly on a local minimum and restarts
@@ -154,10 +158,12 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         """
         r = self.r
         self.tol = tol
+        if twist_from is not None:
+            self.twists = self.carried_twists(twist_from)
         if start_frames is not None:
             pose, frames = start, start_frames
         else:
-            initial = r.pose_frames(start)
+            initial = r.pose_frames(start) if twist_from is None else r.carried_frames(start, twist_from)
             if self.root_frame is not None:
                 initial[r.order[0]] = self.root_frame
             pose, frames = self.project(start, initial)
