@@ -78,6 +78,8 @@ def solve_batch(
     max_iterations: int = 100,
     posing: Posing | None = None,
     relax_to: Any = None,
+    rotations: Any = None,
+    relax_rotations: Any = None,
 ) -> BatchResult:
     """Solve ``B`` independent problems on ``skeleton`` (see the module docstring).
 
@@ -96,6 +98,9 @@ def solve_batch(
             with one (the humanoid preset's), each problem is solved by ``solve`` (the natural
             solve is not vectorised yet).
         relax_to: the poses stiff joints relax to, ``(B, n, 3)`` or ``(n, 3)``, as in ``solve``.
+        rotations, relax_rotations: the frames of ``positions`` and ``relax_to``, ``(B, n, 4)`` or
+            ``(n, 4)``, as in ``solve`` (each joint keeps its turn about its bone from them); with
+            them, each problem is solved by ``solve`` (not vectorised yet).
 
     Returns:
         ``BatchResult``; problem ``b`` equals ``solve`` on problem ``b`` (docs/batch.md).
@@ -115,6 +120,8 @@ def solve_batch(
     natural = skeleton.posing if posing is None else check_posing(posing, skeleton)
     start = None if positions is None else inputs.batch_array(positions, "positions", (n, 3))
     relax = None if relax_to is None else inputs.batch_array(relax_to, "relax_to", (n, 3))
+    frames = None if rotations is None else inputs.batch_array(rotations, "rotations", (n, 4))
+    relax_frames = None if relax_rotations is None else inputs.batch_array(relax_rotations, "relax_rotations", (n, 4))
     root_goal = root_target if isinstance(root_target, tg.Target) else None
     root = (
         None if root_target is None or root_goal is not None else inputs.batch_array(root_target, "root_target", (3,))
@@ -124,6 +131,7 @@ def solve_batch(
     sizes = [(f"targets[{skeleton.names[e]!r}]", a) for e, a in points.items()]
     sizes += [(f"poles[{skeleton.names[e]!r}]", a) for e, a in pole_points.items()]
     sizes += [("positions", start), ("root_target", root), ("relax_to", relax)]
+    sizes += [("rotations", frames), ("relax_rotations", relax_frames)]
     bsize = inputs.batch_size(sizes)
     for e, (q, _, _) in turns.items():
         if q.shape[0] not in (1, bsize):
@@ -139,9 +147,22 @@ def solve_batch(
             {names[e]: np.empty(0) for e in turns},
         )
     root_frame = None if root_goal is None else root_goal.orientation
-    if natural:
+    if natural or frames is not None or relax_frames is not None:
         return _one_by_one(
-            skeleton, bsize, points, turns, start, root_goal, root, pole_points, weights, tol, max_it, natural, relax
+            skeleton,
+            bsize,
+            points,
+            turns,
+            start,
+            root_goal,
+            root,
+            pole_points,
+            weights,
+            tol,
+            max_it,
+            natural,
+            relax,
+            (frames, relax_frames),
         )
     if not (skeleton.constraints or pole_points or turns or root_frame is not None):
         return _vectorised(skeleton, bsize, points, start, root, w, tol, max_it)
@@ -288,8 +309,10 @@ def _one_by_one(
     max_it: int,
     posing: Posing,
     relax: np.ndarray | None = None,
+    frames: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
 ) -> BatchResult:
-    """Constrained or naturally posed problems: ``solve`` once per problem (not vectorised yet)."""
+    """Constrained or naturally posed problems, or problems given frames (``frames``: the start's
+    and the relaxed pose's): ``solve`` once per problem (not vectorised yet)."""
     names = skeleton.names
     n = len(skeleton)
     out = np.empty((bsize, n, 3))
@@ -325,6 +348,8 @@ def _one_by_one(
             max_iterations=max_it,
             posing=posing,
             relax_to=None if relax is None else row(relax, b),
+            rotations=None if frames[0] is None else row(frames[0], b),
+            relax_rotations=None if frames[1] is None else row(frames[1], b),
         )
         out[b], rotations[b], iterations[b], converged[b] = res.positions, res.rotations, res.iterations, res.converged
         for name, v in res.errors.items():
