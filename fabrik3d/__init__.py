@@ -21,6 +21,7 @@ from fabrik3d.model.posing import Posing, Swivel
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.targets import Target, free, pin
 from fabrik3d.solver.chain import ChainResult, solve_chain
+from fabrik3d.solver.look import face_axis, look_at
 from fabrik3d.solver.tree import SolveResult, solve
 
 __all__ = [
@@ -37,8 +38,10 @@ __all__ = [
     "Swivel",
     "Target",
     "Twist",
+    "face_axis",
     "free",
     "load_scene",
+    "look_at",
     "mirror_goals",
     "pin",
     "save_scene",

@@ -80,6 +80,7 @@ def solve_batch(
     relax_to: Any = None,
     rotations: Any = None,
     relax_rotations: Any = None,
+    look_at: Any = None,
 ) -> BatchResult:
     """Solve ``B`` independent problems on ``skeleton`` (see the module docstring).
 
@@ -101,6 +102,8 @@ def solve_batch(
         rotations, relax_rotations: the frames of ``positions`` and ``relax_to``, ``(B, n, 4)`` or
             ``(n, 4)``, as in ``solve`` (each joint keeps its turn about its bone from them); with
             them, each problem is solved by ``solve`` (not vectorised yet).
+        look_at: points the face turns toward, ``(B, 3)`` or ``(3,)``, as in ``solve`` (each problem
+            then by ``solve``).
 
     Returns:
         ``BatchResult``; problem ``b`` equals ``solve`` on problem ``b`` (docs/batch.md).
@@ -131,7 +134,8 @@ def solve_batch(
     sizes = [(f"targets[{skeleton.names[e]!r}]", a) for e, a in points.items()]
     sizes += [(f"poles[{skeleton.names[e]!r}]", a) for e, a in pole_points.items()]
     sizes += [("positions", start), ("root_target", root), ("relax_to", relax)]
-    sizes += [("rotations", frames), ("relax_rotations", relax_frames)]
+    look = None if look_at is None else inputs.batch_array(look_at, "look_at", (3,))
+    sizes += [("rotations", frames), ("relax_rotations", relax_frames), ("look_at", look)]
     bsize = inputs.batch_size(sizes)
     for e, (q, _, _) in turns.items():
         if q.shape[0] not in (1, bsize):
@@ -147,7 +151,7 @@ def solve_batch(
             {names[e]: np.empty(0) for e in turns},
         )
     root_frame = None if root_goal is None else root_goal.orientation
-    if natural or frames is not None or relax_frames is not None:
+    if natural or frames is not None or relax_frames is not None or look is not None:
         return _one_by_one(
             skeleton,
             bsize,
@@ -162,7 +166,7 @@ def solve_batch(
             max_it,
             natural,
             relax,
-            (frames, relax_frames),
+            (frames, relax_frames, look),
         )
     if not (skeleton.constraints or pole_points or turns or root_frame is not None):
         return _vectorised(skeleton, bsize, points, start, root, w, tol, max_it)
@@ -309,10 +313,11 @@ def _one_by_one(
     max_it: int,
     posing: Posing,
     relax: np.ndarray | None = None,
-    frames: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
+    frames: tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None] = (None, None, None),
 ) -> BatchResult:
-    """Constrained or naturally posed problems, or problems given frames (``frames``: the start's
-    and the relaxed pose's): ``solve`` once per problem (not vectorised yet)."""
+    """Constrained or naturally posed problems, or problems given frames or a look (``frames``: the
+    start's and the relaxed pose's frames, the points looked at): ``solve`` once per problem (not
+    vectorised yet)."""
     names = skeleton.names
     n = len(skeleton)
     out = np.empty((bsize, n, 3))
@@ -350,6 +355,7 @@ def _one_by_one(
             relax_to=None if relax is None else row(relax, b),
             rotations=None if frames[0] is None else row(frames[0], b),
             relax_rotations=None if frames[1] is None else row(frames[1], b),
+            look_at=None if frames[2] is None else row(frames[2], b),
         )
         out[b], rotations[b], iterations[b], converged[b] = res.positions, res.rotations, res.iterations, res.converged
         for name, v in res.errors.items():
