@@ -41,6 +41,7 @@ from fabrik3d.batch.constrained import solve as batch_limited
 from fabrik3d.model import targets as tg
 from fabrik3d.model.posing import Posing
 from fabrik3d.model.skeleton import Skeleton, check_skeleton
+from fabrik3d.solver.look import look_goal
 from fabrik3d.solver.rig import rig
 from fabrik3d.solver.tree import check_posing, solve
 
@@ -102,8 +103,8 @@ def solve_batch(
         rotations, relax_rotations: the frames of ``positions`` and ``relax_to``, ``(B, n, 4)`` or
             ``(n, 4)``, as in ``solve`` (each joint keeps its turn about its bone from them); with
             them, each problem is solved by ``solve`` (not vectorised yet).
-        look_at: points the face turns toward, ``(B, 3)`` or ``(3,)``, as in ``solve`` (each problem
-            then by ``solve``).
+        look_at: ``{head: points}``, the points the face turns toward, ``(B, 3)`` or ``(3,)``, as in
+            ``solve`` (each problem then by ``solve``).
 
     Returns:
         ``BatchResult``; problem ``b`` equals ``solve`` on problem ``b`` (docs/batch.md).
@@ -134,8 +135,9 @@ def solve_batch(
     sizes = [(f"targets[{skeleton.names[e]!r}]", a) for e, a in points.items()]
     sizes += [(f"poles[{skeleton.names[e]!r}]", a) for e, a in pole_points.items()]
     sizes += [("positions", start), ("root_target", root), ("relax_to", relax)]
-    look = None if look_at is None else inputs.batch_array(look_at, "look_at", (3,))
-    sizes += [("rotations", frames), ("relax_rotations", relax_frames), ("look_at", look)]
+    look = None if look_at is None else _look_points(skeleton, look_at)
+    sizes += [("rotations", frames), ("relax_rotations", relax_frames)]
+    sizes += [(f"look_at[{skeleton.names[j]!r}]", a) for j, a in (look or {}).items()]
     bsize = inputs.batch_size(sizes)
     for e, (q, _, _) in turns.items():
         if q.shape[0] not in (1, bsize):
@@ -176,6 +178,12 @@ def solve_batch(
             skeleton, bsize, points, turns, start, root_goal, root, pole_points, weights, tol, max_it, natural
         )
     return _limited(skeleton, bsize, points, turns, start, root_goal, root, pole_points, w, weights, tol, max_it)
+
+
+def _look_points(skeleton: Skeleton, value: Any) -> dict[int, np.ndarray]:
+    """``look_at`` checked: ``{head index: (B|1, 3) points}`` (``solve``'s, per problem)."""
+    head, points = look_goal(skeleton, value, lambda v, name: inputs.batch_array(v, name, (3,)))
+    return {skeleton.index(head): points}
 
 
 def _vectorised(
@@ -313,7 +321,7 @@ def _one_by_one(
     max_it: int,
     posing: Posing,
     relax: np.ndarray | None = None,
-    frames: tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None] = (None, None, None),
+    frames: tuple[np.ndarray | None, np.ndarray | None, dict[int, np.ndarray] | None] = (None, None, None),
 ) -> BatchResult:
     """Constrained or naturally posed problems, or problems given frames or a look (``frames``: the
     start's and the relaxed pose's frames, the points looked at): ``solve`` once per problem (not
@@ -355,7 +363,7 @@ def _one_by_one(
             relax_to=None if relax is None else row(relax, b),
             rotations=None if frames[0] is None else row(frames[0], b),
             relax_rotations=None if frames[1] is None else row(frames[1], b),
-            look_at=None if frames[2] is None else row(frames[2], b),
+            look_at=None if frames[2] is None else {names[j]: row(a, b) for j, a in frames[2].items()},
         )
         out[b], rotations[b], iterations[b], converged[b] = res.positions, res.rotations, res.iterations, res.converged
         for name, v in res.errors.items():

@@ -15,7 +15,7 @@ Shapes: ``positions (n, 3)`` scene units, ``rotations (n, 4)`` world frames (x, 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -107,6 +107,35 @@ def look_at(
             local = frame if parent < 0 else rot.mul(rot.conj(tuple(q[parent].tolist())), frame)  # type: ignore[arg-type]
             p, q = turn_joint(skeleton, p, q, name, rot.mul(rot.conj(rest_local[j]), local))
     return p, q
+
+
+def look_goal(
+    skeleton: Skeleton, value: Any, check: Callable[[Any, str], np.ndarray] = checks.point
+) -> tuple[str, np.ndarray]:
+    """``solve``'s ``look_at`` (``{head: point}``) checked: ``(head, check(point, name))``
+    (``solve_batch`` checks ``(B, 3)`` points)."""
+    if not isinstance(value, Mapping) or len(value) != 1:
+        raise ValueError(f"look_at: expected {{head joint: [x, y, z]}}, got {str(value)[:60]!r}")
+    ((head, point),) = value.items()
+    look_joints(skeleton, head)  # (a skeleton without that joint is named before the solve)
+    return head, check(point, f"look_at[{head!r}]")
+
+
+def looking(
+    skeleton: Skeleton,
+    goals: Mapping[int, Any],
+    look: tuple[str, np.ndarray] | None,
+    pose: list[rot.Vec],
+    frames: list[rot.Quat],
+) -> tuple[list[rot.Vec], list[rot.Quat]]:
+    """The solved pose (lists of tuples) with the face turned toward the point of ``look``
+    (``look_goal``), the head alone where ``goals`` (by joint index) target it."""
+    if look is None:
+        return pose, frames
+    head, point = look
+    joints = (head,) if skeleton.index(head) in goals else None
+    p, q = look_at(skeleton, pose, frames, point, head=head, joints=joints)
+    return [tuple(v) for v in p.tolist()], [tuple(v) for v in q.tolist()]  # type: ignore[misc]
 
 
 def _angle(a: rot.Vec, b: rot.Vec) -> float:

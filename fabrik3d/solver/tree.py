@@ -46,7 +46,7 @@ from fabrik3d.model.posing import Posing
 from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.solver.chain import run_chain, settled
 from fabrik3d.solver.constrained.solve import LimitedSolve
-from fabrik3d.solver.look import look_at, look_joints
+from fabrik3d.solver.look import look_goal, looking
 from fabrik3d.solver.natural import NaturalSolve
 from fabrik3d.solver.plan import LEAF, SWING, PlainPlan, plain_plan
 from fabrik3d.solver.result import SolveResult, result
@@ -100,9 +100,10 @@ def solve(
             allow; without them a start pose's frames have no turn about their bones.
         relax_rotations: ``(n, 4)`` the world frames of ``relax_to``, likewise (a turned head
             stays turned).
-        look_at: ``(3,)`` a point the face turns toward once the targets are reached: the joint
-            ``head`` and its parent turn within their limits (``fabrik3d.solver.look.look_at``;
-            the head alone where it has a target, so that it stays on it).
+        look_at: ``{head: (3,) point}``: once the targets are reached, the face turns toward the
+            point, the joint ``head`` (the preset's ``"head"``, a character's head bone) and its
+            parent within their limits (``fabrik3d.solver.look.look_at``; the head alone where it
+            has a target, so that it stays on it).
 
     Raises:
         TypeError: naming ``skeleton`` when it is not a ``Skeleton`` (``NotASkeletonError``).
@@ -119,9 +120,7 @@ def solve(
     tolerance, max_iterations = checks.settings(tolerance, max_iterations)
     start = _start_pose(skeleton, r, positions, root_goal)
     twist = given_frames(skeleton, rotations, "rotations", positions, root_goal)
-    look = None if look_at is None else checks.point(look_at, "look_at")
-    if look is not None:
-        look_joints(skeleton)  # (a skeleton without a head is named before the solve)
+    look = None if look_at is None else look_goal(skeleton, look_at)
     natural = skeleton.posing if posing is None else check_posing(posing, skeleton)
     if natural:
         # (a pole on a free effector bends its limb where the effector is: it is pinned there)
@@ -130,7 +129,7 @@ def solve(
         relax_twist = given_frames(skeleton, relax_rotations, "relax_rotations", relax_to)
         solver_n = NaturalSolve(skeleton, r, pinned, w, pole_points, natural, solve_pose)
         pose, frames, iterations = solver_n.run(list(start), relax, tolerance, max_iterations, twist, relax_twist)
-        return result(skeleton, goals, *_looking(skeleton, goals, look, pose, frames), iterations, tolerance)
+        return result(skeleton, goals, *looking(skeleton, goals, look, pose, frames), iterations, tolerance)
     root_frame = None if root_goal is None else root_goal.orientation
     pose, frames, iterations = solve_pose(
         skeleton,
@@ -145,7 +144,7 @@ def solve(
         cold=positions is None,
         twist_from=twist,
     )
-    return result(skeleton, goals, *_looking(skeleton, goals, look, pose, frames), iterations, tolerance)
+    return result(skeleton, goals, *looking(skeleton, goals, look, pose, frames), iterations, tolerance)
 
 
 def solve_pose(
@@ -209,17 +208,6 @@ def _solve_plain(
     pose = list(zip(xs, ys, zs))
     frames = _finish(r, plan, pose, start)
     return pose, frames, iterations
-
-
-def _looking(
-    skeleton: Skeleton, goals: dict[int, tg.Goal], look: np.ndarray | None, pose: list[rot.Vec], frames: list[rot.Quat]
-) -> tuple[list[rot.Vec], list[rot.Quat]]:
-    """The solved pose with the face turned toward ``look`` (``solve``'s ``look_at``), if given."""
-    if look is None:
-        return pose, frames
-    joints = ("head",) if skeleton.index("head") in goals else None
-    p, q = look_at(skeleton, pose, frames, look, joints=joints)
-    return [tuple(v) for v in p.tolist()], [tuple(v) for v in q.tolist()]  # type: ignore[misc]
 
 
 def _start_pose(

@@ -80,7 +80,7 @@ def test_the_neck_shares_the_turn(reaching) -> None:
 def test_solve_looks_after_reaching_and_the_targets_stay_reached(reaching) -> None:
     targets, plain = reaching
     point = plain.positions[HEAD] + 2.0 * direction(-40, 20)
-    looked = fabrik3d.solve(BODY, targets, look_at=point)
+    looked = fabrik3d.solve(BODY, targets, look_at={"head": point})
     assert looked.converged and miss_deg(looked.rotations, looked.positions, point) < 2.0
     np.testing.assert_array_equal(looked.positions[BELOW_NECK], plain.positions[BELOW_NECK])
     again = fabrik3d.look_at(BODY, plain.positions, plain.rotations, point)
@@ -90,17 +90,17 @@ def test_solve_looks_after_reaching_and_the_targets_stay_reached(reaching) -> No
 def test_a_look_stays_through_later_drags_when_the_frames_are_passed(reaching) -> None:
     targets, _ = reaching
     point = np.array([1.2, 1.7, 1.4])
-    pose = fabrik3d.solve(BODY, targets, look_at=point)
+    pose = fabrik3d.solve(BODY, targets, look_at={"head": point})
     for k in range(10):  # a drag of the left hand, each frame from the last with its frames
         moved = {**targets, "hand_l": targets["hand_l"] + [0.0, 0.01 * k, 0.01 * k]}
-        pose = fabrik3d.solve(BODY, moved, positions=pose.positions, rotations=pose.rotations, look_at=point)
+        pose = fabrik3d.solve(BODY, moved, positions=pose.positions, rotations=pose.rotations, look_at={"head": point})
         assert miss_deg(pose.rotations, pose.positions, point) < 2.0 and pose.converged
 
 
 def test_a_head_with_a_target_keeps_it_and_turns_about_its_bone_only() -> None:
     head_target = BODY.rest_positions[HEAD] + [0.0, -0.02, 0.05]
     point = head_target + 2.0 * direction(45, 0)
-    looked = fabrik3d.solve(BODY, {"head": head_target}, look_at=point)
+    looked = fabrik3d.solve(BODY, {"head": head_target}, look_at={"head": point})
     assert looked.errors["head"] <= 1e-3
     assert miss_deg(looked.rotations, looked.positions, point) < 5.0  # (the bow leaves the face a little low)
 
@@ -144,6 +144,19 @@ def test_bad_looks_are_named(kwargs, message) -> None:
 
 def test_solve_names_a_bad_look_and_a_skeleton_without_a_head() -> None:
     with pytest.raises(ValueError, match="look_at"):
-        fabrik3d.solve(BODY, {}, look_at=[1.0, float("inf"), 0.0])
+        fabrik3d.solve(BODY, {}, look_at={"head": [1.0, float("inf"), 0.0]})
+    with pytest.raises(ValueError, match=r"look_at: expected \{head joint: \[x, y, z\]\}"):
+        fabrik3d.solve(BODY, {}, look_at=[1.0, 1.0, 1.0])
     with pytest.raises(ValueError, match="no joint 'head'"):
-        fabrik3d.solve(presets.get("robot_arm"), {}, look_at=[1.0, 1.0, 1.0])
+        fabrik3d.solve(presets.get("robot_arm"), {}, look_at={"head": [1.0, 1.0, 1.0]})
+
+
+def test_solve_batch_looks_as_solve_does(reaching) -> None:
+    targets, _ = reaching
+    points = np.array([[1.2, 1.7, 1.4], [-1.0, 1.4, 1.8], [0.2, 2.2, 1.5]])
+    got = fabrik3d.solve_batch(BODY, targets, look_at={"head": points})
+    for b, point in enumerate(points):
+        one = fabrik3d.solve(BODY, targets, look_at={"head": point})
+        np.testing.assert_array_equal(got.rotations[b], one.rotations)
+    with pytest.raises(ValueError, match=r"look_at\['head'\]"):
+        fabrik3d.solve_batch(BODY, targets, look_at={"head": points[:, :2]})
