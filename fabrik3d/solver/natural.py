@@ -145,7 +145,7 @@ class NaturalSolve(StiffLevels, Swivelling):
         if twist is None:
             pose, frames = whole.project(start, r.pose_frames(start))
         else:
-            whole.twists = whole.carried_twists(twist)
+            whole.carry(twist)
             pose, frames = whole.project(start, r.carried_frames(start, twist))
         self.start_pose, self.start_frames = pose, frames
         self.step = self.error(pose)
@@ -394,7 +394,7 @@ def reference_frames(r: Rig, relax: list[rot.Vec] | None, twist: list[rot.Quat] 
         if twist is None:
             frames = projection.project(relax, r.pose_frames(relax))[1]
         else:
-            projection.twists = projection.carried_twists(twist)
+            projection.carry(twist)
             frames = projection.project(relax, r.carried_frames(relax, twist))[1]
         slot[0] = (wanted, frames)
     return frames

@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 SWIVEL_MISFIT = 0.2
 SWIVELS = 12
 SWIVEL_REFINE = 5
-# A joint's turn about its bone (radians) carried through a solve only from this size on (below it,
-# the rounding of a frame without one).
+# A joint's turn about its bone, or a leaf's turn (radians), carried through a solve only from this
+# size on (below it, the rounding of a frame without one).
 TWIST_KEPT = 1e-9
 
 
@@ -47,29 +47,36 @@ class ReachingPasses:
     yield_share: float
     root_frame: rot.Quat | None
     # joint -> its turn about its bone (radians, from its rest frame in its parent's): what the
-    # start's frames carry and every frame of this joint built here keeps (``carried_twists``)
+    # start's frames carry and every frame of this joint built here keeps (``carry``)
     twists: dict[int, float]
+    # leaf -> its rotation relative to its parent's frame, kept likewise (a hand turned at the wrist)
+    leaves: dict[int, rot.Quat]
 
-    def carried_twists(self, frames: list[rot.Quat]) -> dict[int, float]:
-        """Each joint's turn about its own bone in ``frames`` (within its ``Twist`` limit), where it
-        is not zero: what aims and leaves keep. Rigid joints fit their children, a rolling joint's
-        roll is found from its hinge (``roll_for_hinge``) and a leaf with an orientation target
-        turns toward it: they carry none."""
+    def carry(self, frames: list[rot.Quat]) -> None:
+        """Keep what ``frames`` turn beyond the swing rule through this solve: each joint's turn
+        about its own bone (within its ``Twist`` limit) and each leaf's rotation relative to its
+        parent, where they are not zero. Rigid joints fit their children, a rolling joint's roll is
+        found from its hinge (``roll_for_hinge``) and a leaf with an orientation target turns
+        toward it: they carry none."""
         r = self.r
-        out: dict[int, float] = {}
+        self.twists, self.leaves = {}, {}
         for j in r.order:
             p = r.parents[j]
             g = self.goals.get(j)
             if p < 0 or r.rigid[j] or r.rolls[j] or (g is not None and g.orientation is not None):
                 continue
-            motion = rot.mul(rot.mul(rot.conj(frames[p]), frames[j]), rot.conj(r.rest_local[j]))
+            local = rot.mul(rot.conj(frames[p]), frames[j])
+            motion = rot.mul(local, rot.conj(r.rest_local[j]))
+            if not r.children[j]:
+                if 2.0 * math.asin(min(1.0, math.sqrt(motion[0] ** 2 + motion[1] ** 2 + motion[2] ** 2))) >= TWIST_KEPT:
+                    self.leaves[j] = local
+                continue
             tau = rot.twist_angle(motion, r.rest_dir[j])
             limit = r.limits[j].twist
             if limit is not None:
                 tau = clamp_angle(tau, *limit)
             if abs(tau) >= TWIST_KEPT:
-                out[j] = tau
-        return out
+                self.twists[j] = tau
 
     # -- stage 1: effectors inward ---------------------------------------------------------------
     def stage1(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[list[rot.Vec], list[rot.Quat]]:
@@ -355,8 +362,8 @@ class ReachingPasses:
         base = rot.mul(fp, r.rest_local[j])
         g = self.goals.get(j)
         if g is None or g.orientation is None:
-            tau = self.twists.get(j)
-            return base if tau is None else rot.mul(base, rot.axis_angle(rot.Y_AXIS, tau))
+            held = self.leaves.get(j)
+            return base if held is None else rot.mul(fp, held)
         tau = rot.twist_angle(rot.mul(rot.conj(base), g.orientation), rot.Y_AXIS)
         limit = r.limits[j].twist
         if limit is not None:

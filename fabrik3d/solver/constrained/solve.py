@@ -128,6 +128,7 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         self.swung: set[int] = set()  # effectors whose whole chain was swung toward the pole
         self.swing_blocked: set[int] = set()
         self.twists: dict[int, float] = {}
+        self.leaves: dict[int, rot.Quat] = {}
 
     # -- the solve ---------------------------------------------------------------------------
     def run(
@@ -144,7 +145,7 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         With ``start_frames`` (the frames of ``start``, a pose already within the limits with the
         rig's bone lengths: the natural solve's chains) the start is taken as it is, unprojected,
         else projected onto the limits. With ``twist_from`` (the frames of a pose near ``start``)
-        every joint keeps its turn about its bone in them (``carried_twists``); without, none has one.
+        every joint keeps its turn about its bone in them (``carry``); without, none has one.
 
         A ``cold`` solve (from the rest pose) with every target within its chain's
         length of the root gives up quickly on a local minimum and restarts
@@ -159,7 +160,7 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         r = self.r
         self.tol = tol
         if twist_from is not None:
-            self.twists = self.carried_twists(twist_from)
+            self.carry(twist_from)
         if start_frames is not None:
             pose, frames = start, start_frames
         else:
