@@ -136,7 +136,7 @@ class NaturalSolve(StiffLevels, Swivelling):
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
         """The natural pose from ``start`` (relaxing toward ``relax``, ``None``: the rest pose);
         ``twist`` and ``relax_twist``: frames whose turns about the bones the start's and the
-        relaxed pose's frames keep (``Rig.carried_frames``); returns (pose, frames, iterations)."""
+        relaxed pose's frames keep (``Rig.carried_turns``); returns (pose, frames, iterations)."""
         r = self.r
         self.tol, self.max_it = tol, max_it
         self.carrying = twist is not None or relax_twist is not None
@@ -146,7 +146,7 @@ class NaturalSolve(StiffLevels, Swivelling):
             pose, frames = whole.project(start, r.pose_frames(start))
         else:
             whole.carry(twist)
-            pose, frames = whole.project(start, r.carried_frames(start, twist))
+            pose, frames = whole.project(start, r.pose_frames(start, (whole.twists, whole.leaves)))
         self.start_pose, self.start_frames = pose, frames
         self.step = self.error(pose)
         # (less the tolerance at either end, the effector's own step may fall short of the target's by
@@ -395,6 +395,6 @@ def reference_frames(r: Rig, relax: list[rot.Vec] | None, twist: list[rot.Quat] 
             frames = projection.project(relax, r.pose_frames(relax))[1]
         else:
             projection.carry(twist)
-            frames = projection.project(relax, r.carried_frames(relax, twist))[1]
+            frames = projection.project(relax, r.pose_frames(relax, (projection.twists, projection.leaves)))[1]
         slot[0] = (wanted, frames)
     return frames

@@ -20,6 +20,9 @@ from fabrik3d.solver import limits
 MAX_PLANS = 64
 # Rigs with held joints kept per rig (``Rig.locked``).
 MAX_LOCKED = 8
+# A joint's turn about its bone, or a leaf's turn (radians), carried through a solve only from this
+# size on (below it, the rounding of a frame without one: ``Rig.carried_turns``).
+TURN_KEPT = 1e-9
 
 
 class Rig:
@@ -220,14 +223,41 @@ class Rig:
         swung = self.swing_frame(j, parent_frame, first) if first is not None else parent_frame
         return rot.fit_rotation([self.offset[c] for c in kids], dst, [1.0] * len(kids), swung)
 
-    def carried_frames(self, positions: list[rot.Vec], given: list[rot.Quat]) -> list[rot.Quat]:
-        """World frames of a pose that keep each joint's turn about its bone from ``given`` (the
-        frames of a pose near it: the previous solve's, or one turned by ``fabrik3d.solver.fk``).
+    def carried_turns(self, frames: list[rot.Quat], skip: Any = ()) -> tuple[dict[int, float], dict[int, rot.Quat]]:
+        """What ``frames`` (a pose's) turn beyond the swing rule, for a solve to keep: each joint's
+        turn about its own bone (radians, from its rest frame in its parent's, the root's in the
+        world; within its ``Twist`` limit) and each leaf's rotation relative to its parent (its
+        turn about its rest bone direction within its ``Twist`` limit), where not zero
+        (``TURN_KEPT``). Rigid joints fit their children, a rolling joint's roll comes from its hinge
+        (``Rig.rolls``) and the joints in ``skip`` (leaves with orientation targets) carry none."""
+        twists: dict[int, float] = {}
+        leaves: dict[int, rot.Quat] = {}
+        for j in self.order:
+            if self.rigid[j] or self.rolls[j] or j in skip:
+                continue
+            p = self.parents[j]
+            local = frames[j] if p < 0 else rot.mul(rot.conj(frames[p]), frames[j])
+            motion = rot.mul(local, rot.conj(self.rest_local[j]))
+            tau = rot.twist_angle(motion, self.rest_dir[j])
+            limit = self.limits[j].twist
+            kept = tau if limit is None else limits.clamp_angle(tau, *limit)
+            if self.children[j]:
+                if abs(kept) >= TURN_KEPT:
+                    twists[j] = kept
+                continue
+            if kept != tau:  # (a leaf's turn about its rest direction to its limit, its swing kept)
+                motion = rot.mul(motion, rot.axis_angle(self.rest_dir[j], kept - tau))
+            if 2.0 * math.asin(min(1.0, math.sqrt(motion[0] ** 2 + motion[1] ** 2 + motion[2] ** 2))) >= TURN_KEPT:
+                leaves[j] = rot.mul(motion, self.rest_local[j])
+        return twists, leaves
 
-        Each given frame is swung the least that points it along its bone in ``positions``
-        (``swing(G·Y, d, G·X) · G``); a joint without a child keeps its given rotation relative to
-        its parent; rigid joints are fitted, as in ``pose_frames``.
-        """
+    def pose_frames(
+        self, positions: list[rot.Vec], turns: tuple[dict[int, float], dict[int, rot.Quat]] | None = None
+    ) -> list[rot.Quat]:
+        """World frames of every joint of a pose (swing rule, no twist; rigid joints fitted); with
+        ``turns`` (``carried_turns``), those joints turned about their bones and those leaves turned
+        relative to their parents."""
+        twists, leaves = turns if turns is not None else ({}, {})
         out: list[rot.Quat] = [rot.IDENTITY] * len(positions)
         for j in self.order:
             p = self.parents[j]
@@ -237,30 +267,13 @@ class Rig:
                 continue
             c = self.first_child[j]
             d = None if c < 0 else bone_direction(positions[j], positions[c])
-            g = given[j]
             if d is None:
-                out[j] = g if p < 0 else rot.mul(parent_frame, rot.mul(rot.conj(given[p]), g))
-            else:
-                out[j] = rot.normalize_quat(
-                    rot.mul(rot.swing(rot.rotate(g, rot.Y_AXIS), d, rot.rotate(g, rot.X_AXIS)), g)
-                )
-        return out
-
-    def pose_frames(self, positions: list[rot.Vec]) -> list[rot.Quat]:
-        """World frames of every joint of a pose (swing rule, no twist; rigid joints fitted)."""
-        out: list[rot.Quat] = [rot.IDENTITY] * len(positions)
-        for j in self.order:
-            p = self.parents[j]
-            parent_frame = out[p] if p >= 0 else rot.IDENTITY
-            if self.rigid[j]:
-                out[j] = self.rigid_fit(j, positions, parent_frame)
-                continue
-            c = self.first_child[j]
-            d = None if c < 0 else bone_direction(positions[j], positions[c])
-            if d is None:
-                out[j] = rot.mul(parent_frame, self.rest_local[j])
+                out[j] = rot.mul(parent_frame, leaves.get(j, self.rest_local[j]))
             else:
                 out[j] = self.swing_frame(j, parent_frame, d)
+                tau = twists.get(j)
+                if tau is not None:
+                    out[j] = rot.mul(out[j], rot.axis_angle(rot.Y_AXIS, tau))
         return out
 
 

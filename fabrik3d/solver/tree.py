@@ -121,12 +121,12 @@ def solve(
     start = _start_pose(skeleton, r, positions, root_goal)
     twist = given_frames(skeleton, rotations, "rotations", positions, root_goal)
     look = None if look_at is None else look_goal(skeleton, look_at)
+    relax_twist = given_frames(skeleton, relax_rotations, "relax_rotations", relax_to)
     natural = skeleton.posing if posing is None else check_posing(posing, skeleton)
     if natural:
         # (a pole on a free effector bends its limb where the effector is: it is pinned there)
         pinned = {**goals, **{e: tg.Goal(start[e], None, 1.0) for e in pole_points if e not in goals}}
         relax = None if relax_to is None else list(_start_pose(skeleton, r, relax_to, None, "relax_to"))
-        relax_twist = given_frames(skeleton, relax_rotations, "relax_rotations", relax_to)
         solver_n = NaturalSolve(skeleton, r, pinned, w, pole_points, natural, solve_pose)
         pose, frames, iterations = solver_n.run(list(start), relax, tolerance, max_iterations, twist, relax_twist)
         return result(skeleton, goals, *looking(skeleton, goals, look, pose, frames), iterations, tolerance)
@@ -175,7 +175,7 @@ def solve_pose(
         solver = LimitedSolve(r, goals, weights, poles, root_frame)
         return solver.run(start, tol, max_it, cold, frames, jump, twist_from)
     pose, frames, iterations = _solve_plain(skeleton, r, start, goals, weights, tol, max_it)
-    return pose, (frames if twist_from is None else r.carried_frames(pose, twist_from)), iterations
+    return pose, (frames if twist_from is None else r.pose_frames(pose, r.carried_turns(twist_from))), iterations
 
 
 def check_posing(posing: Any, skeleton: Skeleton) -> Posing:

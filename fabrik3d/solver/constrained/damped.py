@@ -64,6 +64,7 @@ class DampedSteps:
     leaf_dir: dict[int, rot.Vec]
     effectors_beneath: dict[int, list[int]]
     yield_share: float
+    twists: dict[int, float]  # (``ReachingPasses.carry``)
     tol: float
     effector_frame: Callable[[int, rot.Quat], rot.Quat]  # a leaf's frame from its parent's (``passes``)
 
@@ -272,6 +273,8 @@ class DampedSteps:
             if r.rolls[j]:  # a rolling joint keeps its roll (the step turns its bone only)
                 motion = rot.mul(rot.mul(rot.conj(fp), frames[j]), rot.conj(r.rest_local[j]))
                 swung = rot.mul(swung, rot.axis_angle(r.rest_dir[j], rot.twist_angle(motion, r.rest_dir[j])))
+            elif j in self.twists:  # (a turn about the bone the solve carries: ``ReachingPasses.carry``)
+                swung = rot.mul(swung, rot.axis_angle(r.rest_dir[j], self.twists[j]))
             turned[j] = rot.mul(swung, r.rest_local[j])
         return self.forward(pose, frames, turned)
 

@@ -30,9 +30,6 @@ if TYPE_CHECKING:
 SWIVEL_MISFIT = 0.2
 SWIVELS = 12
 SWIVEL_REFINE = 5
-# A joint's turn about its bone, or a leaf's turn (radians), carried through a solve only from this
-# size on (below it, the rounding of a frame without one).
-TWIST_KEPT = 1e-9
 
 
 class ReachingPasses:
@@ -53,30 +50,10 @@ class ReachingPasses:
     leaves: dict[int, rot.Quat]
 
     def carry(self, frames: list[rot.Quat]) -> None:
-        """Keep what ``frames`` turn beyond the swing rule through this solve: each joint's turn
-        about its own bone (within its ``Twist`` limit) and each leaf's rotation relative to its
-        parent, where they are not zero. Rigid joints fit their children, a rolling joint's roll is
-        found from its hinge (``roll_for_hinge``) and a leaf with an orientation target turns
-        toward it: they carry none."""
-        r = self.r
-        self.twists, self.leaves = {}, {}
-        for j in r.order:
-            p = r.parents[j]
-            g = self.goals.get(j)
-            if p < 0 or r.rigid[j] or r.rolls[j] or (g is not None and g.orientation is not None):
-                continue
-            local = rot.mul(rot.conj(frames[p]), frames[j])
-            motion = rot.mul(local, rot.conj(r.rest_local[j]))
-            if not r.children[j]:
-                if 2.0 * math.asin(min(1.0, math.sqrt(motion[0] ** 2 + motion[1] ** 2 + motion[2] ** 2))) >= TWIST_KEPT:
-                    self.leaves[j] = local
-                continue
-            tau = rot.twist_angle(motion, r.rest_dir[j])
-            limit = r.limits[j].twist
-            if limit is not None:
-                tau = clamp_angle(tau, *limit)
-            if abs(tau) >= TWIST_KEPT:
-                self.twists[j] = tau
+        """Keep what ``frames`` turn beyond the swing rule through this solve (``Rig.carried_turns``:
+        turns about the bones, leaves' turns; a leaf with an orientation target turns toward it)."""
+        oriented = {j for j, g in self.goals.items() if g.orientation is not None}
+        self.twists, self.leaves = self.r.carried_turns(frames, oriented)
 
     # -- stage 1: effectors inward ---------------------------------------------------------------
     def stage1(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[list[rot.Vec], list[rot.Quat]]:

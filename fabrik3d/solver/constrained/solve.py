@@ -145,7 +145,7 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         With ``start_frames`` (the frames of ``start``, a pose already within the limits with the
         rig's bone lengths: the natural solve's chains) the start is taken as it is, unprojected,
         else projected onto the limits. With ``twist_from`` (the frames of a pose near ``start``)
-        every joint keeps its turn about its bone in them (``carry``); without, none has one.
+        every joint keeps its turn about its bone in them, a leaf its turn (``carry``); without, none.
 
         A ``cold`` solve (from the rest pose) with every target within its chain's
         length of the root gives up quickly on a local minimum and restarts
@@ -164,7 +164,7 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         if start_frames is not None:
             pose, frames = start, start_frames
         else:
-            initial = r.pose_frames(start) if twist_from is None else r.carried_frames(start, twist_from)
+            initial = r.pose_frames(start, None if twist_from is None else (self.twists, self.leaves))
             if self.root_frame is not None:
                 initial[r.order[0]] = self.root_frame
             pose, frames = self.project(start, initial)
