@@ -36,6 +36,7 @@ from .mesh_view import MeshView
 from .posing_panel import PosingActions
 from .scene_view import SceneView
 from .security import SERVER_OWNED, OwnedState, page_trigger
+from .target_turn import TargetTurn
 from .timeline_panel import TimelineActions, timeline_bar
 from .turning_panel import TurningActions
 from .vtk_parts import check_view
@@ -44,7 +45,7 @@ log = logging.getLogger("fabrik3d_web")
 
 
 @TrameApp()
-class WebApp(DragActions, JointDrag, PosingActions, TimelineActions, TurningActions, CharacterActions):
+class WebApp(DragActions, JointDrag, TargetTurn, PosingActions, TimelineActions, TurningActions, CharacterActions):
     """The web UI of one scene (see the module docstring).
 
     Args:
@@ -62,6 +63,7 @@ class WebApp(DragActions, JointDrag, PosingActions, TimelineActions, TurningActi
         self.scene = SceneView(self.grab_handle, self.drag_handle, self.release_handle)
         self.meshes = MeshView(self.scene.renderer)
         self._watch_joint_drags()
+        self._watch_target_turns()
         self._dragging: tuple[str, str] | None = None
         self._playback: asyncio.Task[None] | None = None
         self.owned = OwnedState(self.server.state)
@@ -283,10 +285,13 @@ class WebApp(DragActions, JointDrag, PosingActions, TimelineActions, TurningActi
     # -- automation ---------------------------------------------------------------------------
     @page_trigger("target_screen_position")
     def target_screen_position(self, name: Any, pole: Any = False) -> list[float] | None:
-        """``[x, y]`` of the handle of effector (or root) ``name``, or of its pole's (``pole``), in CSS
-        pixels from the view's top-left."""
+        """``[x, y]`` of the handle of effector (or root) ``name``, of its pole's (``pole`` true), or of
+        the look handle of the head ``name`` (``pole`` ``"look"``), in CSS pixels from the view's
+        top-left."""
         sk = self.controller.scene.skeleton
-        kind = "pole" if pole is True else "root" if name == sk.names[sk.root] else "target"
+        kind = (
+            "pole" if pole is True else "look" if pole == "look" else "root" if name == sk.names[sk.root] else "target"
+        )
         if not isinstance(name, str) or (kind, name) not in self.scene.handles:
             self.report(f"target_screen_position: no handle called {str(name)[:60]!r}")
             self.state.flush()
@@ -333,7 +338,7 @@ class WebApp(DragActions, JointDrag, PosingActions, TimelineActions, TurningActi
 
     def _show_skeleton(self) -> None:
         c = self.controller
-        self.scene.set_skeleton(c.scene.skeleton, c.size)
+        self.scene.set_skeleton(c.scene.skeleton, c.size, c.head_name())
         self._show_character()
         sk = c.scene.skeleton
         stiff = [n for n, v in c.posing.stiffness.items() if v > 0.0] or [sk.names[j] for j in sk.order[1:2]]
@@ -349,8 +354,10 @@ class WebApp(DragActions, JointDrag, PosingActions, TimelineActions, TurningActi
         if self.scene.show_poles:
             homes = {name: c.pole_home(name) for name in c.scene.skeleton.end_effectors if name not in c.poles}
         result = c.result
+        point = c.look_point()
+        look = None if point is None else (point, c.look is not None)
         self.scene.show_pose(
-            result.positions, result.rotations, c.targets, c.root_target, c.unreachable, moving, c.poles, homes
+            result.positions, result.rotations, c.targets, c.root_target, c.unreachable, moving, c.poles, homes, look
         )
         if c.character is not None and self.meshes.visible:
             self.meshes.show(c.skinned())

@@ -29,6 +29,7 @@ from fabrik3d.model import presets
 
 from .characters import MAX_CHARACTER_BYTES, Characters, is_character_file
 from .history import History
+from .orienting import Orienting
 from .posing import PosingControls
 from .recording import Recording
 from .timeline import Timeline
@@ -42,7 +43,7 @@ MAX_ITERATIONS = 1000  # the iteration limit the panel accepts (a drag solves on
 _KEEP: Any = object()  # "leave as it is", for an optional argument whose None means "none"
 
 
-class Controller(History, Recording, PosingControls, Timeline, Turning, Characters):
+class Controller(History, Recording, PosingControls, Timeline, Turning, Orienting, Characters):
     """The state of the web UI and everything the user can do to it.
 
     Attributes:
@@ -136,10 +137,17 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Characte
         targets = {k: v.copy() for k, v in self.scene.targets.items()}
         root = None if self.scene.root_target is None else self.scene.root_target.copy()
         built, self.built = getattr(self, "built", None), None
+        turned = (
+            getattr(self, "orientations", {}),
+            getattr(self, "root_orientation", None),
+            getattr(self, "look", None),
+        )
+        self._clear_orienting()
         try:
             result = self._solve(targets, root, {}, None)
         except BaseException:
             self.built = built
+            self.orientations, self.root_orientation, self.look = turned
             raise
         self.targets: dict[str, np.ndarray] = targets
         self.root_target: np.ndarray | None = root
@@ -279,6 +287,7 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Characte
             "max_error": float(self.max_error),
             "unreachable": self.unreachable,
             "converged": bool(self.result.converged),
+            **self.orienting_state(),
         }
 
     def effector_rows(self) -> list[dict[str, Any]]:
@@ -337,12 +346,14 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Characte
         kept), stiff joints relaxing toward the pose the user built."""
         skeleton = self.scene.skeleton if self.limits else self._free
         built = self.built
+        goals, root_goal, look = self._goals(targets, root)
         t0 = time.perf_counter()
         result = fabrik3d.solve(
             skeleton,
-            targets,
+            goals,
             positions=start,
-            root_target=root,
+            root_target=root_goal,
+            look_at=look,
             poles=poles or None,
             weights=self.scene.weights,
             tolerance=self.tolerance,
@@ -375,6 +386,7 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Characte
         if undoable:
             self._push_undo()
         self.targets, self.root_target, self.poles, self.result = targets, root, poles, result
+        self._kept_orientations(targets)
         now = time.perf_counter()
         self._frame_times = [t for t in self._frame_times if now - t <= 1.0] + [now]
         self._record_frame()

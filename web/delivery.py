@@ -30,7 +30,12 @@ INTERACTIVE_QUALITY = 70
 # Seconds after a render at which its encoded image is asked for (see ImageDelivery.rendered).
 PICKUP_DELAYS = (0.004, 0.012, 0.03, 0.08, 0.2)
 # What hovering a handle shows, by its kind (``name``: the effector's or root's name).
-HANDLE_LABELS = {"target": "{name}", "root": "{name} (root: moves the whole skeleton)", "pole": "{pole}"}
+HANDLE_LABELS = {
+    "target": "{name}",
+    "root": "{name} (root: moves the whole skeleton)",
+    "pole": "{pole}",
+    "look": "{name} looks here",
+}
 
 
 class ImageDelivery:

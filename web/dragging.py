@@ -153,8 +153,10 @@ class DragActions:
     def page_connected(self, **_: Any) -> None:
         """A page connected or left: a drag, a joint's turn or a camera's turn that a page left in
         the middle (its button never released) ends where it was, and the view renders again."""
-        if self._dragging is not None or getattr(self, "_turning", None) is not None:
-            self._dragging, self._turning = None, None
+        if self._dragging is not None or any(
+            getattr(self, k, None) is not None for k in ("_turning", "_target_turning")
+        ):
+            self._dragging, self._turning, self._target_turning = None, None, None
             self.controller.end_drag()
         elif not self.delivery.held:
             return
@@ -167,6 +169,8 @@ class DragActions:
             self.controller.move_root(point, undoable=undoable)
         elif kind == "pole":
             self.controller.move_pole(name, point, undoable=undoable)
+        elif kind == "look":
+            self.controller.look_toward(point, undoable=undoable)
         else:
             self.controller.move_target(name, point, undoable=undoable)
 

@@ -36,6 +36,7 @@ class Snapshot:
     frame: int
     built: fabrik3d.SolveResult | None = None  # the pose built by turning joints (``fabrik3d_web.turning``)
     character: Any = None  # the character whose skeleton the scene is (``fabrik3d_web.characters``)
+    turned: tuple[Any, Any, Any] = ({}, None, None)  # orientations, root orientation, look (``.orienting``)
 
 
 class History:
@@ -51,6 +52,9 @@ class History:
     frame: int
     built: fabrik3d.SolveResult | None
     character: Any
+    orientations: dict[str, np.ndarray]
+    root_orientation: np.ndarray | None
+    look: np.ndarray | None
     _free: fabrik3d.Skeleton
     undo_stack: list[Snapshot]
     redo_stack: list[Snapshot]
@@ -86,8 +90,9 @@ class History:
         root = None if self.root_target is None else self.root_target.copy()
         targets, poles = ({k: v.copy() for k, v in d.items()} for d in (self.targets, self.poles))
         scene = (self.scene, self.source, self._free)
+        turned = (dict(self.orientations), self.root_orientation, self.look)
         return Snapshot(
-            targets, root, poles, self.result, *scene, self.animation, self.frame, self.built, self.character
+            targets, root, poles, self.result, *scene, self.animation, self.frame, self.built, self.character, turned
         )
 
     def _push_undo(self, snapshot: Snapshot | None = None) -> None:
@@ -101,6 +106,7 @@ class History:
         self.poles = {k: v.copy() for k, v in snap.poles.items()}
         self.scene, self.source, self._free = snap.scene, snap.source, snap.free
         self.character = snap.character
+        self.orientations, self.root_orientation, self.look = dict(snap.turned[0]), *snap.turned[1:]
         keys_changed = snap.animation is not self.animation
         self.animation, self.frame, self.built = snap.animation, snap.frame, snap.built
         self.result = snap.result

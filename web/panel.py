@@ -28,7 +28,7 @@ def toolbar(app: Any) -> None:
         _readout("readout-solve", "mdi-timer-outline", "{{ solve_ms.toFixed(2) }} ms")
         _readout("readout-fps", "mdi-speedometer", "{{ fps ? fps.toFixed(0) : '–' }} fps")
     v3.VDivider(vertical=True, classes="mx-2")
-    app.state.update({"drag_key": "", "handle_screen": [], "alt_held": False})
+    app.state.update({"drag_key": "", "handle_screen": [], "alt_held": False, "rotate_held": False})
     v3.VIcon("mdi-axis-arrow-lock", size="small", title="Drag locks", classes="mr-1")
     with v3.VBtnToggle(v_model=("drag_lock", ""), density="compact", variant="text", id="drag-lock"):
         for lock, text, title in LOCK_BUTTONS:
@@ -77,6 +77,12 @@ SHORTCUTS = (
         "key === 'alt' && !e.repeat",
         "alt_held = true",
     ),
+    (
+        "R held down",
+        "drag a hand's, foot's, the head's or the pelvis's sphere around it to turn its target",
+        "plain && key === 'r' && !e.repeat",
+        "rotate_held = true",
+    ),
     ("K", "key the targets at the timeline's frame", "plain && key === 'k'", "trigger('set_key')"),
     ("Space", "play or pause the timeline", "plain && key === ' '", "trigger('toggle_timeline')"),
     (
@@ -103,8 +109,11 @@ window.addEventListener('keyup', (e) => {{
   const key = (e.key || '').toLowerCase();
   if (key === drag_key) drag_key = '';
   if (key === 'alt') alt_held = false;
+  if (key === 'r') rotate_held = false;
 }});
-window.addEventListener('blur', () => {{ if (drag_key) drag_key = ''; if (alt_held) alt_held = false; }})"""
+window.addEventListener('blur', () => {{
+  if (drag_key) drag_key = ''; if (alt_held) alt_held = false; if (rotate_held) rotate_held = false;
+}})"""
 
 
 # The drag's locks in the toolbar (value, label, tooltip); see ``fabrik3d_web.dragging``.

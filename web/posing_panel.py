@@ -40,6 +40,18 @@ class PosingActions:
         self._attempt(self.controller.free_effector, name)
         self._publish()
 
+    @page_trigger("free_look")
+    def free_look(self) -> None:
+        """The user let the head look nowhere in particular."""
+        self._attempt(self.controller.free_look)
+        self._publish()
+
+    @page_trigger("free_turns")
+    def free_turns(self) -> None:
+        """The user freed the targets' orientations (turned with R) and the pelvis's."""
+        self._attempt(self.controller.free_turns)
+        self._publish()
+
     @page_trigger("mirror_pose")
     def mirror_pose(self, source: Any) -> None:
         """The user mirrored the pose from one side ("left" or "right") to the other."""
@@ -94,6 +106,27 @@ def section(app: Any) -> None:
                 id=f"btn-mirror-{source}",
                 click=f"trigger('mirror_pose', ['{source}'])",
             )
+    with html.Div(classes="d-flex align-center", style="gap: 6px"):
+        v3.VBtn(
+            "Free the look",
+            size="small",
+            variant="tonal",
+            prepend_icon="mdi-eye-off-outline",
+            id="btn-free-look",
+            disabled=("!look_target",),
+            click="trigger('free_look')",
+            title="The head stops looking at the teal sphere (drag the sphere to look somewhere)",
+        )
+        v3.VBtn(
+            "Free the turns",
+            size="small",
+            variant="tonal",
+            prepend_icon="mdi-rotate-3d-variant",
+            id="btn-free-turns",
+            disabled=("!(Object.keys(orientations || {}).length || root_orientation)",),
+            click="trigger('free_turns')",
+            title="The targets (and the pelvis) keep their places but no longer their turns (hold R and drag to turn)",
+        )
     with html.Div(classes="d-flex align-center", style="gap: 6px"):
         v3.VSelect(
             label="Stiffness of",

@@ -57,10 +57,12 @@ from .vtk_parts import (
     BONE,
     EFFECTOR,
     FREE,
+    FREE_LOOK,
     FREE_POLE,
     JOINT,
     LIMIT_CONE,
     LIMIT_HINGE,
+    LOOK,
     POLE,
     ROOT,
     SKY_BOTTOM,
@@ -91,7 +93,7 @@ class SceneView:
     Args:
         on_drag_start: ``(kind, name, point)`` when the user grabs a handle; ``kind``
             is ``"target"`` (an end effector's handle), ``"pole"`` (the pole of an end
-            effector's chain) or ``"root"``.
+            effector's chain), ``"root"`` or ``"look"`` (what the head, ``name``, looks at).
         on_drag: the same, on every mouse move of a drag; ``point`` ``(3,)`` scene units.
         on_drag_end: the same, when the button is released.
         size: ``(width, height)`` of the render window before the browser sets it, pixels.
@@ -182,8 +184,9 @@ class SceneView:
         self._labels: dict[str, Any] = {}  # effector -> the label of its pole handle
 
     # -- building ------------------------------------------------------------------------------
-    def set_skeleton(self, skeleton: Skeleton, size: float) -> None:
-        """Rebuild handles, floor and limits for ``skeleton``; ``size`` is its length scale (scene units)."""
+    def set_skeleton(self, skeleton: Skeleton, size: float, head: str | None = None) -> None:
+        """Rebuild handles, floor and limits for ``skeleton``; ``size`` is its length scale (scene units);
+        ``head``: the joint that carries the face (a look handle for it), or None."""
         self.skeleton = skeleton
         self.size = size
         self.joint_radius = 0.0095 * size
@@ -195,6 +198,8 @@ class SceneView:
         names = [("target", name) for name in display.movable_effectors(skeleton)]  # (the octopus's mantle: none)
         names += [("pole", name) for name in display.pole_effectors(skeleton)]
         names.append(("root", skeleton.names[skeleton.root]))
+        if head is not None:
+            names.append(("look", head))
         for actor in self._labels.values():
             self.renderer.RemoveActor(actor)
         self._labels = {name: label(display.pole_label(skeleton, name), POLE) for kind, name in names if kind == "pole"}
@@ -290,6 +295,7 @@ class SceneView:
         moving: tuple[str, str] | None = None,
         poles: Mapping[str, np.ndarray] | None = None,
         pole_homes: Mapping[str, np.ndarray] | None = None,
+        look: tuple[np.ndarray, bool] | None = None,
     ) -> None:
         """Update the actors and handles to a pose.
 
@@ -302,6 +308,8 @@ class SceneView:
             moving: ``(kind, name)`` of the handle being dragged (left where the mouse put it).
             poles: effector name -> ``(3,)`` pole point of its chain.
             pole_homes: effector name -> ``(3,)`` where a pole handle without a pole sits.
+            look: ``((3,) point, looking)``: where the look handle sits and whether the head looks
+                at it (else it waits in front of the face).
         """
         sk = self.skeleton
         assert sk is not None
@@ -332,6 +340,10 @@ class SceneView:
             elif kind == "root":
                 point = positions[sk.root] if root_target is None else root_target
                 color = ROOT
+            elif kind == "look":
+                if look is None:
+                    continue
+                point, color = look[0], LOOK if look[1] else FREE_LOOK
             elif name in targets:
                 point = targets[name]
                 color = UNREACHABLE if name in bad else TARGET

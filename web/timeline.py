@@ -45,6 +45,8 @@ class Timeline:
     max_iterations: int
     _free: fabrik3d.Skeleton
     built: fabrik3d.SolveResult | None  # (the Turning part's)
+    orientations: dict[str, np.ndarray]  # (the Orienting part's, with ``root_orientation``, ``_goals``)
+    root_orientation: np.ndarray | None
     animation_glb: Any  # (the Characters part's)
 
     # (``_push_undo`` is the History part's, ``_record_frame`` the Recording part's)
@@ -63,7 +65,8 @@ class Timeline:
     def set_key(self) -> None:
         """Key the current frame: the targets, root target and poles as they are now, and the pose
         shown (a key already on this frame is replaced)."""
-        key = Key(self.frame, self.targets, self.root_target, self.poles, self.result)
+        targets, root, _ = self._goals(self.targets, self.root_target)
+        key = Key(self.frame, targets, root, self.poles, self.result)
         self._set_animation(self.animation.with_key(key))
 
     def delete_key(self, frame: Any = None) -> None:
@@ -105,7 +108,10 @@ class Timeline:
             result = self._bake_to(f)
             goals = anim.goals_at(f)
             self.targets = {k: t.position.copy() for k, t in goals.targets.items()}
+            self.orientations = {k: t.orientation.copy() for k, t in goals.targets.items() if t.orientation is not None}
             self.root_target = None if goals.root_target is None else goals.root_target.position.copy()
+            turned = None if goals.root_target is None else goals.root_target.orientation
+            self.root_orientation = None if turned is None else turned.copy()
             self.poles = {k: v.copy() for k, v in goals.poles.items()}
             self.result = result
             if any(k.pose is not None for k in anim.keys):  # (later drags relax toward the pose shown)
