@@ -20,18 +20,22 @@ import dataclasses
 import errno
 import ipaddress
 import json
+import math
 import socket
 import sys
 import time
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 
+from fabrik3d import rotations as rot
 from fabrik3d.io import bake, character, character_export, files, gltf, take
 from fabrik3d.io.scene import Scene, scene_or_preset
 from fabrik3d.model import presets
-from fabrik3d.solver.tree import solve
+from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.model.targets import Target
+from fabrik3d.solver.tree import SolveResult, solve
 
 
 class _Parser(argparse.ArgumentParser):
@@ -100,6 +104,61 @@ def parse_target(text: str) -> tuple[str, np.ndarray]:
     return name, point
 
 
+def parse_turn(text: str) -> tuple[str, tuple[float, float, float]]:
+    """``NAME=RX,RY,RZ`` (degrees) -> ``(name, angles)``; ``ValueError`` if malformed."""
+    name, sep, angles = text.partition("=")
+    parts = angles.split(",")
+    try:
+        if not sep or not name or len(parts) != 3:
+            raise ValueError
+        xyz = tuple(float(p) for p in parts)
+        if not all(math.isfinite(a) and abs(a) <= 360.0 for a in xyz):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"--turn {text[:60]!r}: expected NAME=RX,RY,RZ in degrees (each within ±360)") from None
+    return name, xyz  # type: ignore[return-value]
+
+
+def parse_look(text: str) -> np.ndarray:
+    """``X,Y,Z`` -> ``(3,)``; ``ValueError`` if malformed."""
+    try:
+        point = np.array([float(p) for p in text.split(",")])
+        if point.shape != (3,) or not np.all(np.isfinite(point)):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"--look {text[:60]!r}: expected X,Y,Z") from None
+    return point
+
+
+def turned_goals(skeleton: Skeleton, targets: dict[str, Any], specs: Sequence[str]) -> dict[str, Any]:
+    """``targets`` with the ``--turn`` orientations: each named effector's rest orientation turned by
+    its Euler angles (Blender's XYZ, degrees, about the world axes); it needs a target."""
+    goals = dict(targets)
+    for spec in specs:
+        name, xyz = parse_turn(spec)
+        if name not in skeleton.names:
+            raise ValueError(f"--turn {name!r}: not a joint of the skeleton")
+        if name not in goals:
+            raise ValueError(f"--turn {name}: give {name} a --target too (its orientation turns it where it is put)")
+        rest = tuple(skeleton.rest_frames[skeleton.index(name)].tolist())
+        goals[name] = Target(goals[name], rot.mul(rot.from_euler_xyz(xyz), rest))  # type: ignore[arg-type]
+    return goals
+
+
+def _solve_scene(scene: Scene, args: argparse.Namespace, head: str = "head") -> SolveResult:
+    """The scene solved with its targets, ``--turn`` orientations and ``--look``."""
+    look = None if args.look is None else {head: parse_look(args.look)}
+    return solve(
+        scene.skeleton,
+        turned_goals(scene.skeleton, scene.targets, args.turn),
+        root_target=scene.root_target,
+        weights=scene.weights,
+        tolerance=scene.tolerance,
+        max_iterations=scene.max_iterations,
+        look_at=look,
+    )
+
+
 def apply_targets(scene: Scene, specs: Sequence[str]) -> Scene:
     """The scene with ``--target`` values added (they replace the scene's own)."""
     targets = dict(scene.targets)
@@ -123,17 +182,20 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     if args.max_iterations is not None:
         scene = dataclasses.replace(scene, max_iterations=args.max_iterations)
     t0 = time.perf_counter()
-    result = scene.solve()
+    result = _solve_scene(scene, args)
     ms = (time.perf_counter() - t0) * 1e3
     print(f"iterations: {result.iterations}  converged: {result.converged}  solve: {ms:.3f} ms")
     for name, err in result.errors.items():
-        print(f"  {name}: error {err:.6g}")
+        turned = result.orientation_errors.get(name)
+        print(f"  {name}: error {err:.6g}" + ("" if turned is None else f", turned {turned:.3g} deg from its --turn"))
     if args.output:
         pose = {
             "joint_names": list(scene.skeleton.names),
             "positions": result.positions.tolist(),
+            "rotations": result.rotations.tolist(),
             "iterations": result.iterations,
             "errors": result.errors,
+            "orientation_errors": result.orientation_errors,
         }
         files.write_atomic(args.output, (json.dumps(pose, indent=1) + "\n").encode())
         print(f"wrote {args.output}")
@@ -172,15 +234,15 @@ def _cmd_export(args: argparse.Namespace) -> int:
     if args.rig_map is not None:
         raise ValueError("export: --rig-map goes with a character's file (MODEL.glb)")
     if args.take is not None:
-        if args.target:
-            raise ValueError("export: --target applies to a scene, not to --take")
+        if args.target or args.turn or args.look is not None:
+            raise ValueError("export: --target, --turn and --look apply to a scene, not to --take")
         recorded = take.load_take(args.take)
         frames = zip(recorded.positions, recorded.rotations)
         gltf.export_animation(recorded.skeleton, frames, recorded.times, args.output)
         print(f"wrote {args.output}: {len(recorded.times)} frames of {len(recorded.skeleton)} joints")
         return 0
     scene = apply_targets(scene_or_preset(args.scene), args.target)
-    result = scene.solve()
+    result = _solve_scene(scene, args)
     gltf.export_pose(scene.skeleton, result, args.output)
     state = "converged" if result.converged else "not converged"
     print(f"wrote {args.output}: pose of {len(scene.skeleton)} joints ({state}, {result.iterations} iterations)")
@@ -195,10 +257,12 @@ def _export_character(args: argparse.Namespace) -> int:
     for spec in args.target:
         name, point = parse_target(spec)
         targets[model.effectors.get(name, name)] = point  # (a role of a humanoid, or a bone)
+    turns = [f"{model.effectors.get(n, n)}={v}" for n, _, v in (t.partition("=") for t in args.turn)]
     recorded = None if args.take is None else take.load_take(args.take)
     pose = None
     if targets or recorded is None:
-        pose = solve(sk, targets)
+        scene = Scene(sk, targets=targets)
+        pose = _solve_scene(scene, argparse.Namespace(turn=turns, look=args.look), model.effectors.get("head", "head"))
     character_export.export_character(model, args.output, pose=pose, take=recorded, name=args.name or "take")
     what = [] if pose is None else [f"pose ({'converged' if pose.converged else 'not converged'})"]
     if recorded is not None:
@@ -249,6 +313,17 @@ def _cmd_bake(args: argparse.Namespace) -> int:
     return 0
 
 
+def _turn_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--turn",
+        action="append",
+        default=[],
+        metavar="NAME=RX,RY,RZ",
+        help="turn a targeted effector from its rest orientation (XYZ Euler, degrees, world axes)",
+    )
+    p.add_argument("--look", metavar="X,Y,Z", help="a point the head looks at (neck and head turn)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every command."""
     parser = _Parser(prog="fabrik3d", description="FABRIK inverse kinematics for skeletons.")
@@ -257,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("solve", help="solve a scene or preset and print the result")
     p.add_argument("scene", metavar="SCENE_OR_PRESET")
     p.add_argument("--target", action="append", default=[], metavar="NAME=X,Y,Z", help="target for an effector")
+    _turn_options(p)
     p.add_argument("-o", "--output", type=_output_name, metavar="POSE.json", help="write the solved pose as JSON")
     p.add_argument("--tolerance", type=float, help="reach tolerance, scene units")
     p.add_argument("--max-iterations", type=int, help="iteration limit")
@@ -282,6 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", help="the take's animation name in a character's file (default: take)")
     p.add_argument("--rig-map", metavar="MAP.json", help="the character's bones by role (JSON: role -> bone)")
     p.add_argument("--target", action="append", default=[], metavar="NAME=X,Y,Z", help="target for an effector")
+    _turn_options(p)
     p.add_argument(
         "-o", "--output", type=_output_name, required=True, metavar="OUT.glb", help="output file, .glb or .gltf"
     )
