@@ -40,6 +40,7 @@ from fabrik3d.io.scene import Scene
 from fabrik3d.model import targets
 from fabrik3d.model.keys import Animation
 from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.notebook.turning import Turns
 from fabrik3d.solver.tree import SolveResult
 
 __all__ = ["SkeletonView", "bone_tubes", "limit_outlines", "timeline"]
@@ -61,7 +62,7 @@ def _f32(a: np.ndarray) -> np.ndarray:
 
 
 # -- the widget -----------------------------------------------------------------------------
-class SkeletonView(widgets.HBox):
+class SkeletonView(Turns, widgets.HBox):
     """A pythreejs view of a skeleton with controls that set targets and re-solve.
 
     Args:
@@ -101,6 +102,10 @@ class SkeletonView(widgets.HBox):
             raise ValueError(f"SkeletonView: expected a Skeleton or a Scene, got {type(skeleton_or_scene).__name__}")
         self._scene = dataclasses.replace(scene, targets={**scene.targets, **dict(targets or {})})
         self.skeleton = scene.skeleton
+        self._orientations: dict[str, np.ndarray] = {}
+        self._look: np.ndarray | None = None
+        self._look_head = "head"
+        self._built: SolveResult | None = None
         self._result = self._solve(self._scene, None)
         self._syncing = False
         self._message = ""
@@ -180,15 +185,15 @@ class SkeletonView(widgets.HBox):
         if not isinstance(name, str) or name not in effectors:
             raise ValueError(f"target {name!r}: not an end effector; valid names are {', '.join(effectors)}")
 
-    def _solve(self, scene: Scene, start: np.ndarray | None) -> SolveResult:
-        result = scene.solve(positions=start)
+    def _solve(self, scene: Scene, start: SolveResult | None) -> SolveResult:
+        result = self._turned_solve(scene, start)
         if not (np.all(np.isfinite(result.positions)) and np.all(np.isfinite(result.rotations))):
             raise ValueError("solve: the solver returned a non-finite pose; it was not applied")
         return result
 
     def _update_targets(self, targets: dict[str, Any]) -> None:
         scene = dataclasses.replace(self._scene, targets=targets)  # validates names and points
-        result = self._solve(scene, self._result.positions)
+        result = self._solve(scene, self._result)
         self._scene, self._result = scene, result
         self._message = ""
         self._show_result()
