@@ -1,0 +1,159 @@
+"""Hip hinge: a reach low and in front, beyond the limb, tilts the pelvis forward.
+
+With natural posing, a hand's chain runs up the spine (its ``reach``), and a target beyond the arm
+pulled the spine any way it could (sideways too), the pelvis upright. A body bends at the hips
+instead (FinalIK's body tilt, Cascadeur's pelvis): where the feet are planted (another target
+outside the reaching chain's subtree) and a limb's target lies beyond ``HINGE_SLACK`` of the limb's
+length from its base, the pelvis turns forward about the body's side axis, by the least angle
+(up to ``MAX_HINGE``) that brings every such limb's base within that share of its target, and
+the limb reaches from there without the spine (its chain stops at the limb's base): the spine stays
+straight, the free arm keeps its pose, the legs follow with the feet where they are.
+
+The **limb** of an effector is the run of joints above it less stiff than ``HINGE_STIFFNESS``
+(the presets' arm and clavicle); its **base** is the topmost of them, whose parent is the trunk.
+The tilt is measured from the pose the body relaxes to (``relax_to``, else rest): when the target
+comes back up the pelvis turns back. Only where the pelvis would turn does this change a solve.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from fabrik3d import rotations as rot
+from fabrik3d.model.posing import Posing
+from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.model.targets import Goal
+from fabrik3d.solver.rig import Rig
+
+# Joints at least this stiff are the trunk (the presets' spine and chest, 0.7); the limb is below.
+HINGE_STIFFNESS = 0.5
+# The limb reaches from its base to within this share of its length (an arm comfortably bent).
+HINGE_SLACK = 0.8
+# The deepest hinge (radians).
+MAX_HINGE = math.radians(90.0)
+# A target beyond the deepest hinge's reach tilts the pelvis only if that brings the limb's base this
+# much nearer it (a share of the limb's length).
+HINGE_GAIN = 0.1
+# Bisection steps for the tilt (2^-30 of MAX_HINGE).
+HINGE_STEPS = 30
+# The skeleton's front at rest, world (+Z, as fabrik3d.solver.look).
+FRONT = (0.0, 0.0, 1.0)
+UP = (0.0, 1.0, 0.0)
+
+
+def hinge(
+    skeleton: Skeleton,
+    r: Rig,
+    goals: dict[int, Goal],
+    start: list[rot.Vec],
+    posing: Posing,
+    reference: rot.Quat,
+) -> tuple[Goal, Posing] | None:
+    """The root's goal (where it stands, tilted) and the posing to solve with, or None to solve as
+    without a hinge (module docstring).
+
+    Args:
+        skeleton, r: the skeleton and its rig.
+        goals: the targets by effector index.
+        start: the start pose (the root stays where it is in it).
+        posing: the natural posing (its stiffness and reach).
+        reference: the root's frame in the pose the body relaxes to (upright).
+    """
+    root = skeleton.root
+    stiff = posing.stiffness
+    names = skeleton.names
+    limbs: dict[int, tuple[int, float]] = {}
+    for e in goals:
+        base, length = e, 0.0
+        while r.parents[base] >= 0 and stiff.get(names[r.parents[base]], 0.0) < HINGE_STIFFNESS:
+            length += r.lengths[base]
+            base = r.parents[base]
+        top = posing.reach.get(names[e])
+        trunk = r.parents[base]
+        if trunk < 0 or base == e or top is None or trunk not in _line(r, skeleton.index(top), e):
+            continue  # (no trunk above the limb, or the posing never lets the trunk join)
+        others = [f for f in goals if f != e and f not in set(r.subtree(skeleton.index(top)))]
+        if others:  # (planted: a target outside the reaching chain's subtree, a foot)
+            limbs[e] = (base, length)
+    if not limbs:
+        return None
+    pivot = np.array(start[root])
+    now = start_frame(r, start)
+    untilt = rot.mul(reference, rot.conj(now))  # (the start turned upright about the root)
+    front = np.array(rot.rotate(reference, rot.rotate_inv(tuple(skeleton.rest_frames[root].tolist()), FRONT)))  # type: ignore[arg-type]
+    front[1] = 0.0
+    if float(np.linalg.norm(front)) < 1e-9:
+        return None
+    axis = tuple(np.cross(UP, front / np.linalg.norm(front)).tolist())
+    theta = 0.0
+    spine: dict[int, bool] = {}
+    for e, (base, length) in limbs.items():
+        upright = pivot + np.array(rot.rotate(untilt, tuple((np.array(start[base]) - pivot).tolist())))  # type: ignore[arg-type]
+        target = np.array(goals[e].position)
+
+        def gap(t: float, upright: np.ndarray = upright, target: np.ndarray = target, length: float = length) -> float:
+            b = pivot + np.array(rot.rotate(rot.axis_angle(axis, t), tuple((upright - pivot).tolist())))  # type: ignore[arg-type]
+            return float(np.linalg.norm(target - b)) - HINGE_SLACK * length
+
+        if gap(0.0) <= 0.0:
+            continue
+        if gap(MAX_HINGE) > 0.0:  # (beyond the deepest hinge: the nearest tilt, the spine joining the limb)
+            lo, hi = 0.0, MAX_HINGE
+            for _ in range(HINGE_STEPS):  # (the gap falls, then rises, along the arc the base runs)
+                a, b = lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0
+                lo, hi = (lo, b) if gap(a) <= gap(b) else (a, hi)
+            if gap(hi) >= gap(0.0) - HINGE_GAIN * length:
+                continue  # (a hinge brings it no nearer: beside or above the body)
+            theta, spine[e] = max(theta, hi), True
+            continue
+        lo, hi = 0.0, MAX_HINGE
+        for _ in range(HINGE_STEPS):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if gap(mid) <= 0.0 else (mid, hi)
+        theta = max(theta, hi)
+    if theta == 0.0:
+        return _back(r, start, reference, posing)
+    reach = {**posing.reach, **{names[e]: names[base] for e, (base, _) in limbs.items() if e not in spine}}
+    tilted = rot.normalize_quat(rot.mul(rot.axis_angle(axis, theta), reference))
+    return Goal(tuple(pivot.tolist()), tilted, 1.0), dataclasses.replace(posing, reach=reach)  # type: ignore[arg-type]
+
+
+def start_frame(r: Rig, start: list[rot.Vec]) -> rot.Quat:
+    """The root's frame in the pose ``start`` (its children fitted)."""
+    j = r.order[0]
+    return r.rigid_fit(j, start, rot.IDENTITY) if r.rigid[j] else r.pose_frames(start)[j]
+
+
+def upright_goal(r: Rig, start: list[rot.Vec], reference: rot.Quat) -> Goal | None:
+    """The root's goal that turns it back upright (to ``reference``) where it stands, if ``start``
+    has it tilted; else None."""
+    now = start_frame(r, start)
+    if rot.angle_between(now, reference) <= 1e-9:
+        return None
+    return Goal(start[r.order[0]], reference, 1.0)
+
+
+def _back(r: Rig, start: list[rot.Vec], reference: rot.Quat, posing: Posing) -> tuple[Goal, Posing] | None:
+    """No tilt: the root back upright if a hinge left it tilted (``upright_goal``), else None."""
+    goal = upright_goal(r, start, reference)
+    return None if goal is None else (goal, posing)
+
+
+def _line(r: Rig, top: int, e: int) -> set[int]:
+    """The joints from ``e`` up to ``top`` (both included), or every joint above ``e``."""
+    out, j = set(), e
+    while j >= 0:
+        out.add(j)
+        if j == top:
+            break
+        j = r.parents[j]
+    return out
+
+
+def reference_frame(r: Rig, relax: Any) -> rot.Quat:
+    """The root's frame in the pose the body relaxes to (``relax``, a list of points, or rest)."""
+    return r.rest_frames[r.order[0]] if relax is None else start_frame(r, relax)
