@@ -356,7 +356,7 @@ class _EveryChainFirst(NaturalSolve):
 def test_chains_left_to_a_stiffer_level_change_no_result(seed: int) -> None:
     """A chain whose target lies beyond its length at the first level is not solved there (a stiffer
     level's share would throw that solve away, and a share that cannot reach solves it after all):
-    the poses are those of solving it first, bit for bit. Targets near and beyond the arms' reach,
+    the poses are those of solving it first (to rounding). Targets near and beyond the arms' reach,
     out of any reach, and on every effector, cold and warm."""
     import fabrik3d.solver.tree as tree_module
 
@@ -374,5 +374,6 @@ def test_chains_left_to_a_stiffer_level_change_no_result(seed: int) -> None:
         every = solve(sk, targets, positions=start)
     finally:
         tree_module.NaturalSolve = kept
-    assert got.positions.tobytes() == every.positions.tobytes()
-    assert got.rotations.tobytes() == every.rotations.tobytes()
+    # (the same solves in another order: the same poses, to rounding; seed 600 differs by 6.7e-16)
+    np.testing.assert_allclose(got.positions, every.positions, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got.rotations, every.rotations, rtol=0, atol=1e-12)
