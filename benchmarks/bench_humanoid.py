@@ -140,6 +140,34 @@ def make_cases(skeleton: fabrik3d.Skeleton) -> tuple[list[common.Case], list[str
     return cases, notes, aims
 
 
+CARRIED = "fabrik3d.solve, preset, frames carried"
+HELD = "fabrik3d.solve, preset, hand orientation held"
+HELD_AIM = 1.5  # a drag with the hand's orientation held costs at most this many times the preset's
+
+
+def rotation_cases(skeleton: fabrik3d.Skeleton, first: np.ndarray) -> list[common.Case]:
+    """Workload 3's rows with frames: each solve given the last solve's frames (``rotations=``), and
+    with the hand's orientation where the first frame's solve left it, held as a target's."""
+    rest = fabrik3d.solve(skeleton, {})
+    held = fabrik3d.solve(skeleton, {"hand_l": first}).rotations[skeleton.index("hand_l")]
+
+    def carried(start: fabrik3d.SolveResult, step: dict[str, Any]) -> fabrik3d.SolveResult:
+        return fabrik3d.solve(
+            skeleton, step, positions=start.positions, rotations=start.rotations, tolerance=TOL, max_iterations=MAX_IT
+        )
+
+    def oriented(start: fabrik3d.SolveResult, step: dict[str, Any]) -> fabrik3d.SolveResult:
+        return carried(start, {"hand_l": fabrik3d.Target(step["hand_l"], held)})
+
+    def read(r: fabrik3d.SolveResult) -> tuple[Any, int, float]:
+        return r, r.iterations, max(r.errors.values())
+
+    return [
+        common.Case(label, rest, call, read, as_array=lambda r: r.positions)
+        for label, call in ((CARRIED, carried), (HELD, oriented))
+    ]
+
+
 def _solve_case(label: str, skeleton: fabrik3d.Skeleton, poles: dict[str, np.ndarray] | None = None) -> common.Case:
     extra = {} if poles is None else {"poles": poles}
     return common.Case(
@@ -223,10 +251,12 @@ def main(argv: list[str] | None = None) -> int:
     steps = target_frames(skeleton, 10 if args.quick else 600)
     cases, notes, aims = make_cases(skeleton)
 
-    def workload(title: str, frames: list[dict[str, np.ndarray]]) -> dict[str, common.Run]:
+    def workload(
+        title: str, frames: list[dict[str, np.ndarray]], more: list[common.Case] = ()
+    ) -> dict[str, common.Run]:
         print(title)
         print()
-        out = common.run_cases(cases, frames, True, args.repeats, args.budget)
+        out = common.run_cases([*cases, *more], frames, True, args.repeats, args.budget)
         print(common.format_table(HEADERS, table_rows(out)))
         print()
         return out
@@ -247,8 +277,11 @@ def main(argv: list[str] | None = None) -> int:
     one_hand = [{"hand_l": p} for p in figure_eight(skeleton, "l", frames=len(steps))]
     hand_runs = workload(
         f"workload 3, one hand: {len(one_hand)} frames, the left hand alone on a figure eight in front of the chest "
-        "(steps <= 1.5 cm;\n          the other effectors free: what a drag in the web UI solves)",
+        "(steps <= 1.5 cm;\n          the other effectors free: what a drag in the web UI solves); "
+        f"'{CARRIED}': each solve also given the last frames (as the web UI does);\n          "
+        f"'{HELD}': the hand's orientation held all along (issue 29: <= 1.5x the preset's)",
         one_hand,
+        rotation_cases(skeleton, one_hand[0]["hand_l"]),
     )
     side = [{"hand_l": p} for p in side_reach_sweep(skeleton, frames=max(3, len(steps) // 3))]
     workload(
@@ -275,6 +308,9 @@ def main(argv: list[str] | None = None) -> int:
     for stat, limit in ONE_HAND_AIMS.items():
         value = common.summarize(hand_runs[natural].ns).ms(stat)
         print(common.aim_line(f"{natural}, one hand: {stat}", value, limit, " ms"))
+    base = common.summarize(hand_runs[natural].ns).ms("mean")
+    held = common.summarize(hand_runs[HELD].ns).ms("mean")
+    print(common.aim_line(f"{HELD}: mean / the preset's", held / base, HELD_AIM, "x"))
     if args.profile:
         print()
         print(f"profile: {cases[0].label}, warm (by own time)")

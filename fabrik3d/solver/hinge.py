@@ -3,8 +3,9 @@
 With natural posing, a hand's chain runs up the spine (its ``reach``), and a target beyond the arm
 pulled the spine any way it could (sideways too), the pelvis upright. A body bends at the hips
 instead (FinalIK's body tilt, Cascadeur's pelvis): where the feet are planted (another target
-outside the reaching chain's subtree) and a limb's target lies beyond ``HINGE_SLACK`` of the limb's
-length from its base, the pelvis turns forward about the body's side axis, by the least angle
+outside the reaching chain's subtree) and a limb's target lies below its base, more in front of it
+than beside, and beyond ``HINGE_SLACK`` of the limb's length from it, the pelvis turns forward about
+the body's side axis, by the least angle
 (up to ``MAX_HINGE``) that brings every such limb's base within that share of its target, and
 the limb reaches from there without the spine (its chain stops at the limb's base): the spine stays
 straight, the free arm keeps its pose, the legs follow with the feet where they are.
@@ -20,8 +21,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from typing import Any
-
-import numpy as np
 
 from fabrik3d import rotations as rot
 from fabrik3d.model.posing import Posing
@@ -51,7 +50,7 @@ def hinge(
     goals: dict[int, Goal],
     start: list[rot.Vec],
     posing: Posing,
-    reference: rot.Quat,
+    relax: list[rot.Vec] | None,
 ) -> tuple[Goal, Posing] | None:
     """The root's goal (where it stands, tilted) and the posing to solve with, or None to solve as
     without a hinge (module docstring).
@@ -61,54 +60,60 @@ def hinge(
         goals: the targets by effector index.
         start: the start pose (the root stays where it is in it).
         posing: the natural posing (its stiffness and reach).
-        reference: the root's frame in the pose the body relaxes to (upright).
+        relax: the pose the body relaxes to (None: rest); its root's frame is upright.
     """
     root = skeleton.root
     stiff = posing.stiffness
     names = skeleton.names
     limbs: dict[int, tuple[int, float]] = {}
     for e in goals:
+        top = posing.reach.get(names[e])
+        if top is None:
+            continue  # (the posing never lets the trunk join this chain)
         base, length = e, 0.0
         while r.parents[base] >= 0 and stiff.get(names[r.parents[base]], 0.0) < HINGE_STIFFNESS:
             length += r.lengths[base]
             base = r.parents[base]
-        top = posing.reach.get(names[e])
-        trunk = r.parents[base]
-        if trunk < 0 or base == e or top is None or trunk not in _line(r, skeleton.index(top), e):
-            continue  # (no trunk above the limb, or the posing never lets the trunk join)
-        others = [f for f in goals if f != e and f not in set(r.subtree(skeleton.index(top)))]
-        if others:  # (planted: a target outside the reaching chain's subtree, a foot)
+        trunk, t = r.parents[base], skeleton.index(top)
+        if trunk < 0 or base == e or not r.within(t, trunk):
+            continue  # (no trunk above the limb, or not on the chain)
+        if any(f != e and not r.within(t, f) for f in goals):  # (planted: a target outside the chain's subtree)
             limbs[e] = (base, length)
     if not limbs:
         return None
-    pivot = np.array(start[root])
-    now = start_frame(r, start)
+    pivot = start[root]
+    reference = reference_frame(r, relax)
+    now = reference if _upright(r, start, reference) else start_frame(r, start)
     untilt = rot.mul(reference, rot.conj(now))  # (the start turned upright about the root)
-    front = np.array(rot.rotate(reference, rot.rotate_inv(tuple(skeleton.rest_frames[root].tolist()), FRONT)))  # type: ignore[arg-type]
-    front[1] = 0.0
-    if float(np.linalg.norm(front)) < 1e-9:
+    fx, _, fz = rot.rotate(reference, rot.rotate_inv(r.rest_frames[root], FRONT))
+    n = math.hypot(fx, fz)
+    if n < 1e-9:
         return None
-    axis = tuple(np.cross(UP, front / np.linalg.norm(front)).tolist())
+    forward, axis = (fx / n, 0.0, fz / n), (fz / n, 0.0, -fx / n)  # (axis: up x forward, the body's side)
     theta = 0.0
-    spine: dict[int, bool] = {}
+    spine: set[int] = set()
     for e, (base, length) in limbs.items():
-        upright = pivot + np.array(rot.rotate(untilt, tuple((np.array(start[base]) - pivot).tolist())))  # type: ignore[arg-type]
-        target = np.array(goals[e].position)
+        upright = rot.add(pivot, rot.rotate(untilt, rot.sub(start[base], pivot)))
+        target = goals[e].position
+        to = rot.sub(target, upright)
+        if to[1] >= 0.0 or rot.dot(to, forward) <= abs(rot.dot(to, axis)):
+            continue  # (not below the limb's base and in front of it: no hinge for this one)
 
-        def gap(t: float, upright: np.ndarray = upright, target: np.ndarray = target, length: float = length) -> float:
-            b = pivot + np.array(rot.rotate(rot.axis_angle(axis, t), tuple((upright - pivot).tolist())))  # type: ignore[arg-type]
-            return float(np.linalg.norm(target - b)) - HINGE_SLACK * length
+        def gap(t: float, upright: rot.Vec = upright, target: rot.Vec = target, length: float = length) -> float:
+            b = rot.add(pivot, rot.rotate(rot.axis_angle(axis, t), rot.sub(upright, pivot)))
+            return rot.dist(target, b) - HINGE_SLACK * length
 
         if gap(0.0) <= 0.0:
-            continue
+            continue  # (within the limb's reach)
         if gap(MAX_HINGE) > 0.0:  # (beyond the deepest hinge: the nearest tilt, the spine joining the limb)
             lo, hi = 0.0, MAX_HINGE
             for _ in range(HINGE_STEPS):  # (the gap falls, then rises, along the arc the base runs)
                 a, b = lo + (hi - lo) / 3.0, hi - (hi - lo) / 3.0
                 lo, hi = (lo, b) if gap(a) <= gap(b) else (a, hi)
             if gap(hi) >= gap(0.0) - HINGE_GAIN * length:
-                continue  # (a hinge brings it no nearer: beside or above the body)
-            theta, spine[e] = max(theta, hi), True
+                continue  # (a hinge brings it no nearer)
+            theta = max(theta, hi)
+            spine.add(e)
             continue
         lo, hi = 0.0, MAX_HINGE
         for _ in range(HINGE_STEPS):
@@ -116,10 +121,12 @@ def hinge(
             lo, hi = (lo, mid) if gap(mid) <= 0.0 else (mid, hi)
         theta = max(theta, hi)
     if theta == 0.0:
-        return _back(r, start, reference, posing)
+        if now is reference or rot.angle_between(now, reference) <= 1e-9:
+            return None
+        return Goal(pivot, reference, 1.0), posing  # (back upright where a hinge left it tilted)
     reach = {**posing.reach, **{names[e]: names[base] for e, (base, _) in limbs.items() if e not in spine}}
     tilted = rot.normalize_quat(rot.mul(rot.axis_angle(axis, theta), reference))
-    return Goal(tuple(pivot.tolist()), tilted, 1.0), dataclasses.replace(posing, reach=reach)  # type: ignore[arg-type]
+    return Goal(pivot, tilted, 1.0), dataclasses.replace(posing, reach=reach)
 
 
 def start_frame(r: Rig, start: list[rot.Vec]) -> rot.Quat:
@@ -131,27 +138,16 @@ def start_frame(r: Rig, start: list[rot.Vec]) -> rot.Quat:
 def upright_goal(r: Rig, start: list[rot.Vec], reference: rot.Quat) -> Goal | None:
     """The root's goal that turns it back upright (to ``reference``) where it stands, if ``start``
     has it tilted; else None."""
-    now = start_frame(r, start)
-    if rot.angle_between(now, reference) <= 1e-9:
+    if _upright(r, start, reference) or rot.angle_between(start_frame(r, start), reference) <= 1e-9:
         return None
     return Goal(start[r.order[0]], reference, 1.0)
 
 
-def _back(r: Rig, start: list[rot.Vec], reference: rot.Quat, posing: Posing) -> tuple[Goal, Posing] | None:
-    """No tilt: the root back upright if a hinge left it tilted (``upright_goal``), else None."""
-    goal = upright_goal(r, start, reference)
-    return None if goal is None else (goal, posing)
-
-
-def _line(r: Rig, top: int, e: int) -> set[int]:
-    """The joints from ``e`` up to ``top`` (both included), or every joint above ``e``."""
-    out, j = set(), e
-    while j >= 0:
-        out.add(j)
-        if j == top:
-            break
-        j = r.parents[j]
-    return out
+def _upright(r: Rig, start: list[rot.Vec], reference: rot.Quat) -> bool:
+    """Whether the root's children sit in ``start`` where the frame ``reference`` puts them (to
+    1e-9 of a scene unit): the root is upright, no fit needed."""
+    j = r.order[0]
+    return all(rot.dist(rot.sub(start[c], start[j]), rot.rotate(reference, r.offset[c])) <= 1e-9 for c in r.children[j])
 
 
 def reference_frame(r: Rig, relax: Any) -> rot.Quat:

@@ -213,6 +213,10 @@ class Rig:
         """Joint ``j`` and all its descendants, parents before children."""
         return self.order[self._at[j] : self._at[j] + self._size[j]]
 
+    def within(self, top: int, j: int) -> bool:
+        """Whether joint ``j`` is ``top`` or one of its descendants."""
+        return 0 <= self._at[j] - self._at[top] < self._size[top]
+
     def rigid_fit(self, j: int, positions: list[rot.Vec], parent_frame: rot.Quat) -> rot.Quat:
         """Frame of a rigid joint: the rotation best fitting its rest child offsets to the pose's
         (children all on one line leave the turn about it open: then the swing rule's frame)."""

@@ -129,7 +129,7 @@ def solve(
         pinned = {**goals, **{e: tg.Goal(start[e], None, 1.0) for e in pole_points if e not in goals}}
         relax = None if relax_to is None else list(_start_pose(skeleton, r, relax_to, None, "relax_to"))
         settings = (relax, tolerance, max_iterations, relax_twist)
-        hinged = None if root_goal is not None else hinge(skeleton, r, goals, start, natural, reference_frame(r, relax))
+        hinged = None if root_goal is not None else hinge(skeleton, r, goals, start, natural, relax)
         if hinged is not None:  # (the pelvis tilted for a low reach, or back upright: fabrik3d.solver.hinge)
             tilted = list(_start_pose(skeleton, r, positions, hinged[0]))
             twisted = given_frames(skeleton, rotations, "rotations", positions, hinged[0])
