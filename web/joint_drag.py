@@ -28,8 +28,9 @@ START_PX = 8.0
 PRIORITY = 10.0
 
 
-class JointDrag:
-    """Alt + click chooses a joint, Alt + drag turns it (see the module docstring)."""
+class MouseTurn:
+    """What turning something with the mouse around its point on the screen takes (``JointDrag``,
+    ``fabrik3d_web.target_turn.TargetTurn``): the line of sight, the angle swept, the end."""
 
     controller: Any
     scene: Any
@@ -44,6 +45,38 @@ class JointDrag:
 
     def _attempt(self, action: Any, *args: Any) -> Any:
         raise NotImplementedError  # (the WebApp's)
+
+    def toward_viewer(self) -> np.ndarray:
+        """``(3,)`` the unit line of sight, toward the viewer (the camera's, in either projection)."""
+        camera = self.scene.renderer.GetActiveCamera()
+        toward = np.array(camera.GetPosition()) - np.array(camera.GetFocalPoint())
+        if camera.GetParallelProjection() or not np.any(toward):
+            toward = -np.array(camera.GetDirectionOfProjection())
+        return toward / np.linalg.norm(toward)
+
+    @staticmethod
+    def swept(turning: dict[str, Any], x: float, y: float) -> float | None:
+        """The angle (radians, counterclockwise on the screen) the mouse at render-window pixel
+        ``(x, y)`` has swept around ``turning["centre"]`` since it first left it by ``START_PX``
+        (kept in ``turning["from"]``); None until then."""
+        dx, dy = x - turning["centre"][0], y - turning["centre"][1]
+        if math.hypot(dx, dy) < START_PX:
+            return None  # (too near the centre for a direction)
+        if turning["from"] is None:
+            turning["from"] = math.atan2(dy, dx)
+            return None
+        return math.atan2(dy, dx) - turning["from"]
+
+    def _end_turn(self) -> None:
+        """A turning drag ended: one undo step, the still image, the page's state."""
+        self.controller.end_drag()
+        self.delivery.set_moving(False)
+        with self.state:
+            self._publish()
+
+
+class JointDrag(MouseTurn):
+    """Alt + click chooses a joint, Alt + drag turns it (see the module docstring)."""
 
     def _watch_joint_drags(self) -> None:
         """Observe the interactor's left button and moves (once, at start)."""
@@ -93,14 +126,10 @@ class JointDrag:
         sk = c.scene.skeleton
         j = sk.index(name)
         centre = self.display_point(c.result.positions[j])
-        camera = self.scene.renderer.GetActiveCamera()
-        toward_viewer = np.array(camera.GetPosition()) - np.array(camera.GetFocalPoint())
-        if camera.GetParallelProjection() or not np.any(toward_viewer):
-            toward_viewer = -np.array(camera.GetDirectionOfProjection())
-        axis = tuple((toward_viewer / np.linalg.norm(toward_viewer)).tolist())
+        axis = tuple(self.toward_viewer().tolist())
         self._turning = {
             "name": name,
-            "start": None,  # (the angle of the mouse around the joint, once it is off the joint)
+            "from": None,  # (the angle of the mouse around the joint, once it is off the joint)
             "centre": centre,
             "axis": axis,
             "frame": tuple(c.result.rotations[j].tolist()),
@@ -116,14 +145,9 @@ class JointDrag:
         if t is None:
             return
         self._take(event)
-        x, y = it.GetEventPosition()
-        dx, dy = x - t["centre"][0], y - t["centre"][1]
-        if math.hypot(dx, dy) < START_PX:
-            return  # (too near the joint for a direction)
-        if t["start"] is None:
-            t["start"] = math.atan2(dy, dx)
+        swept = self.swept(t, *it.GetEventPosition())
+        if swept is None:
             return
-        swept = math.atan2(dy, dx) - t["start"]
         # (counterclockwise on the screen: a right-handed turn about the axis toward the viewer)
         frame = rot.mul(rot.axis_angle(t["axis"], swept), t["frame"])
         # the turn from rest: rest_turn composed with the change of the joint's frame in its parent's
@@ -139,7 +163,4 @@ class JointDrag:
             return
         self._take(event)
         self._turning = None
-        self.controller.end_drag()
-        self.delivery.set_moving(False)
-        with self.state:
-            self._publish()
+        self._end_turn()

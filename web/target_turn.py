@@ -22,26 +22,12 @@ import numpy as np
 from fabrik3d import rotations as rot
 
 from .dragging import AXES
-from .joint_drag import PRIORITY, START_PX
+from .joint_drag import PRIORITY, MouseTurn
 from .orienting import turned_about
 
 
-class TargetTurn:
+class TargetTurn(MouseTurn):
     """Hold R and drag a sphere to turn its target (see the module docstring)."""
-
-    controller: Any
-    scene: Any
-    state: Any
-    delivery: Any
-
-    def _publish(self) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _show_pose(self, moving: Any = None) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _attempt(self, action: Any, *args: Any) -> Any:
-        raise NotImplementedError  # (the WebApp's)
 
     def drag_lock(self) -> str:
         raise NotImplementedError  # (the DragActions part's)
@@ -86,11 +72,7 @@ class TargetTurn:
         c = self.controller
         sk = c.scene.skeleton
         hx, hy, _, _ = self.scene.handle_display_position(kind, name)
-        camera = self.scene.renderer.GetActiveCamera()
-        toward_viewer = np.array(camera.GetPosition()) - np.array(camera.GetFocalPoint())
-        if camera.GetParallelProjection() or not np.any(toward_viewer):
-            toward_viewer = -np.array(camera.GetDirectionOfProjection())
-        toward_viewer = toward_viewer / np.linalg.norm(toward_viewer)
+        toward_viewer = self.toward_viewer()
         lock = self.drag_lock()
         axis = toward_viewer
         if lock in AXES:  # (about a world axis: the sweep's sense as seen from the side it faces)
@@ -114,14 +96,9 @@ class TargetTurn:
         if t is None:
             return
         self._take_turn_event(event)
-        x, y = it.GetEventPosition()
-        dx, dy = x - t["centre"][0], y - t["centre"][1]
-        if math.hypot(dx, dy) < START_PX:
-            return  # (too near the sphere's centre for a direction)
-        if t["from"] is None:
-            t["from"] = math.atan2(dy, dx)
+        swept = self.swept(t, *it.GetEventPosition())  # (counterclockwise: right-handed about the axis)
+        if swept is None:
             return
-        swept = math.atan2(dy, dx) - t["from"]  # (counterclockwise on the screen: right-handed about the axis)
         q = turned_about(t["start"], t["axis"], swept)
         c = self.controller
         if t["kind"] == "root":
@@ -139,7 +116,4 @@ class TargetTurn:
             return
         self._take_turn_event(event)
         self._target_turning = None
-        self.controller.end_drag()
-        self.delivery.set_moving(False)
-        with self.state:
-            self._publish()
+        self._end_turn()
