@@ -42,6 +42,7 @@ class Orienting:
     targets: dict[str, np.ndarray]
     root_target: np.ndarray | None
     result: fabrik3d.SolveResult
+    built: fabrik3d.SolveResult | None  # (the Turning part's)
     character: Any
     size: float
     orientations: dict[str, np.ndarray]
@@ -88,9 +89,10 @@ class Orienting:
         self._turn(undoable, lambda: setattr(self, "look", checked))
 
     def free_look(self) -> None:
-        """Stop looking at a point: the head keeps its turn until the body moves it (undoable)."""
+        """Stop looking at a point: the neck and the head keep their turns, now the pose the user
+        built that later solves relax toward (undoable)."""
         if self.look is not None:
-            self._turn(True, lambda: setattr(self, "look", None))
+            self._turn(True, lambda: setattr(self, "look", None), built=self.result)
 
     def free_turns(self) -> None:
         """Free every target's orientation and the root's (the targets stay; undoable)."""
@@ -100,16 +102,19 @@ class Orienting:
     def _clear_turns(self) -> None:
         self.orientations, self.root_orientation = {}, None
 
-    def _turn(self, undoable: bool, change: Callable[[], None], **goals: Any) -> None:
-        """Make ``change`` to the orientations or the look and solve with ``goals`` (``_apply``'s); as
-        it was if that fails; one undo step if ``undoable``."""
+    def _turn(self, undoable: bool, change: Callable[[], None], built: Any = None, **goals: Any) -> None:
+        """Make ``change`` to the orientations or the look and solve with ``goals`` (``_apply``'s),
+        relaxing toward ``built`` if given (it becomes the pose the user built); as it was if that
+        fails; one undo step if ``undoable``."""
         before = self._snapshot() if undoable else None
-        kept = (dict(self.orientations), self.root_orientation, self.look)
+        kept = (dict(self.orientations), self.root_orientation, self.look, self.built)
         change()
+        if built is not None:
+            self.built = built
         try:
             self._apply(False, **goals)
         except BaseException:
-            self.orientations, self.root_orientation, self.look = kept
+            self.orientations, self.root_orientation, self.look, self.built = kept
             raise
         if before is not None:
             self._push_undo(before)

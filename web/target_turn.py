@@ -32,6 +32,9 @@ class TargetTurn(MouseTurn):
     def drag_lock(self) -> str:
         raise NotImplementedError  # (the DragActions part's)
 
+    def _own(self, values: dict[str, Any]) -> None:
+        raise NotImplementedError  # (the WebApp's)
+
     def _watch_target_turns(self) -> None:
         """Observe the interactor's left button and moves (once, at start)."""
         it = self.scene.interactor
@@ -87,7 +90,7 @@ class TargetTurn(MouseTurn):
         t["start"] = np.array(start, dtype=float)
         self._target_turning = t
         with self.state:
-            self.state.selected_effector = name if kind == "target" else ""
+            self._own({"selected_effector": name if kind == "target" else ""})
         c.begin_drag()
         self.delivery.set_moving(True)
 

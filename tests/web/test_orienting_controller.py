@@ -11,6 +11,7 @@ from fabrik3d_web.controller import Controller
 from fabrik3d_web.orienting import turned_about
 
 import fabrik3d
+import fabrik3d.solver.fk
 from fabrik3d import rotations as rot
 
 
@@ -103,9 +104,14 @@ def test_the_head_looks_and_keeps_looking_until_freed() -> None:
     c.move_target("hand_l", [0.3, 1.15, 0.3])
     assert face_miss(c, point) < 2.0  # still looking after a drag
     np.testing.assert_allclose(c.look_point(), point)
+    neck = fabrik3d.solver.fk.joint_turn(sk, c.result.rotations, "neck")
     c.free_look()
     assert c.look is None and c.state()["look_target"] is None
-    c.undo()
+    assert face_miss(c, point) < 2.0  # the neck and the head keep their turns once freed
+    c.move_target("hand_l", [0.25, 1.2, 0.3])
+    assert angle_deg(fabrik3d.solver.fk.joint_turn(sk, c.result.rotations, "neck"), neck) < 0.5
+    c.undo()  # the move
+    c.undo()  # the freed look
     assert c.look is not None
 
 
