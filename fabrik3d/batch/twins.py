@@ -19,6 +19,12 @@ Functions the batch code calls as they are (``solver.chain.stalled`` and ``settl
 ``PoleTurns.pole_chain``, the arithmetic of ``fabrik3d.rotations`` on batch tuples) need no
 twin: they are one function for both. ``tests/batch/test_twins.py`` checks the table against
 the code.
+
+Turns carried through a solve (``solve``'s ``rotations`` and ``relax_rotations``:
+``ReachingPasses.carry``, the twists ``aim_frame``, ``effector_frame`` and ``DampedSteps.turn``
+keep), the hip hinge (``fabrik3d.solver.hinge``) and the look (``look_at``) have no twin yet:
+``solve_batch`` solves such problems one by one with ``solve``, and the natural posing's always;
+without them the twins' floats are the scalar functions' as before.
 """
 
 from __future__ import annotations
