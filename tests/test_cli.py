@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers.character_asset import node_world, write_character
+from helpers.cli import assert_one_line_error, run
 
 import fabrik3d
 from fabrik3d.animation import Animation, Key
@@ -20,21 +21,6 @@ from fabrik3d.io.take import Take, load_take, save_take
 from fabrik3d.model import presets
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "fabrik3d"
-
-
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fabrik3d.cli", *args], cwd=cwd, capture_output=True, text=True, timeout=60
-    )
-
-
-def assert_one_line_error(proc: subprocess.CompletedProcess[str], pattern: str) -> None:
-    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("fabrik3d"), lines[0]
-    assert re.search(pattern, lines[0]), lines[0]
 
 
 def test_console_script_lists_the_presets() -> None:

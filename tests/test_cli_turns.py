@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers.character_asset import node_world, write_character
-from test_cli import assert_one_line_error, run
+from helpers.cli import assert_one_line_error, run
 
 import fabrik3d
 from fabrik3d import rotations as rot

@@ -285,13 +285,10 @@ class WebApp(DragActions, JointDrag, TargetTurn, PosingActions, TimelineActions,
     # -- automation ---------------------------------------------------------------------------
     @page_trigger("target_screen_position")
     def target_screen_position(self, name: Any, pole: Any = False) -> list[float] | None:
-        """``[x, y]`` of the handle of effector (or root) ``name``, of its pole's (``pole`` true), or of
-        the look handle of the head ``name`` (``pole`` ``"look"``), in CSS pixels from the view's
-        top-left."""
-        sk = self.controller.scene.skeleton
-        kind = (
-            "pole" if pole is True else "look" if pole == "look" else "root" if name == sk.names[sk.root] else "target"
-        )
+        """``[x, y]`` of the handle of effector (or root) ``name``, of its pole's (``pole`` true), or of the
+        head ``name``'s look handle (``pole`` ``"look"``), in CSS pixels from the view's top-left."""
+        root = self.controller.scene.skeleton.names[self.controller.scene.skeleton.root]
+        kind = "pole" if pole is True else "look" if pole == "look" else "root" if name == root else "target"
         if not isinstance(name, str) or (kind, name) not in self.scene.handles:
             self.report(f"target_screen_position: no handle called {str(name)[:60]!r}")
             self.state.flush()

@@ -198,8 +198,7 @@ class SceneView:
         names = [("target", name) for name in display.movable_effectors(skeleton)]  # (the octopus's mantle: none)
         names += [("pole", name) for name in display.pole_effectors(skeleton)]
         names.append(("root", skeleton.names[skeleton.root]))
-        if head is not None:
-            names.append(("look", head))
+        names += [] if head is None else [("look", head)]
         for actor in self._labels.values():
             self.renderer.RemoveActor(actor)
         self._labels = {name: label(display.pole_label(skeleton, name), POLE) for kind, name in names if kind == "pole"}
@@ -308,8 +307,7 @@ class SceneView:
             moving: ``(kind, name)`` of the handle being dragged (left where the mouse put it).
             poles: effector name -> ``(3,)`` pole point of its chain.
             pole_homes: effector name -> ``(3,)`` where a pole handle without a pole sits.
-            look: ``((3,) point, looking)``: where the look handle sits and whether the head looks
-                at it (else it waits in front of the face).
+            look: ``((3,) point, looking)``: the look handle's place, whether the head looks at it.
         """
         sk = self.skeleton
         assert sk is not None

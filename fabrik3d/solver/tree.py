@@ -128,19 +128,22 @@ def solve(
         # (a pole on a free effector bends its limb where the effector is: it is pinned there)
         pinned = {**goals, **{e: tg.Goal(start[e], None, 1.0) for e in pole_points if e not in goals}}
         relax = None if relax_to is None else list(_start_pose(skeleton, r, relax_to, None, "relax_to"))
-        settings = (relax, tolerance, max_iterations, relax_twist)
+
+        def natural_run(how: Posing, begin: list[rot.Vec], turns: Any) -> tuple[list[rot.Vec], list[rot.Quat], int]:
+            solver_n = NaturalSolve(skeleton, r, pinned, w, pole_points, how, solve_pose)
+            return solver_n.run(list(begin), relax, tolerance, max_iterations, turns, relax_twist)
+
         hinged = None if root_goal is not None else hinge(skeleton, r, goals, start, natural, relax)
         if hinged is not None:  # (the pelvis tilted for a low reach, or back upright: fabrik3d.solver.hinge)
-            tilted = list(_start_pose(skeleton, r, positions, hinged[0]))
             twisted = given_frames(skeleton, rotations, "rotations", positions, hinged[0])
-            got = _natural(skeleton, r, pinned, w, pole_points, hinged[1], tilted, twisted, settings)
+            got = natural_run(hinged[1], _start_pose(skeleton, r, positions, hinged[0]), twisted)
             if all(rot.dist(got[0][e], g.position) <= tolerance for e, g in goals.items()):
                 return result(skeleton, goals, *looking(skeleton, goals, look, *got[:2]), got[2], tolerance)
             upright = upright_goal(r, start, reference_frame(r, relax))  # (else as without a hinge, upright)
             if upright is not None:
                 start = _start_pose(skeleton, r, positions, upright)
                 twist = given_frames(skeleton, rotations, "rotations", positions, upright)
-        pose, frames, iterations = _natural(skeleton, r, pinned, w, pole_points, natural, start, twist, settings)
+        pose, frames, iterations = natural_run(natural, start, twist)
         return result(skeleton, goals, *looking(skeleton, goals, look, pose, frames), iterations, tolerance)
     root_frame = None if root_goal is None else root_goal.orientation
     pose, frames, iterations = solve_pose(
@@ -220,24 +223,6 @@ def _solve_plain(
     pose = list(zip(xs, ys, zs))
     frames = _finish(r, plan, pose, start)
     return pose, frames, iterations
-
-
-def _natural(
-    skeleton: Skeleton,
-    r: Rig,
-    goals: dict[int, tg.Goal],
-    weights: dict[int, float] | None,
-    poles: dict[int, rot.Vec],
-    posing: Posing,
-    start: list[rot.Vec],
-    twist: list[rot.Quat] | None,
-    settings: tuple[Any, float, int, Any],
-) -> tuple[list[rot.Vec], list[rot.Quat], int]:
-    """The natural solve (``fabrik3d.solver.natural``) from ``start``; ``settings``: the relaxed pose,
-    the tolerance, the iteration limit and the relaxed pose's frames."""
-    relax, tolerance, max_iterations, relax_twist = settings
-    solver = NaturalSolve(skeleton, r, goals, weights, poles, posing, solve_pose)
-    return solver.run(list(start), relax, tolerance, max_iterations, twist, relax_twist)
 
 
 def _start_pose(
