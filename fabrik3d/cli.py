@@ -256,8 +256,8 @@ def _export_character(args: argparse.Namespace) -> int:
     targets = {}
     for spec in args.target:
         name, point = parse_target(spec)
-        targets[model.effectors.get(name, name)] = point  # (a role of a humanoid, or a bone)
-    turns = [f"{model.effectors.get(n, n)}={v}" for n, _, v in (t.partition("=") for t in args.turn)]
+        targets[model.effector(name, "--target")] = point  # (a role, a bone of one, or a leaf)
+    turns = [f"{model.effector(n, '--turn')}={v}" for n, _, v in (t.partition("=") for t in args.turn)]
     recorded = None if args.take is None else take.load_take(args.take)
     pose = None
     if targets or recorded is None:

@@ -114,6 +114,25 @@ class Character:
             f"{len(self.meshes)} primitives, convention {self.convention!r})"
         )
 
+    def effector(self, name: Any, where: str = "target") -> str:
+        """The skeleton joint a user's ``name`` targets: an effector key (``hand_l``), any role that
+        serves it (``wrist_l``), the rig's bone of such a role (``hand.L``, ``mixamorig:LeftHand``), or
+        a leaf's own name; ``ValueError`` naming ``where`` and listing the keys first otherwise."""
+        if isinstance(name, str):
+            if name in self.effectors:
+                return self.effectors[name]
+            for key, roles in rigs.END_ROLES.items():
+                if key in self.effectors and any(name in (r, self.rig_map.get(r)) for r in roles):
+                    return self.effectors[key]
+            if name in self.skeleton.end_effectors:
+                return name
+        keys = ", ".join(self.effectors) or "none"
+        bones = ", ".join(sorted(set(self.skeleton.end_effectors) - set(self.effectors.values()))[:12])
+        raise ValueError(
+            f"{where} {str(name)[:60]!r}: not a role of this character nor a bone of one; the roles are {keys}"
+            + (f" (other leaves: {bones})" if bones else "")
+        )
+
     @property
     def riders(self) -> tuple[str, ...]:
         """Bones not in the skeleton that follow a skeleton joint."""
