@@ -263,7 +263,7 @@ def _load(data: bytes, source: str, base_dir: Path | None, given: Any) -> Charac
         for k in joints:
             slot.setdefault(k, len(bone_nodes))
             bone_nodes += [k] if len(bone_nodes) == slot[k] else []
-    parent_bone = _bone_parents(bone_nodes, slot, node_parent, nodes)
+    parent_bone, lone = _bone_parents(bone_nodes, slot, node_parent, nodes)
     bind = np.array([world[k] for k in bone_nodes])
     for s, skin in reversed(list(enumerate(skins))):  # the first skin listing a bone gives its bind
         if skin.get("inverseBindMatrices") is not None:
@@ -279,6 +279,9 @@ def _load(data: bytes, source: str, base_dir: Path | None, given: Any) -> Charac
     parent_of = {names[b]: (names[p] if p >= 0 else None) for b, p in enumerate(parent_bone)}
     convention, roles = rig_roles(given, names, parent_of, vrm_roles(doc, slot, names))
     kept, ends = kept_bones(names, parent_bone, roles, notes)
+    for b in lone:  # (not a joint to pose: its vertices stay where the file puts them)
+        kept[b] = False
+        notes.append(f"skins: {names[b]!r} stands apart from the skeleton (Blender's neutral bone): it stays fixed")
     driver, parents = drivers(rest, parent_bone, kept, max(RIDER_FRACTION * size, 2e-9))
     skeleton, effectors = build_skeleton(names, parents, driver, rest, roles, ends, notes)
     joint_of = {b: k for k, b in enumerate(b for b in range(len(names)) if driver[b] == b)}
@@ -342,10 +345,17 @@ def _inverse_binds(doc: dict[str, Any], buffers: Buffers, skin: dict[str, Any], 
     return m
 
 
-def _bone_parents(bone_nodes: list[int], slot: dict[int, int], node_parent: list[int], nodes: list[Any]) -> list[int]:
-    """Each bone's parent bone (nearest ancestor node that is a bone), checked to form one tree."""
+def _bone_parents(
+    bone_nodes: list[int], slot: dict[int, int], node_parent: list[int], nodes: list[Any]
+) -> tuple[list[int], list[int]]:
+    """Each bone's parent bone (nearest ancestor node that is a bone), checked to form one tree, and the
+    lone bones beside it: roots without a bone below them (Blender's ``neutral_bone``, which holds the
+    vertices no bone weighs), kept fixed."""
     parents = [joint_parent(node_parent, slot, k) for k in bone_nodes]
-    roots = [_node_name(nodes, bone_nodes[b]) for b, p in enumerate(parents) if p < 0]
-    if len(roots) != 1:
-        raise ValueError(f"skins: the joints do not form one tree; roots: {', '.join(map(repr, roots))}")
-    return parents
+    has_kids = {p for p in parents if p >= 0}
+    roots = [b for b, p in enumerate(parents) if p < 0]
+    trees = [b for b in roots if b in has_kids]
+    if len(roots) != 1 and len(trees) != 1:
+        names = ", ".join(repr(_node_name(nodes, bone_nodes[b])) for b in roots)
+        raise ValueError(f"skins: the joints do not form one tree; roots: {names}")
+    return parents, [b for b in roots if b not in has_kids] if len(roots) > 1 else []

@@ -58,7 +58,7 @@ def drivers(
     for b, p in enumerate(parent_bone):
         if p >= 0:
             kids[p].append(b)
-    stack = [parent_bone.index(-1)]
+    stack = [b for b, p in enumerate(parent_bone) if p < 0]  # (the tree's root, and any lone bones beside it)
     while stack:
         order.append(stack.pop())
         stack.extend(reversed(kids[order[-1]]))

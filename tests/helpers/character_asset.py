@@ -184,8 +184,12 @@ def _capsules(keys: list[str], parents: list[int], rest: np.ndarray) -> tuple[np
     )  # fmt: skip
 
 
-def build_character(convention: str = "mixamo", *, armature: bool = False, face: bool = False) -> tuple[dict, bytes]:
-    """The glTF document (JSON) and its binary buffer (module docstring)."""
+def build_character(
+    convention: str = "mixamo", *, armature: bool = False, face: bool = False, neutral: bool = False
+) -> tuple[dict, bytes]:
+    """The glTF document (JSON) and its binary buffer (module docstring). With ``neutral``, as Blender
+    writes a skin with a vertex no bone weighs: a ``neutral_bone`` joint beside the skeleton (under
+    the armature) holds the body's first vertex, weight 1."""
     joints = _joints(face)
     keys = [j[0] for j in joints]
     parents = [keys.index(j[1]) if j[1] else -1 for j in joints]
@@ -244,6 +248,16 @@ def build_character(convention: str = "mixamo", *, armature: bool = False, face:
             nodes[k]["matrix"] = local.T.reshape(-1).tolist()
     pack = _Pack()
     position, normal, uv, jo, we, idx = _capsules(keys, parents, rest)
+    skin_joints = list(range(n))
+    bind_worlds = world
+    if neutral:
+        nodes.append({"name": "neutral_bone"})
+        skin_joints.append(len(nodes) - 1)
+        if root_parent is not None:
+            nodes[root_parent]["children"].append(len(nodes) - 1)
+        bind_worlds = np.concatenate([world, arm[None]])
+        jo, we = jo.copy(), we.copy()
+        jo[0], we[0] = (n, 0, 0, 0), (1.0, 0.0, 0.0, 0.0)
     interleaved = np.concatenate([position, normal], axis=1).astype(np.float32)
     pn = pack.view(interleaved.tobytes(), byteStride=24, target=34962)
     mn, mx = position.min(axis=0).tolist(), position.max(axis=0).tolist()
@@ -255,7 +269,7 @@ def build_character(convention: str = "mixamo", *, armature: bool = False, face:
         "WEIGHTS_0": pack.accessor(we, "VEC4"),
     }
     indices = pack.accessor(idx, "SCALAR")
-    inverse = np.linalg.inv(world).transpose(0, 2, 1).reshape(n, 16).astype(np.float32)
+    inverse = np.linalg.inv(bind_worlds).transpose(0, 2, 1).reshape(len(bind_worlds), 16).astype(np.float32)
     ibm = pack.accessor(inverse, "MAT4")
     # the hat: a ring of 8 + a tip over the head, on a second skin (head, neck); sparse: the tip raised
     head = rest[keys.index("head")]
@@ -290,6 +304,8 @@ def build_character(convention: str = "mixamo", *, armature: bool = False, face:
         {"name": "Camera", "camera": 0, "translation": [0.0, 1.2, 3.0]},
     ]
     roots = [root_parent if root_parent is not None else 0, mesh_node, hat_node, len(nodes) - 1]
+    if neutral and root_parent is None:
+        roots.append(skin_joints[-1])
     doc: dict[str, Any] = {
         "asset": {"version": "2.0", "generator": "fabrik3d tests (character_asset)", "extras": {"author": "tests"}},
         "extensionsUsed": ["KHR_materials_emissive_strength"],
@@ -297,7 +313,7 @@ def build_character(convention: str = "mixamo", *, armature: bool = False, face:
         "scenes": [{"name": "Scene", "nodes": roots}],
         "nodes": nodes,
         "skins": [
-            {"name": "Armature", "joints": list(range(n)), "inverseBindMatrices": ibm},
+            {"name": "Armature", "joints": skin_joints, "inverseBindMatrices": ibm},
             {"name": "HatSkin", "joints": hat_skin, "inverseBindMatrices": hat_ibm},
         ],
         "meshes": [
@@ -350,11 +366,11 @@ def _quat(m: np.ndarray) -> list[float]:
 
 def write_character(
     folder: Path, name: str, convention: str = "mixamo", *, armature: bool = False, face: bool = False,
-    external: bool = False,
+    external: bool = False, neutral: bool = False,
 ) -> Path:  # fmt: skip
     """Write the character (``build_character``) as ``folder/name.glb``, or with ``external`` as
     ``name.gltf`` with ``name.bin`` and its texture ``name.png`` beside it. Returns the path."""
-    doc, blob = build_character(convention, armature=armature, face=face)
+    doc, blob = build_character(convention, armature=armature, face=face, neutral=neutral)
     if external:
         view = doc["images"][0].pop("bufferView")
         doc["images"][0] = {"uri": f"{name}.png"}

@@ -65,6 +65,8 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Case]:
         "mixamo": write_character(src, "mixamo", "mixamo"),
         "blender_face": write_character(src, "blender", "blender", armature=True, face=True),
         "external": write_character(src, "external", "mixamo", external=True, face=True),
+        # as Blender writes a skin with a vertex no bone weighs (issue 32, item 9): a neutral_bone beside it
+        "neutral": write_character(src, "neutral", "mixamo", armature=True, neutral=True),
     }
     cases = {}
     for name, path in sources.items():
@@ -104,7 +106,7 @@ def three(cases: dict[str, Case]) -> dict[tuple[str, str], list]:
 
 
 @pytest.mark.node
-@pytest.mark.parametrize("case", ["mixamo", "blender_face", "external"])
+@pytest.mark.parametrize("case", ["mixamo", "blender_face", "external", "neutral"])
 def test_the_validator_finds_no_errors_and_no_new_warnings(case: str, cases: dict, validator: dict) -> None:
     report = validator[str(cases[case].path)]
     original = validator[str(cases[case].character.source)]
@@ -115,7 +117,7 @@ def test_the_validator_finds_no_errors_and_no_new_warnings(case: str, cases: dic
 
 
 @pytest.mark.node
-@pytest.mark.parametrize("case", ["mixamo", "blender_face", "external"])
+@pytest.mark.parametrize("case", ["mixamo", "blender_face", "external", "neutral"])
 @pytest.mark.parametrize("when", ["pose", "frame 1", "frame 4"])
 def test_three_js_skins_the_vertices_where_fabrik3d_does(case: str, when: str, cases: dict, three: dict) -> None:
     c = cases[case]
@@ -138,7 +140,7 @@ def _strip(node: dict) -> dict:
     return {k: v for k, v in node.items() if k not in BONE_KEYS}
 
 
-@pytest.mark.parametrize("case", ["mixamo", "blender_face", "external"])
+@pytest.mark.parametrize("case", ["mixamo", "blender_face", "external", "neutral"])
 def test_nothing_of_the_original_document_is_lost(case: str, cases: dict) -> None:
     c = cases[case]
     before = c.character.document
@@ -160,6 +162,20 @@ def test_nothing_of_the_original_document_is_lost(case: str, cases: dict) -> Non
     # the pose went into the bones' nodes, the skeleton's nodes changed
     moved = [k for k in bones if before["nodes"][k].get("rotation") != after["nodes"][k].get("rotation")]
     assert len(moved) >= 10
+
+
+def test_blender_s_neutral_bone_stays_fixed_with_its_vertices_and_is_kept(cases: dict) -> None:
+    c = cases["neutral"]
+    bones = c.character.bones
+    assert bones[-1] == "neutral_bone" and c.character.driver[-1] == -1  # not a joint to pose
+    assert "neutral_bone" not in c.character.skeleton.names
+    assert any("neutral_bone" in note for note in c.character.notes)
+    body = c.character.meshes[0]
+    skinned = c.character.skin(c.pose)[0][0]
+    np.testing.assert_allclose(skinned[0], body.positions[0], atol=1e-9)  # its vertex stays where the file puts it
+    assert float(np.abs(skinned - body.positions).max()) > 0.1  # the others follow the pose
+    after = load_character(c.path)
+    assert after.bones == bones and after.document["skins"][0]["joints"] == c.character.document["skins"][0]["joints"]
 
 
 def test_the_exported_file_loads_back_with_the_same_bind_pose_and_mesh(cases: dict) -> None:
