@@ -11,6 +11,7 @@ uploads one file.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ class Characters:
     character: Character | None = None
     result: fabrik3d.SolveResult
     scene: Scene
+    source: str
 
     def load(self, scene: Scene, source: str = "scene", character: Character | None = None) -> None:
         raise NotImplementedError  # (the Controller's)
@@ -67,6 +69,13 @@ class Characters:
         if self.character is None:
             return []
         return self.character.skin(self.result, normals=True)
+
+    def file_stem(self) -> str:
+        """What downloads are named after: the scene's or character's file name without its folder and
+        extension, or the preset's name (``hero`` for ``hero.glb``; letters, digits, ``-``, ``_``)."""
+        stem = re.split(r"[\\/]", self.source)[-1]
+        stem = re.sub(r"\.(json|glb|gltf)$", "", stem, flags=re.IGNORECASE)
+        return re.sub(r"[^A-Za-z0-9_-]+", "_", stem).strip("_")[:60] or "fabrik3d"
 
     def pose_glb(self) -> bytes:
         """The current pose as a binary glTF: the character's own file with it, or a new file of the

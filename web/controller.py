@@ -288,6 +288,7 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Orientin
             "unreachable": self.unreachable,
             "converged": bool(self.result.converged),
             **self.orienting_state(),
+            "file_stem": self.file_stem(),
         }
 
     def effector_rows(self) -> list[dict[str, Any]]:

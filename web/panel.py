@@ -332,8 +332,10 @@ def _section(title: str) -> None:
 def download_button(
     element_id: str, text: str, filename: str, callback: Any, mime: str, disabled: str = "false"
 ) -> None:
-    """A button that asks the server for a file and saves it (trame's ``utils.download``)."""
+    """A button that asks the server for a file and saves it (trame's ``utils.download``) as
+    ``<file_stem>-<filename>``: named after the scene or character (``hero-pose.glb``)."""
     name = callback.__name__
+    filename = f"' + (file_stem || 'fabrik3d') + '-{filename}"
     v3.VBtn(
         text,
         id=element_id,

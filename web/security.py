@@ -47,6 +47,7 @@ SERVER_OWNED = (
     "orientations",
     "root_orientation",
     "look_target",
+    "file_stem",
     "solve_ms",
     "iterations",
     "max_error",

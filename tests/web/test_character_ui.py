@@ -79,6 +79,7 @@ def test_a_hand_drag_poses_the_character_and_the_download_is_the_users_file(page
     assert np.linalg.norm(after[names.index(hand)] - before[names.index(hand)]) > 0.05
     with page.expect_download(timeout=60_000) as info:
         page.locator("#btn-export-pose").click()
+    assert info.value.suggested_filename == "hero-pose.glb"  # (named after the character's file)
     path = tmp_path / "posed.glb"
     info.value.save_as(path)
     posed = load_character(path)
@@ -101,6 +102,7 @@ def test_a_hand_drag_poses_the_character_and_the_download_is_the_users_file(page
 def test_the_downloaded_scene_names_the_character_and_opens_it_again(page, hero: Path) -> None:
     with page.expect_download(timeout=60_000) as info:
         page.locator("#btn-download-scene").click()
+    assert info.value.suggested_filename == "hero-scene.json"
     path = hero.parent / "hero_scene.json"
     info.value.save_as(path)
     data = json.loads(path.read_text())

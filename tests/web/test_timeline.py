@@ -166,7 +166,7 @@ def test_the_exported_animation_has_every_frame_and_three_js_plays_the_solver_s_
     for button, name in (("#btn-export-anim-glb", "animation.glb"), ("#btn-export-anim-json", "animation.json")):
         with page.expect_download(timeout=60_000) as info:
             page.locator(button).click()
-        assert info.value.suggested_filename == name
+        assert info.value.suggested_filename == f"humanoid-{name}"  # (named after the scene: the preset)
         files[name] = tmp_path / name
         info.value.save_as(files[name])
     take = parse_take(files["animation.json"].read_bytes(), "animation.json")

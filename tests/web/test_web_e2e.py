@@ -260,7 +260,7 @@ def test_exports_download_glb_files_that_the_khronos_validator_accepts(app, tmp_
         with page.expect_download(timeout=30_000) as info:
             page.locator(button).click()
         download = info.value
-        assert download.suggested_filename == name
+        assert download.suggested_filename == f"humanoid-{name}"  # (named after the scene: the preset)
         files[name] = tmp_path / name
         download.save_as(files[name])
     page.locator("#btn-play").click()  # play the take back in the view, to its end
