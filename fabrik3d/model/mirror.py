@@ -85,14 +85,16 @@ def mirror_goals(
     """Targets and poles that make the other side the mirror image of the ``source`` side.
 
     Each end effector on the ``source`` side gives its counterpart a target at its own target
-    reflected, or (free) at its position in ``positions`` reflected; its pole, reflected, becomes
+    reflected, or, free, leaves its counterpart free too (start the solve from the pose mirrored,
+    ``mirror_positions``: the free limb is mirrored where it hangs); its pole, reflected, becomes
     the counterpart's (a counterpart without one keeps none). Effectors on the middle line and on
     the source side keep theirs. Returns new ``(targets, poles)`` dicts.
 
     Args:
         skeleton: the skeleton.
         targets: effector name -> ``(3,)`` target (scene units).
-        positions: ``(n, 3)`` the current pose.
+        positions: ``(n, 3)`` the current pose (kept for callers: a free effector's counterpart is
+            freed, not placed).
         poles: effector name -> ``(3,)`` pole point.
         source: ``"left"`` (left to right) or ``"right"``.
 
@@ -106,13 +108,14 @@ def mirror_goals(
     movers = [e for e in skeleton.end_effectors if side_of(e) == source and pairs.get(e) in skeleton.end_effectors]
     if not movers:
         raise ValueError("mirror: no end effector of this skeleton has a counterpart on the other side")
-    pos = np.asarray(positions, dtype=float)
     new_targets = {k: np.asarray(v, dtype=float) for k, v in targets.items()}
     new_poles = {k: np.asarray(v, dtype=float) for k, v in (poles or {}).items()}
     for e in movers:
         other = pairs[e]
-        here = targets[e] if e in targets else pos[skeleton.index(e)]
-        new_targets[other] = reflect(skeleton, here)
+        if e in targets:
+            new_targets[other] = reflect(skeleton, targets[e])
+        else:  # (a free effector's counterpart stays free)
+            new_targets.pop(other, None)
         new_poles.pop(other, None)
         if e in new_poles:
             new_poles[other] = reflect(skeleton, new_poles[e])

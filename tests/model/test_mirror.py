@@ -49,10 +49,11 @@ def test_mirrored_goals_pose_the_other_side_as_the_mirror_image() -> None:
     targets, poles = mirror_goals(h, {"hand_l": [0.4, 1.25, 0.3]}, start.positions, {"hand_l": pole})
     np.testing.assert_allclose(targets["hand_r"], [-0.4, 1.25, 0.3])
     np.testing.assert_allclose(poles["hand_r"], [-0.6, 0.9, -0.2])
-    toe_l = start.positions[h.index("toe_l")]
-    np.testing.assert_allclose(targets["toe_r"], reflect(h, toe_l))  # (a free one: from where it is)
+    assert "toe_r" not in targets  # (a free one's counterpart stays free: issue 32, item 6)
+    freed, _ = mirror_goals(h, {"hand_l": [0.4, 1.25, 0.3], "toe_r": [-0.1, 0.02, 0.2]}, start.positions)
+    assert "toe_r" not in freed  # (even where it had a target of its own: the mirror image is free)
     assert "head" not in targets  # (the middle line keeps its own)
-    r = fabrik3d.solve(h, targets, positions=start.positions, poles=poles)
+    r = fabrik3d.solve(h, targets, positions=mirror_positions(h, start.positions), poles=poles)
     assert r.converged
     # (the effectors within the tolerance, 1 mm; the joints between them within a few)
     for name in ("shoulder", "elbow", "wrist", "knee", "ankle"):

@@ -129,6 +129,10 @@ def test_the_mirror_buttons_pose_one_side_as_the_mirror_of_the_other(page) -> No
     for name in ("hand", "elbow"):
         left, right = pose[H.index(f"{name}_l")], pose[H.index(f"{name}_r")]
         np.testing.assert_allclose(right, [-left[0], left[1], left[2]], atol=5e-3)  # (the plane x = 0)
+    # the free left foot leaves the right one free, mirrored where it hangs (issue 32, item 6)
+    assert "toe_r" not in wh.get_state(page, "targets")
+    left, right = pose[H.index("toe_l")], pose[H.index("toe_r")]
+    np.testing.assert_allclose(right, [-left[0], left[1], left[2]], atol=5e-3)
     assert page.locator("#btn-undo").is_enabled()
     wh.trigger(page, "undo")
     wh.wait_until(page, "() => window.trame.state.get('targets').hand_r === undefined")
