@@ -51,9 +51,11 @@ def toolbar(app: Any) -> None:
 
 # The keyboard shortcuts, the one list (the help dialog shows it, the page's key handler is built from
 # it): (keys, what they do, when: a JS condition on the keydown event ``e`` (``key``: its key in lower
-# case; ``mod``: Ctrl or Cmd held; ``plain``: neither nor Alt), what: a JS statement). Never while a text
-# field has the focus (there the keys are the field's own). An axis key held down locks the drag to
-# its axis until it is released (``drag_key``; see ``fabrik3d_web.dragging``).
+# case; ``mod``: Ctrl or Cmd held; ``plain``: neither nor Alt), what: a JS statement). Not while a text
+# field has the focus (there the keys are the field's own); Enter in a field, or a click in the view, gives
+# the keyboard back to the view. An axis key held down locks the drag to its axis until it is released
+# (``drag_key``; see ``fabrik3d_web.dragging``). (The page's scripts run as one line, Vue's way: no
+# ``//`` comments, and the browser's globals through ``window``.)
 SHORTCUTS = (
     ("Ctrl+Z (Cmd+Z)", "undo", "mod && !e.shiftKey && key === 'z'", "trigger('undo')"),
     ("Ctrl+Shift+Z or Ctrl+Y", "redo", "mod && ((e.shiftKey && key === 'z') || key === 'y')", "trigger('redo')"),
@@ -97,14 +99,26 @@ SHORTCUT_HELP = (
     "Keys: " + ", ".join(f"{keys} {what.split(' (')[0]}" for keys, what, _, _ in SHORTCUTS[:4]) + "; ? lists all."
 )
 _BRANCHES = "\n".join(f"  else if ({when}) {{ e.preventDefault(); {what}; }}" for _, _, when, what in SHORTCUTS)
-KEYS_JS = f"""window.addEventListener('keydown', (e) => {{
+KEYS_JS = f"""window.__overView = (e) => {{
+  const v = window.document.getElementById('view3d'); return !!(v && v.contains(e.target));
+}};
+window.addEventListener('pointerdown', (e) => {{
+  const f = window.document.activeElement;
+  if (window.__overView(e) && f && ['INPUT', 'TEXTAREA'].includes(f.tagName)) f.blur();
+}}, true);
+window.addEventListener('keydown', (e) => {{
   const t = e.target && e.target.tagName;
-  if (t === 'INPUT' || t === 'TEXTAREA' || (e.target && e.target.isContentEditable)) return;
+  const typing = t === 'INPUT' || t === 'TEXTAREA' || (e.target && e.target.isContentEditable);
+  if (typing) return;
   const mod = e.ctrlKey || e.metaKey, plain = !mod && !e.altKey, key = (e.key || '').toLowerCase();
   if (e.repeat && key === drag_key) return;
   if (false) {{}}
 {_BRANCHES}
 }});
+window.addEventListener('keyup', (e) => {{
+  const f = e.target;
+  if (e.key === 'Enter' && f && f.tagName === 'INPUT') window.setTimeout(() => f.blur(), 0);
+}}, true);
 window.addEventListener('keyup', (e) => {{
   const key = (e.key || '').toLowerCase();
   if (key === drag_key) drag_key = '';

@@ -126,3 +126,35 @@ def test_constrain_meets_the_mouse_ray_on_the_axis_and_the_ground() -> None:
     grazing = constrain("z", origin, np.array([0.7, 1.3, 0.4]), straight)
     assert grazing == pytest.approx([0.5, 1.0, 0.4])
     assert constrain("", origin, np.array([1.0, 2.0, 3.0]), ray) == pytest.approx([1.0, 2.0, 3.0])
+
+
+def test_after_typing_a_value_and_enter_a_held_axis_locks_the_drag(page) -> None:
+    """Issue 32, item 4: Enter in a field, or a click in the view, gives the keyboard back to the view."""
+    field = page.locator("#coord-hand_l-y")
+    field.fill("1.35")
+    field.press("Enter")
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_l !== undefined")
+    wh.wait_until(page, "() => !document.activeElement || document.activeElement.tagName !== 'INPUT'")
+    wh.settle(page)
+    start = np.array(wh.get_state(page, "targets")["hand_l"])
+    x, y = wh.handle_point(page, "hand_l")
+    page.mouse.move(x, y)
+    page.keyboard.down("x")
+    try:
+        wh.wait_until(page, "() => window.trame.state.get('drag_key') === 'x'")
+        wh.drag(page, (x, y), (x - 60.0, y + 70.0), steps=20)
+        wh.settle(page)
+    finally:
+        page.keyboard.up("x")
+    target = np.array(wh.get_state(page, "targets")["hand_l"])
+    assert abs(target[1] - start[1]) <= MM and abs(target[2] - start[2]) <= MM, (target, start)
+    assert start[0] - target[0] > 0.02
+    # a field with the focus, then a click in the view: G is the view's ground lock, not a letter typed
+    field = page.locator("#coord-hand_l-z")
+    field.click()
+    box = wh.view_box(page)
+    page.mouse.click(box["x"] + 30.0, box["y"] + box["height"] / 2)
+    wh.wait_until(page, "() => !document.activeElement || document.activeElement.tagName !== 'INPUT'")
+    page.keyboard.press("g")
+    wh.wait_until(page, "() => window.trame.state.get('drag_lock') === 'ground'")
+    assert "g" not in field.input_value()
