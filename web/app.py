@@ -210,9 +210,10 @@ class WebApp(DragActions, JointDrag, TargetTurn, PosingActions, TimelineActions,
 
     @page_trigger("reset_camera")
     def reset_camera(self, view: Any = "perspective") -> None:
-        """The user framed the skeleton (F), or chose a view: perspective, front, side, top."""
+        """The user framed the pose (F), or chose a view: perspective, front, side, top; the pose, its
+        targets and handles and a character's mesh in view."""
         if self._attempt(check_view, view):
-            self.scene.reset_camera(view)
+            self.scene.reset_camera(view, self.controller.framed_points())
             self._render()
 
     # -- take ---------------------------------------------------------------------------------

@@ -70,6 +70,16 @@ class Characters:
             return []
         return self.character.skin(self.result, normals=True)
 
+    def framed_points(self) -> np.ndarray:
+        """``(m, 3)`` what a view frames: the pose's joints, the targets, the root target and poles,
+        the look (where the head looks) and a character's skinned mesh (every 16th vertex), scene units."""
+        c: Any = self
+        parts = [self.result.positions, *c.targets.values(), *c.poles.values()]
+        parts += [p for p in (c.root_target, c.look) if p is not None]
+        if self.character is not None:
+            parts += [verts[::16] for verts, _ in self.skinned()]
+        return np.vstack([np.reshape(p, (-1, 3)) for p in parts])
+
     def file_stem(self) -> str:
         """What downloads are named after: the scene's or character's file name without its folder and
         extension, or the preset's name (``hero`` for ``hero.glb``; letters, digits, ``-``, ``_``)."""

@@ -276,12 +276,12 @@ class SceneView:
         for actor in self._floor:
             self.renderer.AddActor(actor)
 
-    def reset_camera(self, view: str = "perspective") -> None:
-        """Frame the rest pose and its reach: ``"perspective"`` from the front, a little from the right
-        and above; ``"front"``, ``"side"`` (from the left) or ``"top"`` along an axis, in parallel
-        projection (``vtk_parts.VIEWS``)."""
+    def reset_camera(self, view: str = "perspective", points: np.ndarray | None = None) -> None:
+        """Frame ``points`` (``(m, 3)``: the pose, its targets, a mesh; default the rest pose) and its
+        reach: ``"perspective"`` from the front, a little from the right and above; ``"front"``,
+        ``"side"`` (from the left) or ``"top"`` along an axis, in parallel projection (``VIEWS``)."""
         assert self.skeleton is not None
-        frame_camera(self.renderer, self.skeleton.rest_positions, self.size, view)
+        frame_camera(self.renderer, self.skeleton.rest_positions if points is None else points, self.size, view)
 
     # -- per frame ----------------------------------------------------------------------------
     def show_pose(

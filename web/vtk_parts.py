@@ -195,23 +195,43 @@ VIEWS = {
 }
 
 
-def frame_camera(renderer: Any, rest: np.ndarray, size: float, view: str) -> None:
-    """Point the renderer's camera at the rest pose ``rest`` (``(n, 3)``) from ``VIEWS[view]``,
-    framing it and its reach (``size``, scene units)."""
+def frame_camera(renderer: Any, points: np.ndarray, size: float, view: str) -> None:
+    """Point the renderer's camera at ``points`` (``(m, 3)``: a pose, its targets, a mesh) from
+    ``VIEWS[view]``: VTK's framing of their box zoomed in 1.35 times, or less where that would cut
+    the box (with a margin of ``FRAME_MARGIN`` times ``size``, scene units) at the view's height or
+    width."""
     direction, up, parallel = VIEWS[view]
-    lo, hi = rest.min(axis=0), rest.max(axis=0)
+    lo, hi = points.min(axis=0), points.max(axis=0)
     center = (lo + hi) / 2
     camera = renderer.GetActiveCamera()
     camera.SetParallelProjection(parallel)
     camera.SetFocalPoint(*center)
-    d = np.array(direction)
-    camera.SetPosition(*(center + size * d / np.linalg.norm(d)))
+    toward = np.array(direction, dtype=float) / np.linalg.norm(direction)
+    camera.SetPosition(*(center + size * toward))
     camera.SetViewUp(*up)
     camera.SetViewAngle(30.0)
     margin = 0.08 * size
     renderer.ResetCamera(lo[0] - margin, hi[0] + margin, lo[1], hi[1] + margin, lo[2] - margin, hi[2] + margin)
-    camera.Zoom(1.35)
+    # what fits: the box's half height and half width (over the aspect) across the line of sight
+    up_v = np.array(camera.GetViewUp())
+    right = np.cross(up_v, toward)
+    m = FRAME_MARGIN * size
+    box = np.array(
+        [[x, y, z] for x in (lo[0] - m, hi[0] + m) for y in (lo[1] - m, hi[1] + m) for z in (lo[2] - m, hi[2] + m)]
+    )
+    box -= center
+    aspect = max(float(renderer.GetTiledAspectRatio()), 1e-3)
+    need = max(float(np.abs(box @ up_v).max()), float(np.abs(box @ right).max()) / aspect, 1e-9)
+    if parallel:
+        camera.SetParallelScale(max(camera.GetParallelScale() / 1.35, need))
+    else:
+        far = need / math.tan(math.radians(15.0)) + 0.5 * float(np.abs(box @ toward).max())
+        camera.SetPosition(*(center + max(camera.GetDistance() / 1.35, far) * toward))
     renderer.ResetCameraClippingRange()
+
+
+# The margin a view keeps around what it frames, in skeleton sizes.
+FRAME_MARGIN = 0.06
 
 
 def check_view(view: Any) -> None:
