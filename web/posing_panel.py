@@ -96,7 +96,7 @@ def section(app: Any) -> None:
             id=("'reach-' + row.name",),
             **_FIELD,
         )
-    with html.Div(classes="d-flex align-center", style="gap: 6px"):
+    with html.Div(classes="d-flex align-center flex-wrap", style="gap: 6px"):  # (no button cut by the panel)
         for source, text in (("left", "Mirror left to right"), ("right", "Mirror right to left")):
             v3.VBtn(
                 text,
@@ -106,7 +106,7 @@ def section(app: Any) -> None:
                 id=f"btn-mirror-{source}",
                 click=f"trigger('mirror_pose', ['{source}'])",
             )
-    with html.Div(classes="d-flex align-center", style="gap: 6px"):
+    with html.Div(classes="d-flex align-center flex-wrap", style="gap: 6px"):
         v3.VBtn(
             "Free the look",
             size="small",
