@@ -46,6 +46,10 @@ class Characters:
     result: fabrik3d.SolveResult
     scene: Scene
     source: str
+    targets: dict[str, np.ndarray]  # (the Controller's, with ``poles``, ``root_target``; ``look``: Orienting's)
+    poles: dict[str, np.ndarray]
+    root_target: np.ndarray | None
+    look: np.ndarray | None
 
     def load(self, scene: Scene, source: str = "scene", character: Character | None = None) -> None:
         raise NotImplementedError  # (the Controller's)
@@ -73,9 +77,8 @@ class Characters:
     def framed_points(self) -> np.ndarray:
         """``(m, 3)`` what a view frames: the pose's joints, the targets, the root target and poles,
         the look (where the head looks) and a character's skinned mesh (every 16th vertex), scene units."""
-        c: Any = self
-        parts = [self.result.positions, *c.targets.values(), *c.poles.values()]
-        parts += [p for p in (c.root_target, c.look) if p is not None]
+        parts = [self.result.positions, *self.targets.values(), *self.poles.values()]
+        parts += [p for p in (self.root_target, self.look) if p is not None]
         if self.character is not None:
             parts += [verts[::16] for verts, _ in self.skinned()]
         return np.vstack([np.reshape(p, (-1, 3)) for p in parts])

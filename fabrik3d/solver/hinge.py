@@ -26,6 +26,7 @@ from fabrik3d import rotations as rot
 from fabrik3d.model.posing import Posing
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.targets import Goal
+from fabrik3d.solver.look import FORWARD
 from fabrik3d.solver.rig import Rig
 
 # Joints at least this stiff are the trunk (the presets' spine and chest, 0.7); the limb is below.
@@ -39,9 +40,6 @@ MAX_HINGE = math.radians(90.0)
 HINGE_GAIN = 0.1
 # Bisection steps for the tilt (2^-30 of MAX_HINGE).
 HINGE_STEPS = 30
-# The skeleton's front at rest, world (+Z, as fabrik3d.solver.look).
-FRONT = (0.0, 0.0, 1.0)
-UP = (0.0, 1.0, 0.0)
 
 
 def hinge(
@@ -85,7 +83,7 @@ def hinge(
     reference = reference_frame(r, relax)
     now = reference if _upright(r, start, reference) else start_frame(r, start)
     untilt = rot.mul(reference, rot.conj(now))  # (the start turned upright about the root)
-    fx, _, fz = rot.rotate(reference, rot.rotate_inv(r.rest_frames[root], FRONT))
+    fx, _, fz = rot.rotate(reference, rot.rotate_inv(r.rest_frames[root], FORWARD))
     n = math.hypot(fx, fz)
     if n < 1e-9:
         return None

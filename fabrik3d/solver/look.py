@@ -81,9 +81,8 @@ def look_at(
     r = rig(check_skeleton(skeleton))
     names = tuple(look_joints(skeleton, head) if joints is None else joints)
     h = skeleton.index(head)
-    line = _line(skeleton, h)
     for name in names:
-        if not isinstance(name, str) or name not in skeleton.names or skeleton.index(name) not in line:
+        if not isinstance(name, str) or name not in skeleton.names or not r.within(skeleton.index(name), h):
             raise ValueError(f"look_at: joints: {str(name)[:60]!r} is not {head!r} or a joint above it")
     target = checks.point(point, "point")
     p, q = np.array(checks.points(positions, "positions")), checks.frames(rotations, len(skeleton), "rotations")
@@ -141,12 +140,3 @@ def looking(
 def _angle(a: rot.Vec, b: rot.Vec) -> float:
     """The angle between unit vectors (radians), precise near 0."""
     return 2.0 * math.asin(min(1.0, 0.5 * rot.dist(a, b)))
-
-
-def _line(skeleton: Skeleton, j: int) -> set[int]:
-    """``j`` and the joints above it."""
-    out = set()
-    while j >= 0:
-        out.add(j)
-        j = int(skeleton.parents[j])
-    return out

@@ -139,14 +139,15 @@ class NaturalSolve(StiffLevels, Swivelling):
         relaxed pose's frames keep (``Rig.carried_turns``); returns (pose, frames, iterations)."""
         r = self.r
         self.tol, self.max_it = tol, max_it
-        self.carrying = twist is not None or relax_twist is not None
         whole = LimitedSolve(r, self.goals, self.weights, {}, None)  # (its projection onto the limits)
-        reference = reference_frames(r, relax, relax_twist)
-        if twist is None:
-            pose, frames = whole.project(start, r.pose_frames(start))
-        else:
+        if twist is not None:
             whole.carry(twist)
-            pose, frames = whole.project(start, r.pose_frames(start, (whole.twists, whole.leaves)))
+        # (frames that turn nothing beyond the swing rule carry nothing: the solve is the one without them)
+        self.carrying = bool(whole.twists or whole.leaves) or (
+            relax_twist is not None and any(r.carried_turns(relax_twist))
+        )
+        reference = reference_frames(r, relax, relax_twist)
+        pose, frames = whole.project(start, r.pose_frames(start, (whole.twists, whole.leaves)))
         self.start_pose, self.start_frames = pose, frames
         self.step = self.error(pose)
         # (less the tolerance at either end, the effector's own step may fall short of the target's by
