@@ -142,10 +142,8 @@ class NaturalSolve(StiffLevels, Swivelling):
         whole = LimitedSolve(r, self.goals, self.weights, {}, None)  # (its projection onto the limits)
         if twist is not None:
             whole.carry(twist)
-        # (frames that turn nothing beyond the swing rule carry nothing: the solve is the one without them)
-        self.carrying = bool(whole.twists or whole.leaves) or (
-            relax_twist is not None and any(r.carried_turns(relax_twist))
-        )
+        relaxed_turns = relax_twist is not None and any(r.carried_turns(relax_twist))
+        self.carrying = bool(whole.twists or whole.leaves) or relaxed_turns  # (no turns: the plain solve)
         reference = reference_frames(r, relax, relax_twist)
         pose, frames = whole.project(start, r.pose_frames(start, (whole.twists, whole.leaves)))
         self.start_pose, self.start_frames = pose, frames
