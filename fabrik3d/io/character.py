@@ -33,8 +33,8 @@ from fabrik3d.io import files
 from fabrik3d.io.character_mesh import SkinnedPrimitive, read_meshes
 from fabrik3d.io.character_rig import build_skeleton, drivers, kept_bones, pose_arrays, rig_roles, vrm_roles
 from fabrik3d.io.gltf_accessors import Buffers, read_accessor
-from fabrik3d.io.gltf_format import free_name
-from fabrik3d.io.gltf_import import _index, _list, _local_matrix, _parse_container, joint_parent, node_parents
+from fabrik3d.io.gltf_format import unique_names
+from fabrik3d.io.gltf_import import _index, _list, _local_matrix, _parse_container, joint_parents, node_parents
 from fabrik3d.model import rig_map as rigs
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.skinning import Skinner
@@ -269,8 +269,7 @@ def _load(data: bytes, source: str, base_dir: Path | None, given: Any) -> Charac
         if skin.get("inverseBindMatrices") is not None:
             for m, k in enumerate(skin["joints"]):
                 bind[slot[k]] = np.linalg.inv(inverse[s][m])
-    taken: set[str] = set()
-    names = tuple(free_name(_node_name(nodes, k), taken) for k in bone_nodes)
+    names = tuple(unique_names(_node_name(nodes, k) for k in bone_nodes))
     rest = bind[:, :3, 3]
     size = float(np.linalg.norm(np.ptp(rest, axis=0)))
     if not size > 0:
@@ -351,7 +350,7 @@ def _bone_parents(
     """Each bone's parent bone (nearest ancestor node that is a bone), checked to form one tree, and the
     lone bones beside it: roots without a bone below them (Blender's ``neutral_bone``, which holds the
     vertices no bone weighs), kept fixed."""
-    parents = [joint_parent(node_parent, slot, k) for k in bone_nodes]
+    parents = joint_parents(node_parent, slot, bone_nodes)
     has_kids = {p for p in parents if p >= 0}
     roots = [b for b, p in enumerate(parents) if p < 0]
     trees = [b for b in roots if b in has_kids]

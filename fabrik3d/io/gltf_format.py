@@ -3,6 +3,8 @@
 types, the data URI prefix of an embedded buffer (glTF 2.0 specification, sections 3.6 and 4.4), and
 how both name things uniquely."""
 
+from collections.abc import Iterable
+
 FLOAT, UBYTE, USHORT = 5126, 5121, 5123
 ARRAY_BUFFER = 34962
 JSON_CHUNK, BIN_CHUNK = 0x4E4F534A, 0x004E4942
@@ -19,3 +21,23 @@ def free_name(base: str, taken: set[str]) -> str:
         name = f"{base}_{k}"
     taken.add(name)
     return name
+
+
+def unique_names(bases: Iterable[str]) -> list[str]:
+    """Each of ``bases`` made unique as ``free_name`` does it one by one (``base``, ``base_2``, ...), in
+    time linear in their number: each base remembers the last suffix it took, so n bones of one name
+    cost n steps, not n²/2."""
+    taken: set[str] = set()
+    last: dict[str, int] = {}
+    out = []
+    for base in bases:
+        name, k = base, last.get(base, 1)
+        if k > 1:
+            name = f"{base}_{k}"
+        while name in taken:
+            k += 1
+            name = f"{base}_{k}"
+        last[base] = k
+        taken.add(name)
+        out.append(name)
+    return out

@@ -20,7 +20,7 @@ import numpy as np
 
 from fabrik3d import rotations as rot
 from fabrik3d.io import files
-from fabrik3d.io.gltf_format import BIN_CHUNK, FLOAT, JSON_CHUNK, free_name
+from fabrik3d.io.gltf_format import BIN_CHUNK, FLOAT, JSON_CHUNK, unique_names
 from fabrik3d.model.skeleton import Skeleton
 
 
@@ -113,15 +113,23 @@ def _index(value: Any, count: int, where: str) -> int:
     return value
 
 
-def joint_parent(node_parent: list[int], slot: dict[int, int], k: int) -> int:
-    """The slot (``slot``: node index -> joint index) of node ``k``'s nearest ancestor that is a joint,
-    or -1; ``ValueError`` if its ancestors form a cycle."""
-    a, steps = node_parent[k], 0
-    while a >= 0 and a not in slot:
-        a, steps = node_parent[a], steps + 1
-        if steps > len(node_parent):
-            raise ValueError(f"nodes[{k}]: its ancestors form a cycle")
-    return slot[a] if a >= 0 else -1
+def joint_parents(node_parent: list[int], slot: dict[int, int], keys: list[int]) -> list[int]:
+    """For each node of ``keys``, the slot (``slot``: node index -> joint index) of its nearest ancestor
+    that is a joint, or -1; ``ValueError`` if its ancestors form a cycle. Linear in the nodes: each
+    helper node between joints is walked once (its answer is remembered)."""
+    above: dict[int, int] = {}  # helper node -> the slot of its nearest joint at or above it
+    out = []
+    for k in keys:
+        a, path = node_parent[k], []
+        while a >= 0 and a not in slot and a not in above:
+            path.append(a)
+            a = node_parent[a]
+            if len(path) > len(node_parent):
+                raise ValueError(f"nodes[{k}]: its ancestors form a cycle")
+        found = -1 if a < 0 else slot[a] if a in slot else above[a]
+        above.update(dict.fromkeys(path, found))
+        out.append(found)
+    return out
 
 
 def node_parents(doc: dict[str, Any]) -> list[int]:
@@ -152,13 +160,9 @@ def _skin_joints(doc: dict[str, Any]) -> tuple[list[str], list[int], list[int], 
     slot = {k: m for m, k in enumerate(joints)}
     if len(slot) != len(joints):
         raise ValueError("skins[0].joints: a node is listed twice")
-    names: list[str] = []
-    taken: set[str] = set()
-    parents: list[int] = []
-    for k in joints:
-        name = nodes[k].get("name")
-        names.append(free_name(name if isinstance(name, str) and name else f"node_{k}", taken))
-        parents.append(joint_parent(node_parent, slot, k))
+    given = [nodes[k].get("name") for k in joints]
+    names = unique_names(n if isinstance(n, str) and n else f"node_{k}" for n, k in zip(given, joints))
+    parents = joint_parents(node_parent, slot, joints)
     roots = [names[m] for m, p in enumerate(parents) if p < 0]
     if len(roots) != 1:
         found = ", ".join(map(repr, roots)) if roots else "none (their parents form a cycle)"
