@@ -15,6 +15,8 @@ from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
 from vtkmodules.vtkIOImage import vtkImageReader2Factory
 from vtkmodules.vtkRenderingCore import vtkActor, vtkPolyDataMapper, vtkTexture
 
+from fabrik3d.io.gltf_images import decodable
+
 from .vtk_parts import finish
 
 SKIN = (0.80, 0.72, 0.66)  # the colour of a mesh without a material
@@ -31,13 +33,14 @@ class MeshView:
         self._polys: list[vtkPolyData] = []
         self._arrays: list[tuple[np.ndarray, np.ndarray | None]] = []  # (the memory VTK reads)
         self._keep: list[Any] = []
+        self._textures: dict[int, tuple[vtkTexture | None, bytes]] = {}  # id of an image's bytes -> its texture
         self.visible = True
 
     def set_character(self, character: Any) -> None:
         """Show ``character``'s meshes in their bind pose (``None``: remove them)."""
         for actor in self.actors:
             self.renderer.RemoveActor(actor)
-        self.actors, self._polys, self._arrays, self._keep = [], [], [], []
+        self.actors, self._polys, self._arrays, self._keep, self._textures = [], [], [], [], {}
         for prim in [] if character is None else character.meshes:
             poly, actor, arrays = self._primitive(prim)
             actor.SetVisibility(self.visible)
@@ -110,21 +113,34 @@ class MeshView:
         return poly, actor, (positions, normals)
 
     def _texture(self, prim: Any) -> vtkTexture | None:
-        """The primitive's base-colour image as a VTK texture (PNG or JPEG), or None if VTK cannot read it."""
-        reader = vtkImageReader2Factory().CreateImageReader2FromExtension(
-            ".png" if prim.texture_mime == "image/png" else ".jpg"
-        )
+        """The primitive's base-colour image as a VTK texture (PNG or JPEG), or None if it is damaged, too
+        large or VTK cannot read it. The bytes are checked first (``fabrik3d.io.gltf_images``: VTK's PNG
+        reader ends the process on a damaged PNG), and primitives that share an image share its texture."""
+        key = id(prim.texture)
+        if key in self._textures:
+            return self._textures[key][0]
+        try:
+            image, mime = decodable(prim.texture)
+        except ValueError:
+            image, mime = None, ""
+        texture = None if image is None else self._read(image, mime)
+        self._textures[key] = (texture, prim.texture)  # (the bytes kept: their id stays theirs)
+        return texture
+
+    def _read(self, image: bytes, mime: str) -> vtkTexture | None:
+        """A VTK texture of checked image bytes (``decodable``), or None if VTK cannot read them."""
+        reader = vtkImageReader2Factory().CreateImageReader2FromExtension(".png" if mime == "image/png" else ".jpg")
         if reader is None:
             return None
         if hasattr(reader, "SetStream"):  # (VTK 9.4 on; its memory buffer is deprecated since 9.6)
             from vtkmodules.vtkIOCore import vtkMemoryResourceStream
 
             stream = vtkMemoryResourceStream()
-            stream.SetBuffer(prim.texture, len(prim.texture), True)  # (a copy of the bytes)
+            stream.SetBuffer(image, len(image), True)  # (a copy of the bytes)
             reader.SetStream(stream)
             self._keep.append(stream)
         else:
-            data = np.frombuffer(prim.texture, dtype=np.uint8)
+            data = np.frombuffer(image, dtype=np.uint8)
             self._keep.append(data)
             reader.SetMemoryBuffer(data)
             reader.SetMemoryBufferLength(len(data))

@@ -30,6 +30,7 @@ import numpy as np
 
 from fabrik3d import rotations as rot
 from fabrik3d.io import files
+from fabrik3d.io import gltf_limits as limits
 from fabrik3d.io.character_mesh import SkinnedPrimitive, read_meshes
 from fabrik3d.io.character_rig import build_skeleton, drivers, kept_bones, pose_arrays, rig_roles, vrm_roles
 from fabrik3d.io.gltf_accessors import Buffers, read_accessor
@@ -245,10 +246,12 @@ def _load(data: bytes, source: str, base_dir: Path | None, given: Any) -> Charac
     buffers = Buffers(doc, bin_chunk, base_dir)
     nodes = _list(doc, "nodes")
     node_parent = node_parents(doc)
+    limits.check_nodes(node_parent)
     world = _node_worlds(nodes, node_parent)
     skins = _list(doc, "skins")
     if not skins:
         raise ValueError("no skin: the file has no rigged skeleton (skins is missing or empty)")
+    limits.check_skins(skins)
     bone_nodes: list[int] = []
     slot: dict[int, int] = {}
     inverse: list[np.ndarray] = []
@@ -263,6 +266,7 @@ def _load(data: bytes, source: str, base_dir: Path | None, given: Any) -> Charac
         for k in joints:
             slot.setdefault(k, len(bone_nodes))
             bone_nodes += [k] if len(bone_nodes) == slot[k] else []
+        limits.check_bones(len(bone_nodes), f"skins[{s}].joints")
     parent_bone, lone = _bone_parents(bone_nodes, slot, node_parent, nodes)
     bind = np.array([world[k] for k in bone_nodes])
     for s, skin in reversed(list(enumerate(skins))):  # the first skin listing a bone gives its bind
@@ -334,7 +338,7 @@ def _inverse_binds(doc: dict[str, Any], buffers: Buffers, skin: dict[str, Any], 
     if skin.get("inverseBindMatrices") is None:
         return np.tile(np.eye(4), (count, 1, 1))
     at = f"skins[{s}].inverseBindMatrices"
-    flat = read_accessor(doc, buffers, skin["inverseBindMatrices"], at)
+    flat = read_accessor(doc, buffers, skin["inverseBindMatrices"], at, limits.MAX_SKIN_ENTRIES)
     if flat.shape[1] != 16 or len(flat) < count or flat.dtype.kind != "f":
         raise ValueError(f"{at}: expected {count} FLOAT MAT4 matrices")
     m = flat[:count].reshape(count, 4, 4).transpose(0, 2, 1)

@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from fabrik3d.io import gltf_limits as limits
 from fabrik3d.io.gltf_accessors import Buffers, read_accessor
+from fabrik3d.io.gltf_images import MAX_TEXTURE_PIXELS_IN_ALL, image_type
 from fabrik3d.io.gltf_import import _list
 
 # Vertex weights summing to 1 within this are normalised; beyond it the file is refused.
@@ -63,7 +65,7 @@ def read_meshes(
     """Every triangle primitive of every node with a mesh and a skin; ``skin_sizes[s]`` is the number of
     joints of skin ``s``. Things not read are appended to ``notes``."""
     meshes = _list(doc, "meshes")
-    out = []
+    skinned: list[tuple[int, int, int]] = []  # (node, mesh, skin)
     for k, node in enumerate(_list(doc, "nodes")):
         if not isinstance(node, dict) or node.get("mesh") is None:
             continue
@@ -76,6 +78,11 @@ def read_meshes(
             continue
         if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < len(skin_sizes):
             raise ValueError(f"nodes[{k}].skin: expected an index in [0, {len(skin_sizes) - 1}], got {s!r}")
+        skinned.append((k, m, s))
+    limits.check_meshes(doc, [(k, m) for k, m, _ in skinned])  # (before any accessor is read)
+    images: dict[int, tuple[bytes | None, str, int]] = {}  # each image checked once, its bytes shared
+    out = []
+    for k, m, s in skinned:
         for p, prim in enumerate(_list(meshes[m], "primitives")):
             where = f"meshes[{m}].primitives[{p}]"
             if prim.get("mode", TRIANGLES) != TRIANGLES:
@@ -83,12 +90,19 @@ def read_meshes(
                 continue
             if prim.get("targets"):
                 notes.append(f"{where}: morph targets are ignored")
-            out.append(_primitive(doc, buffers, prim, where, k, s, skin_sizes[s]))
+            out.append(_primitive(doc, buffers, prim, where, k, s, skin_sizes[s], (images, notes)))
     return out
 
 
 def _primitive(
-    doc: dict[str, Any], buffers: Buffers, prim: dict[str, Any], where: str, node: int, skin: int, size: int
+    doc: dict[str, Any],
+    buffers: Buffers,
+    prim: dict[str, Any],
+    where: str,
+    node: int,
+    skin: int,
+    size: int,
+    seen: tuple[dict[int, tuple[bytes | None, str, int]], list[str]],
 ) -> SkinnedPrimitive:
     attributes = prim.get("attributes")
     if not isinstance(attributes, dict) or "POSITION" not in attributes:
@@ -96,7 +110,7 @@ def _primitive(
 
     def attribute(name: str, width: int) -> np.ndarray:
         at = f"{where}.attributes.{name}"
-        values = read_accessor(doc, buffers, attributes[name], at)
+        values = read_accessor(doc, buffers, attributes[name], at, limits.MAX_MESH_VERTICES)
         if not name.startswith("JOINTS_"):  # KHR_mesh_quantization: integer positions, normals, UVs
             values = values.astype(float)
         if values.shape[1] != width or (name != "POSITION" and len(values) != len(positions)):
@@ -120,7 +134,7 @@ def _primitive(
         n += 1
     jt, wt = np.concatenate(joints, axis=1), np.concatenate(weights, axis=1)
     _check_weights(jt, wt, size, where)
-    material = _material(doc, buffers, prim.get("material"), where)
+    material = _material(doc, buffers, prim.get("material"), where, seen)
     uvs = None
     if material[1] is not None:
         name = f"TEXCOORD_{material[3]}"
@@ -131,7 +145,7 @@ def _primitive(
         tris = np.arange(len(positions)).reshape(-1, 3)
     else:
         at = f"{where}.indices"
-        idx = read_accessor(doc, buffers, prim["indices"], at)
+        idx = read_accessor(doc, buffers, prim["indices"], at, 3 * limits.MAX_MESH_TRIANGLES)
         if idx.shape[1] != 1 or idx.dtype.kind != "u" or len(idx) % 3:
             raise ValueError(f"{at}: expected unsigned integer indices, three per triangle")
         if idx.size and int(idx.max()) >= len(positions):
@@ -162,10 +176,15 @@ def _check_weights(joints: np.ndarray, weights: np.ndarray, size: int, where: st
 
 
 def _material(
-    doc: dict[str, Any], buffers: Buffers, index: Any, where: str
+    doc: dict[str, Any],
+    buffers: Buffers,
+    index: Any,
+    where: str,
+    seen: tuple[dict[int, tuple[bytes | None, str, int]], list[str]],
 ) -> tuple[np.ndarray, bytes | None, str, int, bool]:
     """``(base colour (4,), texture bytes or None, MIME type, texCoord set, doubleSided)`` of
-    ``materials[index]``."""
+    ``materials[index]``; ``seen``: the images checked so far (index -> bytes or None, MIME type) and
+    the notes, which say why an image is left out (``fabrik3d.io.gltf_images``)."""
     if index is None:
         return np.ones(4), None, "", 0, False
     materials = _list(doc, "materials")
@@ -188,13 +207,24 @@ def _material(
     images = _list(doc, "images")
     if source is None or not isinstance(source, int) or not 0 <= source < len(images):
         return color, None, "", 0, double  # an extension's image (WebP, KTX2): not read
-    image = images[source]
-    mime = image.get("mimeType", "")
-    if image.get("bufferView") is not None:
-        data = buffers.view_bytes(image["bufferView"], f"images[{source}].bufferView")
-    else:
-        data = buffers.uri_bytes(image.get("uri"), f"images[{source}].uri")
-    if not mime:
-        mime = "image/png" if data[:4] == b"\x89PNG" else "image/jpeg" if data[:2] == b"\xff\xd8" else ""
+    checked, notes = seen
+    if source not in checked:
+        image = images[source]
+        if image.get("bufferView") is not None:
+            data = buffers.view_bytes(image["bufferView"], f"images[{source}].bufferView")
+        else:
+            data = buffers.uri_bytes(image.get("uri"), f"images[{source}].uri")
+        try:
+            mime, pixels = image_type(data)
+            used = sum(n for _, _, n in checked.values())
+            if used + pixels > MAX_TEXTURE_PIXELS_IN_ALL:
+                raise ValueError(f"with its {pixels} pixels the textures hold more than {MAX_TEXTURE_PIXELS_IN_ALL}")
+            checked[source] = data, mime, pixels
+        except ValueError as exc:
+            notes.append(f"images[{source}]: {exc}; the texture is left out")
+            checked[source] = None, "", 0
+    data, mime, _ = checked[source]
+    if data is None:
+        return color, None, "", 0, double
     coord = info.get("texCoord", 0)
     return color, data, mime, coord if isinstance(coord, int) and not isinstance(coord, bool) else 0, double

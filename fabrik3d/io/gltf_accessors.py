@@ -21,8 +21,11 @@ from fabrik3d.io.gltf_import import _beside, _buffer, _index, _list
 # componentType -> numpy dtype (little endian), glTF 2.0 section 3.6.2.2
 COMPONENTS: dict[int, str] = {5120: "<i1", 5121: "<u1", 5122: "<i2", 5123: "<u2", 5125: "<u4", 5126: "<f4"}
 WIDTH = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
-# Accessors beyond this many elements are refused (a damaged count must not exhaust memory).
-MAX_COUNT = 1 << 26
+# Accessors beyond this many elements, or components (elements times their width), are refused before
+# anything is allocated (a damaged count must not exhaust memory); a reader may ask for fewer (``limit``).
+MAX_COUNT = 1 << 23
+MAX_COMPONENTS = 1 << 24
+_KINDS = {"f": "floats", "u": "unsigned integers", "i": "integers"}
 
 
 class Buffers:
@@ -69,16 +72,19 @@ class Buffers:
         return files.read_bytes(_beside(self.base_dir, uri, where))
 
 
-def read_accessor(doc: dict[str, Any], buffers: Buffers, index: Any, where: str) -> np.ndarray:
+def read_accessor(doc: dict[str, Any], buffers: Buffers, index: Any, where: str, limit: int = MAX_COUNT) -> np.ndarray:
     """The values of ``accessors[index]`` as a ``(count, components)`` array.
 
     Floats come as float64; integers keep their type unless ``normalized`` (then float64 in [0, 1]
     or [-1, 1]). ``where`` names the referring place in messages (``meshes[0].primitives[0].attributes
-    .POSITION``).
+    .POSITION``); ``limit`` is the most elements the place may hold.
+
+    The declared size is checked against ``limit`` and the buffer view's byte length before anything
+    is allocated.
 
     Raises:
-        ValueError: naming the accessor, for an unknown type, data past the end of a view or buffer,
-            sparse indices out of range, or non-finite floats.
+        ValueError: naming the accessor, for an unknown type, more elements than ``limit``, data past
+            the end of a view or buffer, sparse indices out of range, or non-finite floats.
     """
     accessors = _list(doc, "accessors")
     k = _index(index, len(accessors), where)
@@ -89,16 +95,26 @@ def read_accessor(doc: dict[str, Any], buffers: Buffers, index: Any, where: str)
     kind, ctype, count = acc.get("type"), acc.get("componentType"), acc.get("count")
     if kind not in WIDTH or ctype not in COMPONENTS:
         raise ValueError(f"{at}: unsupported type {kind!r} / componentType {ctype!r}")
-    if not _count(count) or not 1 <= count <= MAX_COUNT:
-        raise ValueError(f"{at}.count: expected 1 to {MAX_COUNT}, got {count!r}")
+    if not _count(count) or count < 1:
+        raise ValueError(f"{at}.count: expected a whole number of at least 1, got {count!r}")
     dtype = np.dtype(COMPONENTS[ctype])
     width = WIDTH[kind]
+    most = min(limit, MAX_COUNT, MAX_COMPONENTS // width)
+    if count > most:
+        raise ValueError(f"{at}: declares {count} {kind} elements; {where} may hold at most {most}")
     if kind in ("MAT2", "MAT3") and dtype.itemsize < 4:
         raise ValueError(f"{at}: {kind} of 1- or 2-byte components (column padding) is not supported")
     if acc.get("bufferView") is None:
         out = np.zeros((count, width), dtype)
     else:
         buffer, start, size, stride = buffers.view(acc["bufferView"], f"{at}.bufferView")
+        offset, element = acc.get("byteOffset", 0), width * dtype.itemsize
+        need = offset + (stride or element) * (count - 1) + element if _count(offset) else 0
+        if need > size:
+            raise ValueError(
+                f"{at}: runs past the end of its buffer view: declares {count} {kind} {_KINDS[dtype.kind]} "
+                f"({_size(need)}) but the view holds {size} bytes"
+            )
         out = _strided(buffer, start, size, stride, acc.get("byteOffset", 0), count, width, dtype, at)
     sparse = acc.get("sparse")
     if sparse is not None:
@@ -140,6 +156,11 @@ def _strided(
         raise ValueError(f"{at}: runs past the end of its buffer view ({count} elements of {element} bytes)")
     view = np.ndarray((count, width), dtype=dtype, buffer=buffer, offset=start + offset, strides=(step, dtype.itemsize))
     return np.array(view)
+
+
+def _size(n: int) -> str:
+    """A byte count for messages: ``2400 bytes``, ``120 MB``."""
+    return f"{n} bytes" if n < 10**6 else f"{n / 10**6:.0f} MB"
 
 
 def _apply_sparse(buffers: Buffers, sparse: Any, base: np.ndarray, dtype: np.dtype, width: int, at: str) -> np.ndarray:
