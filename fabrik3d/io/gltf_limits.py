@@ -83,7 +83,7 @@ def check_meshes(doc: dict[str, Any], mesh_nodes: list[tuple[int, int]]) -> None
     """Refuse skinned meshes beyond the limits, counted from the accessors' declared counts before any
     is read: ``mesh_nodes`` holds ``(node, mesh)`` of every node with a mesh and a skin, so a mesh used
     by many nodes counts once for each."""
-    meshes = doc["meshes"]
+    meshes = doc.get("meshes") or []
     prims = vertices = triangles = 0
     for k, m in mesh_nodes:
         primitives = meshes[m].get("primitives") if isinstance(meshes[m], dict) else None
