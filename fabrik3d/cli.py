@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from fabrik3d import rotations as rot
-from fabrik3d.io import bake, character, character_export, files, gltf, take
+from fabrik3d.io import bake, bake_file, character, character_export, files, gltf, take
 from fabrik3d.io.scene import Scene, scene_or_preset
 from fabrik3d.model import presets
 from fabrik3d.model.skeleton import Skeleton
@@ -283,8 +283,6 @@ def _frames(text: str) -> tuple[int, int]:
 
 
 def _cmd_bake(args: argparse.Namespace) -> int:
-    if not args.output.lower().endswith((".glb", ".gltf", ".json")):
-        raise ValueError(f"{args.output}: expected a file name ending in .glb, .gltf or .json (a take)")
     scene = scene_or_preset(args.scene)
     if scene.animation is None or not scene.animation.keys:
         raise ValueError(f"{args.scene}: no keys to bake (a scene file of version 3 with an 'animation')")
@@ -292,23 +290,20 @@ def _cmd_bake(args: argparse.Namespace) -> int:
     if args.fps is not None:
         animation = dataclasses.replace(animation, fps=args.fps)
     t0 = time.perf_counter()
-    baked = bake.bake(
+    span = bake_file.bake_to_file(
         scene.skeleton,
         animation,
+        args.output,
         frames=args.frames,
         method=args.method,
         tolerance=scene.tolerance,
         max_iterations=scene.max_iterations,
+        source=args.scene,
     )
     ms = (time.perf_counter() - t0) * 1e3
-    if args.output.lower().endswith(".json"):
-        take.save_take(baked, args.output)
-    else:
-        gltf.export_animation(scene.skeleton, zip(baked.positions, baked.rotations), baked.times, args.output)
-    first = args.frames[0] if args.frames else animation.start
     print(
-        f"wrote {args.output}: frames {first}..{first + len(baked.times) - 1} at {animation.fps:g} fps "
-        f"({len(baked.times)} poses of {len(scene.skeleton)} joints, baked in {ms:.0f} ms)"
+        f"wrote {args.output}: frames {span.start}..{span.stop - 1} at {animation.fps:g} fps "
+        f"({len(span)} poses of {len(scene.skeleton)} joints, baked in {ms:.0f} ms)"
     )
     return 0
 

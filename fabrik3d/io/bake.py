@@ -15,14 +15,14 @@ the keys hold what the user saw, and the frames between follow them. Such keys b
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from fabrik3d.batch.solve import solve_batch
 from fabrik3d.io.take import Take
-from fabrik3d.model.key_poses import KeyPose
+from fabrik3d.model.key_poses import KeyPose, PoseCurve
 from fabrik3d.model.keys import Animation, Goals, frame_number
 from fabrik3d.model.posing import Posing
 from fabrik3d.model.skeleton import Skeleton
@@ -30,6 +30,10 @@ from fabrik3d.solver.rig import check_skeleton
 from fabrik3d.solver.tree import SolveResult, solve
 
 METHODS = ("warm", "batch")
+# The most frames one bake solves (docs/animation.md, "Limits"): 55 minutes at 30 frames per second.
+MAX_BAKE_FRAMES = 100_000
+# Frames whose goals are worked out at once: what a bake holds besides its output is bounded by this.
+CHUNK = 1024
 
 
 def solve_goals(
@@ -64,17 +68,25 @@ def solve_goals(
 
 
 def frame_range(animation: Animation, frames: Any = None) -> range:
-    """The frames to bake: ``frames`` as ``(first, last)`` inclusive, or the animation's range."""
+    """The frames to bake: ``frames`` as ``(first, last)`` inclusive, or the animation's range; at
+    most ``MAX_BAKE_FRAMES`` of them (``ValueError`` else, before any work)."""
     if frames is None:
-        return animation.frames
-    try:
-        first, last = frames
-    except (TypeError, ValueError):
-        raise ValueError(f"frames: expected (first, last), got {frames!r}") from None
-    first, last = frame_number(first, "frames[0]"), frame_number(last, "frames[1]")
-    if last < first:
-        raise ValueError(f"frames: the last frame {last} is before the first {first}")
-    return range(first, last + 1)
+        span, where = animation.frames, "animation: frames"
+    else:
+        try:
+            first, last = frames
+        except (TypeError, ValueError):
+            raise ValueError(f"frames: expected (first, last), got {str(frames)[:80]!r}") from None
+        first, last = frame_number(first, "frames[0]"), frame_number(last, "frames[1]")
+        if last < first:
+            raise ValueError(f"frames: the last frame {last} is before the first {first}")
+        span, where = range(first, last + 1), "frames"
+    if len(span) > MAX_BAKE_FRAMES:
+        raise ValueError(
+            f"{where} {span.start}..{span.stop - 1}: {len(span):,} frames, more than the {MAX_BAKE_FRAMES:,} "
+            "baked in one go; bake the range in parts"
+        )
+    return span
 
 
 def bake(
@@ -110,39 +122,105 @@ def bake(
         ValueError: for names that are not end effectors, a bad range or method, or the
             solver's own checks. Nothing is returned half-baked.
     """
+    span, parts = bake_chunks(
+        skeleton,
+        animation,
+        frames=frames,
+        method=method,
+        positions=positions,
+        weights=weights,
+        tolerance=tolerance,
+        max_iterations=max_iterations,
+        posing=posing,
+        on_frame=on_frame,
+    )
+    chunks = list(parts)
+    times = (np.arange(len(span), dtype=float)) / animation.fps
+    return Take(skeleton, times, np.concatenate([p for p, _ in chunks]), np.concatenate([r for _, r in chunks]))
+
+
+def bake_chunks(
+    skeleton: Skeleton,
+    animation: Animation,
+    *,
+    frames: Any = None,
+    method: str = "warm",
+    positions: np.ndarray | None = None,
+    weights: Any = None,
+    tolerance: float = 1e-3,
+    max_iterations: int = 100,
+    posing: Posing | None = None,
+    on_frame: Callable[[int, SolveResult], None] | None = None,
+    chunk: int | None = None,
+) -> tuple[range, Iterator[tuple[np.ndarray, np.ndarray]]]:
+    """``bake``'s poses, ``chunk`` frames at a time (default ``CHUNK``): ``(span, chunks)``, the frames
+    baked and an iterator of ``(positions (c, n, 3), rotations (c, n, 4))`` in frame order. Everything is
+    checked here, before the first frame is solved (``bake``'s errors); the iterator solves as it is
+    read, so a writer that streams the chunks (``fabrik3d.io.bake_file``) holds no more than one chunk."""
     check_skeleton(skeleton)
     if not isinstance(animation, Animation):
         raise TypeError(f"animation: expected an Animation, got {type(animation).__name__}")
     animation.check(skeleton)
     if method not in METHODS:
-        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {method!r}")
+        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {str(method)[:80]!r}")
     span = frame_range(animation, frames)
-    goals = animation.goals(np.arange(span.start, span.stop))
-    keyed = animation.poses(skeleton, np.arange(span.start, span.stop))
-    times = (np.arange(len(span), dtype=float)) / animation.fps
+    chunk = CHUNK if chunk is None else max(1, int(chunk))
     settings = {"weights": weights, "tolerance": tolerance, "max_iterations": max_iterations, "posing": posing}
     if method == "batch":
-        if keyed[0] is not None:
+        if any(k.pose is not None for k in animation.keys):
             raise ValueError("method='batch': keys that hold a pose (turned joints) bake 'warm'")
-        out = solve_batch(skeleton, positions=positions, **_batch_goals(goals), **settings)  # type: ignore[arg-type]
-        return Take(skeleton, times, out.positions, out.rotations)
-    poses, frames_out = [], []
-    start, result, before = positions, None, None
-    for f, g, ref in zip(span, goals, keyed):
-        key = animation.key_at(f)
-        if key is not None and key.pose is not None:  # (the pose the user keyed, as it was)
-            result = _keyed_result(skeleton, g, key.pose, tolerance)
-        elif ref is not None:
-            result = solve_goals(skeleton, g, positions=ref.positions, rotations=ref.rotations, relax=ref, **settings)  # type: ignore[arg-type]
-        elif result is None or not _same_goals(g, before):  # (a held pose is not solved again)
-            result = solve_goals(skeleton, g, positions=start, **settings)  # type: ignore[arg-type]
-        before = g
-        poses.append(result.positions)
-        frames_out.append(result.rotations)
-        start = result.positions
-        if on_frame is not None:
-            on_frame(f, result)
-    return Take(skeleton, times, np.array(poses), np.array(frames_out))
+        return span, _batch_chunks(skeleton, animation, span, chunk, positions, settings)
+    return span, _warm_chunks(skeleton, animation, span, chunk, positions, settings, on_frame)
+
+
+def _warm_chunks(
+    skeleton: Skeleton,
+    animation: Animation,
+    span: range,
+    chunk: int,
+    positions: np.ndarray | None,
+    settings: dict[str, Any],
+    on_frame: Callable[[int, SolveResult], None] | None,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    curve = PoseCurve(skeleton, animation.keys, animation.interpolation)
+    start, result, before, n = positions, None, None, len(skeleton)
+    tolerance = settings["tolerance"]
+    for lo in range(span.start, span.stop, chunk):
+        part = range(lo, min(lo + chunk, span.stop))
+        goals = animation.goals(np.arange(part.start, part.stop))
+        keyed = curve.at(np.arange(part.start, part.stop))
+        out_p, out_r = np.empty((len(part), n, 3)), np.empty((len(part), n, 4))
+        for i, (f, g, ref) in enumerate(zip(part, goals, keyed)):
+            key = animation.key_at(f)
+            if key is not None and key.pose is not None:  # (the pose the user keyed, as it was)
+                result = _keyed_result(skeleton, g, key.pose, tolerance)
+            elif ref is not None:
+                result = solve_goals(
+                    skeleton, g, positions=ref.positions, rotations=ref.rotations, relax=ref, **settings
+                )
+            elif result is None or not _same_goals(g, before):  # (a held pose is not solved again)
+                result = solve_goals(skeleton, g, positions=start, **settings)
+            before = g
+            out_p[i], out_r[i] = result.positions, result.rotations
+            start = result.positions
+            if on_frame is not None:
+                on_frame(f, result)
+        yield out_p, out_r
+
+
+def _batch_chunks(
+    skeleton: Skeleton,
+    animation: Animation,
+    span: range,
+    chunk: int,
+    positions: np.ndarray | None,
+    settings: dict[str, Any],
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    shares: dict[str, float] = {}  # (each orientation weight, the same over the whole range)
+    for lo in range(span.start, span.stop, chunk):
+        goals = animation.goals(np.arange(lo, min(lo + chunk, span.stop)))
+        out = solve_batch(skeleton, positions=positions, **_batch_goals(goals, shares), **settings)
+        yield out.positions, out.rotations
 
 
 def _keyed_result(skeleton: Skeleton, goals: Goals, pose: KeyPose, tolerance: float) -> SolveResult:
@@ -174,9 +252,10 @@ def _same_target(a: Any, b: Any) -> bool:
     return bool(np.array_equal(a.orientation, b.orientation))
 
 
-def _batch_goals(goals: list[Goals]) -> dict[str, Any]:
+def _batch_goals(goals: list[Goals], shares: dict[str, float]) -> dict[str, Any]:
     """``solve_batch``'s ``targets``, ``root_target`` and ``poles`` for the frames' goals (every
-    frame holds the same names: each curve holds its value outside its keys)."""
+    frame holds the same names: each curve holds its value outside its keys); ``shares``: the
+    orientation weights of the chunks before, by name."""
     first = goals[0]
     targets: dict[str, Any] = {}
     for name, t in first.targets.items():
@@ -184,10 +263,11 @@ def _batch_goals(goals: list[Goals]) -> dict[str, Any]:
         if t.orientation is None:
             targets[name] = points
         else:
-            shares = {g.targets[name].weight for g in goals}
-            if len(shares) > 1:
+            share = {g.targets[name].weight for g in goals} | ({shares[name]} if name in shares else set())
+            if len(share) > 1:
                 raise ValueError(f"method='batch': the orientation weight of {name!r} changes; bake 'warm'")
-            targets[name] = (points, np.array([g.targets[name].orientation for g in goals]), shares.pop())
+            shares[name] = share.pop()
+            targets[name] = (points, np.array([g.targets[name].orientation for g in goals]), shares[name])
     root = None
     if first.root_target is not None:
         if first.root_target.orientation is not None:

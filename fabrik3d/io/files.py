@@ -1,14 +1,16 @@
-"""File helpers shared by the writers: atomic writes and bounded reads."""
+"""File helpers shared by the writers: atomic writes (streamed or not) and bounded reads."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import secrets
 import stat
-import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 T = TypeVar("T")
 
@@ -21,7 +23,24 @@ TEMP_STEM = 32
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and a rename.
 
-    A failure never leaves a half-written file at ``path`` nor a temporary behind.
+    A failure never leaves a half-written file at ``path`` nor a temporary behind (``atomic_file``).
+
+    Raises:
+        ValueError: for an empty name, or when the folder does not exist or cannot be written.
+    """
+    with atomic_file(path) as fh:
+        fh.write(data)
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """A binary file to write ``path``'s new contents into, streamed; on a normal exit it replaces
+    ``path`` at once (a rename), on an exception it is removed and ``path`` is left as it was.
+
+    The file is unnamed while it is written (``O_TMPFILE`` where the system has it), so a kill -9
+    leaves nothing; it gets a name (``temp_name``) only for the rename, or the whole time where the
+    system lacks unnamed files. A temporary that a killed writer left is removed by the next write
+    to the same file (``remove_stale``).
 
     Raises:
         ValueError: for an empty name, or when the folder does not exist or cannot be written.
@@ -30,21 +49,90 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         raise ValueError(f"{os.fspath(path)!r}: not a file name")
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
-    try:  # the temporary name stays short: a legal long name plus a prefix must not pass 255 bytes
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:TEMP_STEM]}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise ValueError(f"{target}: cannot write here ({exc.strerror or exc})") from None
+    remove_stale(target)
+    fd, tmp = _open_temp(target, folder)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp makes the file private; a saved file is not
+            yield fh
+            fh.flush()
+            os.fchmod(fh.fileno(), 0o644)  # mkstemp makes the file private; a saved file is not
+            if tmp is None:  # unnamed: a name for the rename
+                tmp = temp_name(target, folder)
+                _link_unnamed(fh.fileno(), tmp)
         os.replace(tmp, target)
     except OSError as exc:
-        _remove(tmp)
+        if tmp is not None:
+            _remove(tmp)
         raise ValueError(f"{target}: cannot write ({exc.strerror or exc})") from None
     except BaseException:
-        _remove(tmp)
+        if tmp is not None:
+            _remove(tmp)
         raise
+
+
+def temp_name(target: Path, folder: Path) -> str:
+    """A fresh temporary name beside ``target``: ``.NAME.PID.RANDOM.tmp`` (``NAME``: at most
+    ``TEMP_STEM`` characters of its name, so that a legal long name plus this does not pass 255 bytes)."""
+    return str(folder / f".{target.name[:TEMP_STEM]}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+
+
+def remove_stale(target: Path) -> None:
+    """Remove the temporaries (``temp_name``) beside ``target`` whose writer is no longer running (a
+    writer killed mid-write); those of running processes are left alone."""
+    folder = target.parent if str(target.parent) else Path(".")
+    head = f".{target.name[:TEMP_STEM]}."
+    try:
+        names = [e.name for e in os.scandir(folder) if e.name.startswith(head) and e.name.endswith(".tmp")]
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(head) :].split(".")[0]
+        if pid.isdigit() and not _running(int(pid)):
+            _remove(str(folder / name))
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True
+    return True
+
+
+def _link_unnamed(fd: int, name: str) -> None:
+    """Give the unnamed file open at ``fd`` the name ``name``: linkat(2) of ``/proc/self/fd/FD`` with
+    AT_SYMLINK_FOLLOW, as open(2) shows for O_TMPFILE (``os.link`` calls linkat only when given a
+    folder descriptor)."""
+    root = os.open("/", os.O_RDONLY)
+    try:
+        os.link(f"/proc/self/fd/{fd}", name, src_dir_fd=root, follow_symlinks=True)
+    finally:
+        os.close(root)
+
+
+def _open_temp(target: Path, folder: Path) -> tuple[int, str | None]:
+    """An open descriptor for the new contents: unnamed (``O_TMPFILE``, name ``None``) where the system
+    and the file system allow, else a fresh ``temp_name`` created exclusively."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if flag and os.path.isdir("/proc/self/fd"):
+        try:
+            return os.open(folder, flag | os.O_WRONLY, 0o600), None
+        except OSError as exc:
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOTSUP):
+                raise ValueError(f"{target}: cannot write here ({exc.strerror or exc})") from None
+    for _ in range(100):
+        tmp = temp_name(target, folder)
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600), tmp
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise ValueError(f"{target}: cannot write here ({exc.strerror or exc})") from None
+    raise ValueError(f"{target}: cannot write here (no free temporary name)")
 
 
 def read_bytes(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytes:

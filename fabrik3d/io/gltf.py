@@ -112,10 +112,9 @@ def local_transforms(skeleton: Skeleton, positions: np.ndarray, rotations: np.nd
     q = np.array(rotations, dtype=float)
     r_parent = rot.quat_to_matrix(rotations[..., parent, :])
     t[..., child, :] = np.einsum("...kji,...kj->...ki", r_parent, positions[..., child, :] - positions[..., parent, :])
-    qp = rotations[..., parent, :].reshape(-1, 4).tolist()
-    qc = rotations[..., child, :].reshape(-1, 4).tolist()
-    local = [rot.mul(rot.conj(a), b) for a, b in zip(qp, qc)]
-    q[..., child, :] = np.array(local).reshape(q[..., child, :].shape)
+    qp = np.moveaxis(np.asarray(rotations, dtype=float)[..., parent, :], -1, 0)  # (rot's formulas on arrays)
+    qc = np.moveaxis(np.asarray(rotations, dtype=float)[..., child, :], -1, 0)
+    q[..., child, :] = np.stack(rot.mul(rot.conj(qp), qc), axis=-1)  # type: ignore[arg-type]
     return t, q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 

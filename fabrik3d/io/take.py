@@ -134,7 +134,7 @@ def check_pose(skeleton: Skeleton, positions: Any, rotations: Any) -> tuple[np.n
 
 
 def check_frames(
-    skeleton: Skeleton, positions: np.ndarray, rotations: np.ndarray, label: str | None = None
+    skeleton: Skeleton, positions: np.ndarray, rotations: np.ndarray, label: str | None = None, first: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
     """Check poses of ``skeleton``; returns ``(positions, rotations)`` with the rotations normalised.
 
@@ -147,6 +147,7 @@ def check_frames(
             1 within ``UNIT_TOLERANCE``.
 
         label: prefix of the places in messages (default ``frames[k].``).
+        first: the number of the first frame, in messages (a take checked in parts).
 
     Raises:
         ValueError: naming the frame and joint, e.g. ``frames[2].rotations[5]``.
@@ -154,7 +155,7 @@ def check_frames(
     names = skeleton.names
 
     def at(k: int) -> str:
-        return f"frames[{k}]." if label is None else label
+        return f"frames[{first + k}]." if label is None else label
 
     bad = ~np.all(np.isfinite(positions) & (np.abs(positions) <= checks.MAX_COORD), axis=2)
     if bad.any():

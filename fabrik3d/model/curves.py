@@ -45,6 +45,10 @@ def _segments(frames: Any, values: Any, at: Any) -> tuple[np.ndarray, np.ndarray
     f = np.asarray(frames, dtype=float)
     v = np.asarray(values, dtype=float)
     t = np.atleast_1d(np.asarray(at, dtype=float))
+    if len(f) > 4 and len(t):  # only the keys about ``at`` count: a few frames of many keys cost no more
+        lo = max(0, int(np.searchsorted(f, t.min(), side="right")) - 3)
+        hi = int(np.searchsorted(f, t.max(), side="right")) + 2
+        f, v = f[lo:hi], v[lo:hi]
     if len(f) == 1:
         return f, v, np.zeros(len(t), dtype=np.intp), np.zeros(len(t))
     i = np.clip(np.searchsorted(f, t, side="right") - 1, 0, len(f) - 2)

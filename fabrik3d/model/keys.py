@@ -26,11 +26,13 @@ JSON form (the ``animation`` of a scene file, version 3)::
 
 (``pose`` is optional: a key without one holds its goals only, as scene files before it did.)
 
-Frames are integers in ``[0, MAX_FRAME]``; positions in scene units; ``fps`` frames per second.
+Frames are integers in ``[0, MAX_FRAME]``; an animation holds at most ``MAX_KEYS`` keys; positions in scene
+units; ``fps`` frames per second.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -47,17 +49,25 @@ DEFAULT_FPS = 30.0
 MAX_FPS = 1000.0
 # The last frame a key may sit on (a day at 30 frames per second).
 MAX_FRAME = 2_592_000
+# The most keys an animation holds (docs/animation.md, "Limits"): a file of more is refused before its keys are read.
+MAX_KEYS = 10_000
 
 
 def frame_number(value: Any, name: str) -> int:
     """An integer frame in ``[0, MAX_FRAME]``, or ``ValueError`` naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer, float, np.floating)):
-        raise ValueError(f"{name}: expected a frame number, got {value!r}")
+        raise ValueError(f"{name}: expected a frame number, got {_quoted(value)}")
     if isinstance(value, (float, np.floating)) and not (math.isfinite(value) and float(value).is_integer()):
-        raise ValueError(f"{name}: expected a whole frame number, got {value!r}")
+        raise ValueError(f"{name}: expected a whole frame number, got {_quoted(value)}")
     if not 0 <= value <= MAX_FRAME:
         raise ValueError(f"{name}: frame {value} is outside 0..{MAX_FRAME}")
     return int(value)
+
+
+def check_key_count(count: int, where: str) -> None:
+    """``ValueError`` naming ``where`` when ``count`` keys are more than ``MAX_KEYS``."""
+    if count > MAX_KEYS:
+        raise ValueError(f"{where}: {count:,} keys, more than the {MAX_KEYS:,} an animation may hold")
 
 
 def _target(value: Any, name: str) -> Target:
@@ -66,7 +76,7 @@ def _target(value: Any, name: str) -> Target:
     if isinstance(value, Mapping):
         unknown = set(value) - {"position", "orientation", "weight"}
         if unknown or "position" not in value:
-            raise ValueError(f"{name}: expected [x, y, z] or {{position, orientation, weight}}, got {value!r}")
+            raise ValueError(f"{name}: expected [x, y, z] or {{position, orientation, weight}}, got {_quoted(value)}")
         try:
             return Target(value["position"], value.get("orientation"), value.get("weight", 1.0))
         except ValueError as exc:
@@ -78,7 +88,7 @@ def _names(value: Any, name: str) -> Mapping[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
-        raise ValueError(f"{name}: expected an object mapping effector names to goals, got {value!r}")
+        raise ValueError(f"{name}: expected an object mapping effector names to goals, got {_quoted(value)}")
     return value
 
 
@@ -153,6 +163,27 @@ def _target_json(t: Target) -> Any:
     return out
 
 
+def _table(held: list[tuple[int, Target | None]]) -> Any:
+    """A target curve's keys as arrays: ``(frames, positions, (frames, orientations) or None, weights)``,
+    or None when no key holds it."""
+    held = [(f, t) for f, t in held if t is not None]
+    if not held:
+        return None
+    turned = [(f, t.orientation) for f, t in held if t.orientation is not None]
+    return (
+        np.array([f for f, _ in held], dtype=float),
+        np.array([t.position for _, t in held]),
+        (np.array([f for f, _ in turned], dtype=float), np.array([q for _, q in turned])) if turned else None,
+        np.array([t.weight for _, t in held], dtype=float),
+    )
+
+
+def _quoted(value: Any) -> str:
+    """``repr(value)``, cut to 80 characters (an error quotes no more of its input)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 class Goals(NamedTuple):
     """What to solve at one frame: ``solve(skeleton, g.targets, root_target=g.root_target,
     poles=g.poles)``. Targets are ``Target``s, poles ``(3,)`` points."""
@@ -182,14 +213,16 @@ class Animation:
 
     def __post_init__(self) -> None:
         keys = tuple(self.keys)
+        check_key_count(len(keys), "keys")
         if not all(isinstance(k, Key) for k in keys):
             raise ValueError("keys: expected Key objects")
-        seen: set[int] = set()
+        by_frame: dict[int, Key] = {}
         for k in keys:
-            if k.frame in seen:
+            if k.frame in by_frame:
                 raise ValueError(f"keys: two keys on frame {k.frame}; a frame holds one key")
-            seen.add(k.frame)
+            by_frame[k.frame] = k
         object.__setattr__(self, "keys", tuple(sorted(keys, key=lambda k: k.frame)))
+        object.__setattr__(self, "_by_frame", by_frame)  # (key_at in constant time: a bake asks every frame)
         fps = checks.positive(self.fps, "fps")
         if fps > MAX_FPS:
             raise ValueError(f"fps: must be at most {MAX_FPS:g}, got {fps:g}")
@@ -217,7 +250,7 @@ class Animation:
 
     def key_at(self, frame: int) -> Key | None:
         """The key on ``frame``, or None."""
-        return next((k for k in self.keys if k.frame == frame), None)
+        return self._by_frame.get(frame)  # type: ignore[attr-defined,no-any-return]
 
     def with_key(self, key: Key) -> Animation:
         """A copy with ``key`` set (it replaces a key on the same frame)."""
@@ -260,21 +293,19 @@ class Animation:
     # -- the goals between keys ----------------------------------------------------------------
     def goals(self, frames: Any) -> list[Goals]:
         """The goals at each of ``frames`` (``(m,)`` frame numbers, whole or not), each curve
-        evaluated for all frames at once."""
+        evaluated for all frames at once (from its keys as arrays, built once: linear in keys and frames)."""
         at = np.atleast_1d(np.asarray(frames, dtype=float))
         if at.ndim != 1 or not np.all(np.isfinite(at)):
-            raise ValueError(f"frames: expected finite frame numbers, got {frames!r}")
+            raise ValueError(f"frames: expected finite frame numbers, got {_quoted(frames)}")
         out = [Goals({}, None, {}) for _ in at]
-        names = dict.fromkeys(n for k in self.keys for n in k.targets)
-        for name in names:
-            for g, t in zip(out, self._target_curve([k.targets.get(name) for k in self.keys], at)):
+        targets, root, poles = self._curves
+        for name, table in targets.items():
+            for g, t in zip(out, self._target_curve(table, at)):
                 g.targets[name] = t
-        roots = self._target_curve([k.root_target for k in self.keys], at)
+        roots = self._target_curve(root, at)
         if roots:
             out = [g._replace(root_target=t) for g, t in zip(out, roots)]
-        for name in dict.fromkeys(n for k in self.keys for n in k.poles):
-            held = [(k.frame, k.poles[name]) for k in self.keys if name in k.poles]
-            f, v = np.array([h[0] for h in held], dtype=float), np.array([h[1] for h in held])
+        for name, (f, v) in poles.items():
             for g, p in zip(out, curves.interpolate(f, v, at, self.interpolation)):
                 g.poles[name] = p
         return out
@@ -283,19 +314,28 @@ class Animation:
         """The goals at one frame (``goals``)."""
         return self.goals([frame])[0]
 
-    def _target_curve(self, per_key: list[Target | None], at: np.ndarray) -> list[Target]:
-        held = [(k.frame, t) for k, t in zip(self.keys, per_key) if t is not None]
-        if not held:
+    @functools.cached_property
+    def _curves(self) -> tuple[dict[str, Any], Any, dict[str, Any]]:
+        """``(targets, root, poles)``: each goal's keys as arrays (``_table``), built on first use."""
+        keys = self.keys
+        names = dict.fromkeys(n for k in keys for n in k.targets)
+        targets = {n: _table([(k.frame, k.targets.get(n)) for k in keys]) for n in names}
+        poles = {}
+        for name in dict.fromkeys(n for k in keys for n in k.poles):
+            held = [(k.frame, k.poles[name]) for k in keys if name in k.poles]
+            poles[name] = (np.array([h[0] for h in held], dtype=float), np.array([h[1] for h in held]))
+        return targets, _table([(k.frame, k.root_target) for k in keys]), poles
+
+    def _target_curve(self, table: Any, at: np.ndarray) -> list[Target]:
+        if table is None:
             return []
-        f = np.array([h[0] for h in held], dtype=float)
-        positions = curves.interpolate(f, np.array([h[1].position for h in held]), at, self.interpolation)
-        turned = [(fr, t) for fr, t in held if t.orientation is not None]
+        f, points, turned, weights = table
+        positions = curves.interpolate(f, points, at, self.interpolation)
         orientations: Any = [None] * len(at)
-        if turned:
-            fq = np.array([h[0] for h in turned], dtype=float)
-            orientations = curves.slerp_curve(fq, np.array([h[1].orientation for h in turned]), at, self.interpolation)
-        weights = [held[max(0, int(np.searchsorted(f, a, side="right")) - 1)][1].weight for a in at]
-        return [Target(p, q, w) for p, q, w in zip(positions, orientations, weights)]
+        if turned is not None:
+            orientations = curves.slerp_curve(*turned, at, self.interpolation)
+        held = weights[np.maximum(0, np.searchsorted(f, at, side="right") - 1)].tolist()
+        return [Target(p, q, w) for p, q, w in zip(positions, orientations, held)]
 
     def poses(self, skeleton: Any, frames: Any) -> list[KeyPose | None]:
         """The keyed poses' curve at each of ``frames`` (``fabrik3d.model.key_poses.pose_curve``)."""
@@ -324,6 +364,7 @@ class Animation:
         keys = data.get("keys", [])
         if not isinstance(keys, list):
             raise ValueError(f"{where}.keys: expected a list of keys")
+        check_key_count(len(keys), f"{where}.keys")
         parsed = tuple(Key.from_dict(k, f"{where}.keys[{i}]") for i, k in enumerate(keys))
         try:
             return cls(
