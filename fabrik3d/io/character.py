@@ -247,7 +247,6 @@ def _load(data: bytes, source: str, base_dir: Path | None, given: Any) -> Charac
     nodes = _list(doc, "nodes")
     node_parent = node_parents(doc)
     limits.check_nodes(node_parent)
-    world = _node_worlds(nodes, node_parent)
     skins = _list(doc, "skins")
     if not skins:
         raise ValueError("no skin: the file has no rigged skeleton (skins is missing or empty)")
@@ -268,6 +267,7 @@ def _load(data: bytes, source: str, base_dir: Path | None, given: Any) -> Charac
             bone_nodes += [k] if len(bone_nodes) == slot[k] else []
         limits.check_bones(len(bone_nodes), f"skins[{s}].joints")
     parent_bone, lone = _bone_parents(bone_nodes, slot, node_parent, nodes)
+    world = _node_worlds(nodes, node_parent)
     bind = np.array([world[k] for k in bone_nodes])
     for s, skin in reversed(list(enumerate(skins))):  # the first skin listing a bone gives its bind
         if skin.get("inverseBindMatrices") is not None:
