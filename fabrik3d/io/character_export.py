@@ -6,10 +6,11 @@ a ``matrix`` becomes translation, rotation, scale); a take becomes a new animati
 data in new accessors and buffer views), the file's own animations kept. Everything else of the
 document is left as it was: meshes, materials, textures, images, skins, cameras, extensions, extras.
 
-A ``.glb`` is written as a ``.glb`` (the new data appended to its binary chunk); a ``.gltf`` as a
-``.gltf``: when its buffers are files, the new data goes to a new ``.bin`` beside it (and the original
-buffers and images are copied beside it when it is written to another folder), else into a new
-embedded buffer. Files are written atomically.
+A ``.glb`` is written as a ``.glb`` (the new data appended to its binary chunk), atomically; a ``.gltf``
+as a ``.gltf``: when its buffers are files, the new data goes to a new ``.bin`` beside it (and the original
+buffers and images are copied beside it when it is written to another folder), each named after the
+output and its bytes so that nothing else is overwritten, the whole export atomic
+(``fabrik3d.io.character_files``); else into a new embedded buffer.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import base64
 import copy
 import os
 import struct
-import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +26,11 @@ import numpy as np
 
 from fabrik3d.io import files
 from fabrik3d.io.character import Character
+from fabrik3d.io.character_files import write_gltf
 from fabrik3d.io.character_rig import pose_arrays
 from fabrik3d.io.gltf import _Blob, _json
 from fabrik3d.io.gltf_format import BIN_CHUNK, DATA_URI, JSON_CHUNK, free_name
-from fabrik3d.io.gltf_import import _beside, _local_matrix, node_parents
+from fabrik3d.io.gltf_import import _local_matrix, node_parents
 from fabrik3d.io.take import Take
 
 __all__ = ["character_bytes", "export_character", "matrix_quaternions"]
@@ -53,27 +54,7 @@ def export_character(
     if character.container == "glb":
         files.write_atomic(target, _glb(doc, character.binary, blob))
         return
-    side: list[Path] = []
-    if blob:
-        uris = {b.get("uri") for b in doc.get("buffers", [])} | {i.get("uri") for i in doc.get("images", [])}
-        external = any(isinstance(u, str) and not u.startswith("data:") for u in uris)
-        if external:
-            used, k = {urllib.parse.unquote(u) for u in uris if isinstance(u, str)}, 1
-            while (bin_name := f"{target.stem}_fabrik3d{f'_{k}' if k > 1 else ''}.bin") in used:
-                k += 1
-            doc["buffers"].append({"byteLength": len(blob), "uri": urllib.parse.quote(bin_name)})
-            side.append(target.parent / bin_name)
-        else:
-            doc["buffers"].append({"byteLength": len(blob), "uri": DATA_URI + base64.b64encode(blob).decode("ascii")})
-    try:
-        _copy_external(character, target.parent)
-        if side:
-            files.write_atomic(side[0], blob)
-        files.write_atomic(target, _json(doc) + b"\n")
-    except BaseException:
-        for p in side:
-            p.unlink(missing_ok=True)
-        raise
+    write_gltf(character, target, doc, blob)
 
 
 def character_bytes(character: Character, pose: Any = None, take: Take | None = None, name: str = "take") -> bytes:
@@ -247,21 +228,6 @@ def matrix_quaternions(m: np.ndarray) -> np.ndarray:
         q[pick == case] = np.stack(v, axis=1)
     q[q[:, 3] < 0] *= -1.0
     return q / np.linalg.norm(q, axis=1, keepdims=True)
-
-
-def _copy_external(character: Character, folder: Path) -> None:
-    """Copy the file's external buffers and images into ``folder`` when it is not the file's own."""
-    if character.base_dir is None or os.path.realpath(folder) == os.path.realpath(character.base_dir):
-        return
-    doc = character.document
-    for kind in ("buffers", "images"):
-        for k, item in enumerate(doc.get(kind, [])):
-            uri = item.get("uri") if isinstance(item, dict) else None
-            if isinstance(uri, str) and not uri.startswith("data:"):
-                source = _beside(character.base_dir, uri, f"{kind}[{k}].uri")
-                dest = folder / urllib.parse.unquote(uri)
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                files.write_atomic(dest, files.read_bytes(source))
 
 
 def _glb(doc: dict[str, Any], binary: bytes | None, blob: bytes) -> bytes:

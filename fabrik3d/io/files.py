@@ -76,18 +76,19 @@ def temp_name(target: Path, folder: Path) -> str:
     return str(folder / f".{target.name[:TEMP_STEM]}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
 
 
-def remove_stale(target: Path) -> None:
+def remove_stale(target: Path, prefix: bool = False) -> None:
     """Remove the temporaries (``temp_name``) beside ``target`` whose writer is no longer running (a
-    writer killed mid-write); those of running processes are left alone."""
+    writer killed mid-write); those of running processes are left alone. With ``prefix``, those of
+    every file whose name starts with ``target``'s name."""
     folder = target.parent if str(target.parent) else Path(".")
-    head = f".{target.name[:TEMP_STEM]}."
+    head = f".{target.name[:TEMP_STEM]}" + ("" if prefix else ".")
     try:
         names = [e.name for e in os.scandir(folder) if e.name.startswith(head) and e.name.endswith(".tmp")]
     except OSError:
         return
     for name in names:
-        pid = name[len(head) :].split(".")[0]
-        if pid.isdigit() and not _running(int(pid)):
+        parts = name[: -len(".tmp")].rsplit(".", 2)  # (".NAME", PID, RANDOM)
+        if len(parts) == 3 and parts[1].isdigit() and not _running(int(parts[1])):
             _remove(str(folder / name))
 
 

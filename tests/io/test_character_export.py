@@ -9,6 +9,7 @@ Nothing of the original document may be lost.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,6 +137,10 @@ def test_three_js_skins_the_vertices_where_fabrik3d_does(case: str, when: str, c
     assert moved > 0.1  # the pose is not the rest pose
 
 
+def _no_uri(item: dict) -> dict:
+    return {k: v for k, v in item.items() if k != "uri"}
+
+
 def _strip(node: dict) -> dict:
     return {k: v for k, v in node.items() if k not in BONE_KEYS}
 
@@ -145,8 +150,10 @@ def test_nothing_of_the_original_document_is_lost(case: str, cases: dict) -> Non
     c = cases[case]
     before = c.character.document
     after = load_character(c.path).document
-    added = ("nodes", "animations", "accessors", "bufferViews", "buffers")
+    added = ("nodes", "animations", "accessors", "bufferViews", "buffers", "images")
     assert {k: v for k, v in before.items() if k not in added} == {k: v for k, v in after.items() if k not in added}
+    # images as they were, but for the URI of a copy beside the output (named after it: character_files)
+    assert [_no_uri(i) for i in after.get("images", [])] == [_no_uri(i) for i in before.get("images", [])]
     bones = {int(k) for k in c.character.bone_nodes}
     for k, (a, b) in enumerate(zip(before["nodes"], after["nodes"], strict=True)):
         assert (_strip(a) == _strip(b)) if k in bones else (a == b), f"nodes[{k}]"
@@ -156,9 +163,13 @@ def test_nothing_of_the_original_document_is_lost(case: str, cases: dict) -> Non
     if c.character.container == "glb":
         assert len(after["buffers"]) == 1 and after["buffers"][0]["byteLength"] > before["buffers"][0]["byteLength"]
     else:
-        assert after["buffers"][0] == before["buffers"][0] and len(after["buffers"]) == 2
+        assert _no_uri(after["buffers"][0]) == _no_uri(before["buffers"][0]) and len(after["buffers"]) == 2
         for uri in (after["buffers"][0]["uri"], after["buffers"][1]["uri"], after["images"][0]["uri"]):
             assert (c.path.parent / uri).is_file(), uri  # the buffers and the image beside the new .gltf
+            assert uri.startswith(f"{c.path.stem}_"), uri
+        for kind in ("buffers", "images"):  # the copies hold the original bytes
+            copy, original = after[kind][0]["uri"], before[kind][0]["uri"]
+            assert (c.path.parent / copy).read_bytes() == (Path(c.character.source).parent / original).read_bytes()
     # the pose went into the bones' nodes, the skeleton's nodes changed
     moved = [k for k in bones if before["nodes"][k].get("rotation") != after["nodes"][k].get("rotation")]
     assert len(moved) >= 10
@@ -264,10 +275,9 @@ def test_exporting_an_exported_gltf_again_adds_a_second_side_buffer(cases: dict,
     take = Take.from_frames(again.skeleton, c.frames, np.arange(FRAMES) / FPS)
     export_character(again, path, pose=c.frames[0], take=take, name="reach")  # over itself, in place
     doc = json.loads(path.read_text())
-    assert [b["uri"] for b in doc["buffers"]] == [
-        "external.bin",
-        "external_posed_fabrik3d.bin",
-        "external_posed_fabrik3d_2.bin",
-    ]
+    uris = [b["uri"] for b in doc["buffers"]]  # (named after the output and their bytes: character_files)
+    assert len(uris) == 3, uris  # (the same keys twice: the same bytes, one file)
+    assert re.fullmatch(r"external_posed_[0-9a-f]{12}_external\.bin", uris[0]), uris
+    assert all(re.fullmatch(r"external_posed_[0-9a-f]{12}_fabrik3d\.bin", u) for u in uris[1:]), uris
     assert [a["name"] for a in doc["animations"]] == ["idle", "reach", "reach_2"]
     assert len(load_character(path).meshes) == 2
