@@ -20,8 +20,8 @@ A second table times what must stay linear in the skeleton's size (issue 15), on
 building a chain ``Skeleton`` with a ``Cone`` on every joint; a constrained ``solve`` of that chain
 (one reachable target, at most 4 iterations, so damped steps run); ``solve_batch`` of a plain chain
 (2 problems, one target); a plain ``solve`` of a star whose every leaf is targeted; reading a
-scene file of that limited chain (``parse_scene``); and ``fabrik3d.gltf.import_skeleton`` of a
-chain's .gltf without inverse bind matrices.
+scene file of that limited chain (``parse_scene``); ``fabrik3d.gltf.import_skeleton`` of a
+chain's .gltf without inverse bind matrices, and of a star whose leaves all have one name (issue 33).
 
 Run: ``python benchmarks/bench_scaling.py [--quick] [--repeats N]``.
 """
@@ -205,6 +205,18 @@ def _gltf_without_bind_matrices(n: int, folder: str) -> str:
     return path
 
 
+def _gltf_same_names(n: int, folder: str) -> str:
+    """A .gltf of a root and ``n - 1`` leaf joints all named ``bone`` (they import as ``bone``, ``bone_2``,
+    ...: the renaming must stay linear; issue 33 had 2x10^4 of them take 23 s)."""
+    nodes = [{"name": "root", "children": list(range(1, n))}]
+    nodes += [{"name": "bone", "translation": [0.001 * i, 0.1, 0.0]} for i in range(1, n)]
+    doc = {"asset": {"version": "2.0"}, "nodes": nodes, "skins": [{"joints": list(range(n))}]}
+    path = os.path.join(folder, f"same{n}.gltf")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    return path
+
+
 def _scene_text(n: int) -> str:
     return json.dumps(Scene(_line(n, True)).to_dict())
 
@@ -240,6 +252,7 @@ def large_skeletons(sizes: tuple[int, ...]) -> None:
             ("solve, star, every leaf targeted", lambda n: _once(fabrik3d.solve, *_star(n))),
             ("scene file read, a Cone on every joint", lambda n: _once(parse_scene, _scene_text(n))),
             ("glTF import, no inverse bind matrices", lambda n: _once(_import, _gltf_without_bind_matrices(n, folder))),
+            ("glTF import, every leaf of one name", lambda n: _once(_import, _gltf_same_names(n, folder))),
         ]
         for what, run in cases:
             seconds = [run(n) for n in sizes]
