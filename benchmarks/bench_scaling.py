@@ -23,6 +23,13 @@ building a chain ``Skeleton`` with a ``Cone`` on every joint; a constrained ``so
 scene file of that limited chain (``parse_scene``); ``fabrik3d.gltf.import_skeleton`` of a
 chain's .gltf without inverse bind matrices, and of a star whose leaves all have one name (issue 33).
 
+A third table times animations against their keys and frames (issue 33), one call each at 10^2,
+10^3 and 10^4 keys (the most an animation holds) and 10^3, 10^4 and 10^5 frames (the most one bake
+solves; ``--quick``: 30 and 100 keys, 100 and 300 frames), with the fitted exponent (aim: <= 1.2):
+reading a scene of the humanoid with a key on every frame (targets only, and with the pose each key
+holds), baking it with a posed key on every frame (no solve: the curves, the key lookups and the
+keyed results), and ``fabrik3d bake``'s streamed bake of two keys held over the frames to a ``.glb``.
+
 Run: ``python benchmarks/bench_scaling.py [--quick] [--repeats N]``.
 """
 
@@ -166,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     print()
     large_skeletons((100, 300) if args.quick else (1000, 10_000, 100_000))
+    print()
+    animations((30, 100) if args.quick else (100, 1000, 10_000), (100, 300) if args.quick else (1000, 10_000, 100_000))
     return 0
 
 
@@ -261,6 +270,71 @@ def large_skeletons(sizes: tuple[int, ...]) -> None:
     print("large skeletons: seconds per call (one call each), growth exponent k (aim <= 1.2)")
     print()
     print(common.format_table(["case", *[f"{n} joints" for n in sizes], "k", "aim"], rows))
+
+
+def _keyed_scene(keys: int, poses: bool) -> str:
+    """A scene of the humanoid whose hand_l is keyed on frames 0..keys-1 (with the rest pose held by
+    every key when ``poses``: a bake then solves nothing, only the curves and key lookups run)."""
+    body = fabrik3d.presets.get("humanoid")
+    hand = body.rest_positions[body.index("hand_l")]
+    rest = fabrik3d.solve(body, {})
+    pose = {"positions": rest.positions.tolist(), "rotations": rest.rotations.tolist()}
+    up = np.array([0.0, 0.01, 0.0])
+    rows = [{"frame": f, "targets": {"hand_l": (hand + (f % 2) * up).tolist()}} for f in range(keys)]
+    for row in rows if poses else []:
+        row["pose"] = pose
+    data = Scene(body).to_dict()
+    data["animation"] = {"keys": rows}
+    return json.dumps(data)
+
+
+def _bake_file(scene: Scene, frames: int, path: str) -> None:
+    from fabrik3d.io.bake_file import bake_to_file
+
+    bake_to_file(scene.skeleton, scene.animation, path, frames=(0, frames - 1))  # type: ignore[arg-type]
+
+
+def animations(key_sizes: tuple[int, ...], frame_sizes: tuple[int, ...]) -> None:
+    """The third table (issue 33): seconds per call against the number of keys (at most
+    ``MAX_KEYS``) and of frames baked (at most ``MAX_BAKE_FRAMES``), the fitted exponent, the aim."""
+    from fabrik3d.io.bake import MAX_BAKE_FRAMES, bake
+    from fabrik3d.model.keys import MAX_KEYS
+
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        out = os.path.join(folder, "bake.glb")
+        held = parse_scene(_keyed_scene(2, False))  # (two keys, then held: a bake's own cost per frame)
+        cases: list[tuple[str, tuple[int, ...], str, Any]] = [
+            ("scene file read, keys", key_sizes, "keys", lambda n: _once(parse_scene, _keyed_scene(n, False))),
+            (
+                "scene file read, keys holding poses",
+                key_sizes,
+                "keys",
+                lambda n: _once(parse_scene, _keyed_scene(n, True)),
+            ),
+            ("bake, a posed key on every frame", key_sizes, "keys", lambda n: _once(bake, *_posed_bake(n))),
+            ("bake streamed to .glb, pose held", frame_sizes, "frames", lambda n: _once(_bake_file, held, n, out)),
+        ]
+        for what, sizes, unit, run in cases:
+            seconds = [run(n) for n in sizes]
+            k = exponent(list(sizes), seconds)
+            per = 1e6 * seconds[-1] / sizes[-1]
+            cells = [f"{n} {unit}: {t:.3f}" for n, t in zip(sizes, seconds)]
+            rows.append([what, *cells, f"{per:.0f}", f"{k:.2f}", "met" if k <= 1.2 else "MISSED"])
+    print(f"animations: seconds per call (one call each; at most {MAX_KEYS} keys, {MAX_BAKE_FRAMES} frames a bake),")
+    print("us per key or frame at the largest size, growth exponent k (aim <= 1.2)")
+    print()
+    heads = [f"size {i + 1}" for i in range(len(key_sizes))]
+    print(common.format_table(["case", *heads, "us each", "k", "aim"], rows))
+
+
+def _posed_text(n: int) -> str:
+    return _keyed_scene(n, True)
+
+
+def _posed_bake(n: int) -> tuple[Any, Any]:
+    scene = parse_scene(_keyed_scene(n, True))
+    return scene.skeleton, scene.animation
 
 
 if __name__ == "__main__":
