@@ -136,7 +136,7 @@ def effector_chain(skeleton: Skeleton, effector: str) -> list[int]:
     """The joints a pole on ``effector`` bends: from its chain's start (the nearest sub-base, or the
     root) to the effector, as the solver's pole turns take them (``solver.constrained.poles``)."""
     e = skeleton.index(effector)
-    return pole_chain(skeleton.parents, [skeleton.children(j) for j in range(len(skeleton))], e)
+    return pole_chain(skeleton.parents, [skeleton.bone_children(j) for j in range(len(skeleton))], e)
 
 
 def movable_effectors(skeleton: Skeleton) -> list[str]:

@@ -23,7 +23,7 @@ NOT_REAL = {
 }
 
 
-@pytest.mark.parametrize("call", [solve, solve_batch, lambda s, t: pose_frames(s, np.zeros((25, 3)))])
+@pytest.mark.parametrize("call", [solve, solve_batch, lambda s, t: pose_frames(s, np.zeros((65, 3)))])
 @pytest.mark.parametrize("skeleton", ["humanoid", None, {"joints": []}, HUMANOID.to_dict()])
 def test_what_is_not_a_skeleton_is_a_type_error_naming_the_argument(call, skeleton) -> None:
     with pytest.raises(TypeError, match=r"^skeleton: expected a fabrik3d\.Skeleton, got "):

@@ -228,6 +228,6 @@ print(json.dumps({
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["cheap"] == {m: False for m in report["cheap"]}, report["cheap"]
-    assert report["joints"] == 25
+    assert report["joints"] == 65
     assert all(report["same"]), report["same"]
     assert report["missing"] is False

@@ -38,6 +38,7 @@ from fabrik3d.batch import frames as batch_frames
 from fabrik3d.batch import inputs
 from fabrik3d.batch import tree as batch_tree
 from fabrik3d.batch.constrained import solve as batch_limited
+from fabrik3d.batch.riders import riding
 from fabrik3d.model import targets as tg
 from fabrik3d.model.posing import Posing
 from fabrik3d.model.skeleton import Skeleton, check_skeleton
@@ -115,7 +116,10 @@ def solve_batch(
             values, non-unit quaternions, weights <= 0, a non-positive tolerance
             or ``max_iterations < 1``. The caller's arrays are never modified.
     """
-    check_skeleton(skeleton)
+    if check_skeleton(skeleton).riders:  # (the core solved, the fingers carried: fabrik3d.solver.riders)
+        core_options = dict(root_target=root_target, poles=poles, weights=weights, tolerance=tolerance)
+        core_options.update(max_iterations=max_iterations, posing=posing, look_at=look_at)
+        return riding(solve_batch, skeleton, targets, positions, rotations, relax_to, relax_rotations, core_options)
     tol, max_it = checks.settings(tolerance, max_iterations)
     w = tg.effector_weights(skeleton, weights)
     points, turns = inputs.batch_targets(skeleton, targets)

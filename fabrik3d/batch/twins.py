@@ -20,6 +20,9 @@ Functions the batch code calls as they are (``solver.chain.stalled`` and ``settl
 twin: they are one function for both. ``tests/batch/test_twins.py`` checks the table against
 the code.
 
+Riders (fingers) are carried by one function for both, ``fabrik3d.solver.riders.carry``, on any
+batch shape.
+
 Turns carried through a solve (``solve``'s ``rotations`` and ``relax_rotations``:
 ``ReachingPasses.carry``, the twists ``aim_frame``, ``effector_frame`` and ``DampedSteps.turn``
 keep), the hip hinge (``fabrik3d.solver.hinge``) and the look (``look_at``) have no twin yet:
@@ -39,6 +42,7 @@ _TINY2 = f"{_R}.TINY2"
 TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     # -- the entry points --------------------------------------------------------------------------
     (f"{_S}.tree.solve", f"{_B}.solve.solve_batch", ()),
+    (f"{_S}.riders.solve_riding", f"{_B}.riders.riding", ()),
     # -- the plain solve: chain, tree, frames ------------------------------------------------------
     (f"{_S}.chain.run_chain", f"{_B}.chain.solve_chains", (_TINY2, f"{_S}.chain.MAX_BENDS", f"{_S}.chain.STRAIGHT")),
     (f"{_S}.chain._bend_if_straight", f"{_B}.chain._straight", (_TINY2, f"{_S}.chain.STRAIGHT")),

@@ -40,7 +40,8 @@ from fabrik3d import checks
 from fabrik3d.io import files
 from fabrik3d.model import presets
 from fabrik3d.model.keys import Animation
-from fabrik3d.model.skeleton import Skeleton, _json_vector
+from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.model.skeleton_dict import _json_vector
 from fabrik3d.solver.tree import SolveResult, solve
 
 FORMAT = "fabrik3d.scene"

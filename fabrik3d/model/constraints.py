@@ -198,7 +198,7 @@ def check_constraints(skeleton: JointTree, constraints: Mapping[str, Any]) -> di
             raise ValueError(f"constraints: unknown joint {name!r}")
         items = tuple(value) if isinstance(value, (list, tuple)) else (value,)
         j = skeleton.index(name)
-        kids = skeleton.children(j)
+        kids = skeleton.bone_children(j)
         seen: dict[str, int] = {}
         for m, c in enumerate(items):
             if not isinstance(c, Constraint):

@@ -196,3 +196,10 @@ def hinge_above(skeleton: Any, effector: int) -> int | None:
             return j
         j = int(skeleton.parents[j])
     return None
+
+
+def check_posing(posing: Any, skeleton: Any) -> Posing:
+    """``posing`` checked against ``skeleton`` (``ValueError`` naming the place)."""
+    if not isinstance(posing, Posing):
+        raise ValueError(f"posing: expected a fabrik3d.Posing, got {type(posing).__name__}")
+    return posing.check(skeleton)

@@ -5,7 +5,11 @@ All are Y up, in metres, facing +Z (a character's left is +X).
 * ``humanoid``: about 1.75 m tall, pelvis root; spine_01..03, chest, neck, head;
   per side (``_l``, ``_r``) clavicle, shoulder, elbow, wrist, hand and hip, knee,
   ankle, toe. End effectors: head, hand_l, hand_r, toe_l, toe_r. T-pose with
-  elbows and knees slightly bent, so that FABRIK bends them the natural way.
+  elbows and knees slightly bent, so that FABRIK bends them the natural way, palms
+  down. Each wrist carries a thumb and four fingers (``FINGERS``: ``thumb_01_l``,
+  ``thumb_02_l``, ``thumb_03_l``, ``thumb_end_l``, ``index_01_l`` ... ``pinky_end_r``;
+  the hand is the middle knuckle, where ``middle_01`` starts): riders
+  (``fabrik3d.model.skeleton``), posed by forward kinematics and carried by a solve.
 * ``robot_arm``: a six-joint serial arm (base, shoulder, elbow, wrist_1..3) with
   a tool tip, in an L pose.
 * ``octopus``: a body with a mantle and eight tentacles of eight segments each.
@@ -39,10 +43,11 @@ def _build(
     joints: list[tuple[str, str | None, tuple[float, float, float]]],
     limits: dict[str, Constraint | list[Constraint]] | None = None,
     posing: Posing | None = None,
+    riders: list[str] | None = None,
 ) -> Skeleton:
     names_ = [j[0] for j in joints]
     parents = [-1 if j[1] is None else names_.index(j[1]) for j in joints]
-    return Skeleton(names_, parents, [j[2] for j in joints], limits, posing=posing)
+    return Skeleton(names_, parents, [j[2] for j in joints], limits, posing=posing, riders=riders)
 
 
 def humanoid() -> Skeleton:
@@ -71,7 +76,13 @@ def humanoid() -> Skeleton:
             (f"ankle_{side}", f"knee_{side}", (sx * 0.09, 0.09, -0.01)),
             (f"toe_{side}", f"ankle_{side}", (sx * 0.09, 0.02, 0.13)),
         ]
-    return _build(joints, HUMANOID_LIMITS, HUMANOID_POSING)
+    limits = dict(HUMANOID_LIMITS)
+    for side, sx in (("l", 1.0), ("r", -1.0)):
+        fingers, finger_limits = _fingers(side, sx)
+        joints += fingers
+        limits.update(finger_limits)
+    tops = [f"{f}_01_{side}" for side in ("l", "r") for f in FINGERS]
+    return _build(joints, limits, HUMANOID_POSING, tops)
 
 
 def robot_arm() -> Skeleton:
@@ -187,6 +198,70 @@ HUMANOID_POSING = Posing(
         "toe_r": Swivel("pelvis", (-0.1, 0.0, 1.0)),
     },
 )
+
+# The fingers of the humanoid's hands, thumb first; each has joints _01, _02, _03 and an end.
+FINGERS: tuple[str, ...] = ("thumb", "index", "middle", "ring", "pinky")
+# Per finger of the left hand: its base knuckle's offset from the wrist (x along the palm, z toward
+# the thumb; metres), the lengths of its three bones and its spread about the palm normal (degrees,
+# toward the thumb). The middle knuckle is the hand joint itself.
+_FINGER_BASES: dict[str, tuple[tuple[float, float, float], tuple[float, float, float], float]] = {
+    "thumb": ((0.02, -0.012, 0.022), (0.045, 0.034, 0.028), 0.0),
+    "index": ((0.086, 0.0, 0.022), (0.040, 0.024, 0.020), 4.0),
+    "middle": ((0.09, 0.0, 0.0), (0.045, 0.028, 0.021), 0.0),
+    "ring": ((0.086, -0.002, -0.02), (0.042, 0.026, 0.020), -4.0),
+    "pinky": ((0.078, -0.005, -0.038), (0.033, 0.019, 0.018), -9.0),
+}
+
+
+def _fingers(
+    side: str, sx: float
+) -> tuple[list[tuple[str, str | None, tuple[float, float, float]]], dict[str, Constraint | list[Constraint]]]:
+    """The fingers of one hand (wrist at ``(0.72 sx, 1.43, -0.01)``, palm down) and their limits:
+    base knuckles an elliptical cone (flexion 90, extension 25, spread 15 deg; the thumb's own wider
+    cone), the middle and end knuckles hinges about the flexion axis."""
+    wrist = (sx * 0.72, 1.43, -0.01)
+    palm = (0.0, -1.0, 0.0)  # (the side the fingers flex to)
+    joints: list[tuple[str, str | None, tuple[float, float, float]]] = []
+    limits: dict[str, Constraint | list[Constraint]] = {}
+    for finger, (base, lengths, spread) in _FINGER_BASES.items():
+        if finger == "thumb":
+            d = _unit((sx * 0.75, -0.12, 0.65))
+            flex_toward = _unit((0.0, -1.0, -0.7))
+        else:
+            a = math.radians(spread)
+            d = (sx * math.cos(a), 0.0, math.sin(a))
+            flex_toward = palm
+        axis = _unit(_cross(d, flex_toward))
+        at = (wrist[0] + sx * base[0], wrist[1] + base[1], wrist[2] + base[2])
+        parent = f"wrist_{side}"
+        for k, (suffix, length) in enumerate(zip(("01", "02", "03", "end"), (0.0, *lengths))):
+            at = (at[0] + d[0] * length, at[1] + d[1] * length, at[2] + d[2] * length)
+            name = f"{finger}_{suffix}_{side}"
+            joints.append((name, parent, at))
+            parent = name
+            if suffix == "01":
+                wide = finger == "thumb"
+                limits[name] = [
+                    EllipticalCone(
+                        30 if wide else 15, 30 if wide else 15, 50 if wide else 90, 20 if wide else 25, axis
+                    ),
+                    Twist(-30, 30) if wide else Twist(-10, 10),
+                ]
+            elif suffix != "end":
+                limits[name] = Hinge(
+                    axis, -10 if finger == "thumb" else -5, (60, 80)[k - 2] if finger == "thumb" else (100, 80)[k - 2]
+                )
+    return joints, limits
+
+
+def _unit(v: tuple[float, float, float]) -> tuple[float, float, float]:
+    n = math.sqrt(v[0] ** 2 + v[1] ** 2 + v[2] ** 2)
+    return (v[0] / n, v[1] / n, v[2] / n)
+
+
+def _cross(a: tuple[float, float, float], b: tuple[float, float, float]) -> tuple[float, float, float]:
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
 
 _BUILDERS: dict[str, Callable[[], Skeleton]] = {
     "humanoid": humanoid,

@@ -10,11 +10,16 @@ A skeleton of ``n`` joints is given by
 Bone ``j`` runs from ``parents[j]`` to ``j``; its length, fixed for life, is
 ``bone_lengths[j]`` (0 for the root). A joint's *first child* is its child with
 the lowest index; its frame's +Y points along the bone to that child.
+
+**Riders** (``riders=``: joints named with their whole subtree, such as the fingers) are posed by
+forward kinematics only: a solve carries them rigidly with the joint they hang from, keeping their
+rotations relative to it (``fabrik3d.solver.riders``). The *core* is the skeleton without them
+(``Skeleton.core``): its leaves are the end effectors, and a joint's riders are not its bones (its
+first child is its first child that does not ride), so a hand with fingers stays an effector.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
@@ -44,6 +49,8 @@ class Skeleton:
             child; other joints take the default (``fabrik3d.frames``).
         posing: optional chain reach, stiffness and swivel (``fabrik3d.model.posing``): how the
             solver poses it naturally; default none (the plain full-body chain).
+        riders: optional names of joints that ride, each with its whole subtree (module
+            docstring); not the root.
 
     Raises:
         ValueError: naming the joint and the problem, for duplicate or empty
@@ -60,6 +67,7 @@ class Skeleton:
         constraints: Mapping[str, Any] | None = None,
         rest_frames: Mapping[str, Any] | None = None,
         posing: Posing | None = None,
+        riders: Iterable[str] | None = None,
     ) -> None:
         self.names: tuple[str, ...] = _check_names(names)
         n = len(self.names)
@@ -72,7 +80,11 @@ class Skeleton:
             if self.parents[j] >= 0:
                 kids[self.parents[j]].append(j)
         self._children: tuple[tuple[int, ...], ...] = tuple(tuple(k) for k in kids)
-        self._end_effectors = tuple(self.names[i] for i in range(n) if not kids[i])
+        ride = _riding(riders, self.names, self.parents, self.order)
+        self.riders: tuple[str, ...] = tuple(self.names[j] for j in range(n) if ride[j])
+        # The bones the solve poses: a joint's children, less the riders of a joint that does not ride.
+        self._bones = tuple(tuple(k for k in kids[j] if ride[j] or not ride[k]) for j in range(n))
+        self._end_effectors = tuple(self.names[i] for i in range(n) if not self._bones[i] and not ride[i])
         self._effector_set = frozenset(self._end_effectors)
         lengths = np.zeros(n)
         for j in range(n):
@@ -133,20 +145,42 @@ class Skeleton:
             raise ValueError(f"joint index {i} out of range [0, {len(self._children) - 1}]")
         return self._children[i]
 
+    def bone_children(self, i: int) -> tuple[int, ...]:
+        """Joint ``i``'s children less its riders when ``i`` does not ride (module docstring)."""
+        return self._bones[i]
+
     def first_child(self, i: int) -> int:
-        """Index of joint ``i``'s first child, or ``-1`` for a leaf."""
-        kids = self._children[i]
+        """Index of joint ``i``'s first child (its first rider only for a rider), or ``-1`` for a leaf."""
+        kids = self._bones[i]
         return kids[0] if kids else -1
 
     @property
     def end_effectors(self) -> tuple[str, ...]:
-        """Names of the leaves (joints without children), in skeleton order."""
+        """Names of the leaves of the core (joints that do not ride and have no child that does not),
+        in skeleton order."""
         return self._end_effectors
 
     @property
     def sub_bases(self) -> tuple[str, ...]:
-        """Names of the joints with two or more children, in skeleton order."""
-        return tuple(self.names[i] for i in range(len(self)) if len(self._children[i]) >= 2)
+        """Names of the joints of the core with two or more children in it, in skeleton order."""
+        riding = set(self.riders)
+        return tuple(n for i, n in enumerate(self.names) if len(self._bones[i]) >= 2 and n not in riding)
+
+    @property
+    def core(self) -> Skeleton:
+        """The skeleton without its riders (``self`` when it has none), cached: same joint names,
+        rest pose, rest frames, limits and posing; ``core_joints`` are its joints' indices here."""
+        made = self.__dict__.get("_core")
+        if made is None:
+            made = self if not self.riders else _core(self)
+            self.__dict__["_core"] = made
+        return made
+
+    @property
+    def core_joints(self) -> np.ndarray:
+        """``(m,)`` the indices of the core's joints in this skeleton, in order (all when no riders)."""
+        riding = set(self.riders)
+        return np.array([j for j, n in enumerate(self.names) if n not in riding], dtype=np.intp)
 
     @property
     def chains(self) -> tuple[tuple[int, ...], ...]:
@@ -159,11 +193,11 @@ class Skeleton:
         out = []
         for j in self.order:
             p = int(self.parents[j])
-            if p < 0 or not (p == self.root or len(self._children[p]) >= 2):
+            if p < 0 or j not in self._bones[p] or not (p == self.root or len(self._bones[p]) >= 2):
                 continue
             chain = [p, j]
-            while len(self._children[chain[-1]]) == 1:
-                chain.append(self._children[chain[-1]][0])
+            while len(self._bones[chain[-1]]) == 1:
+                chain.append(self._bones[chain[-1]][0])
             out.append(tuple(chain))
         out.sort(key=lambda c: c[1])
         return tuple(out)
@@ -181,40 +215,36 @@ class Skeleton:
         no limits."""
         if not self.constraints:
             return self
-        return Skeleton(self.names, self.parents, self.rest_positions, None, self._given_frames(), self.posing)
+        return Skeleton(
+            self.names, self.parents, self.rest_positions, None, self._given_frames(), self.posing, self._rider_tops()
+        )
 
     def with_posing(self, posing: Posing | None) -> Skeleton:
         """The same skeleton (joints, rest pose, rest frames, limits) posed by ``posing``
         (``None``: the plain full-body chain)."""
         limits = {name: list(items) for name, items in self.constraints.items()}
-        return Skeleton(self.names, self.parents, self.rest_positions, limits, self._given_frames(), posing)
+        return Skeleton(
+            self.names, self.parents, self.rest_positions, limits, self._given_frames(), posing, self._rider_tops()
+        )
+
+    def _rider_tops(self) -> tuple[str, ...]:
+        """The riders whose parent does not ride (naming them names every rider)."""
+        riding = set(self.riders)
+        return tuple(n for n in self.riders if self.names[int(self.parents[self.index(n)])] not in riding)
 
     def _given_frames(self) -> dict[str, Any] | None:
         return {name: self.rest_frames[self.index(name)] for name in self.explicit_rest_frames} or None
 
     # -- serialisation ---------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly form: ``{"joints": [{"name", "parent", "position", "constraints"}]}``.
+        """JSON-friendly form: ``{"joints": [{"name", "parent", "position", "constraints"}]}``, and
+        ``"riders"`` (the riders whose parent does not ride) when it has some.
 
         ``parent`` is the parent's name (``None`` for the root).
         """
-        joints = []
-        for j, name in enumerate(self.names):
-            p = int(self.parents[j])
-            joint: dict[str, Any] = {
-                "name": name,
-                "parent": self.names[p] if p >= 0 else None,
-                "position": [float(v) for v in self.rest_positions[j]],
-            }
-            if name in self.constraints:
-                joint["constraints"] = [c.to_dict() for c in self.constraints[name]]
-            if name in self.explicit_rest_frames:
-                joint["rest_frame"] = [float(v) for v in self.rest_frames[j]]
-            joints.append(joint)
-        out: dict[str, Any] = {"joints": joints}
-        if self.posing:
-            out["posing"] = self.posing.to_dict()
-        return out
+        from fabrik3d.model.skeleton_dict import skeleton_to_dict
+
+        return skeleton_to_dict(self)
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "") -> Skeleton:
@@ -223,56 +253,9 @@ class Skeleton:
         Errors name the place, e.g. ``joints[4].parent: unknown joint 'hipp'``;
         ``where`` is prefixed to those places (used by scene files).
         """
-        from fabrik3d.model.constraints import JointLimitError, constraint_from_dict
+        from fabrik3d.model.skeleton_dict import skeleton_from_dict
 
-        if not isinstance(data, Mapping) or not isinstance(data.get("joints"), list):
-            raise ValueError(f"{where or 'skeleton'}: expected an object with a 'joints' list")
-        joints = data["joints"]
-        names: list[str] = []
-        index: dict[str, int] = {}
-        for k, joint in enumerate(joints):
-            at = f"{where}joints[{k}]"
-            if not isinstance(joint, Mapping):
-                raise ValueError(f"{at}: expected an object with name, parent and position")
-            name = joint.get("name")
-            if not isinstance(name, str) or not name:
-                raise ValueError(f"{at}.name: expected a non-empty string, got {name!r}")
-            if name in index:
-                raise ValueError(f"{at}.name: duplicate joint name {name!r}")
-            index[name] = k
-            names.append(name)
-        parents: list[int] = []
-        positions: list[list[float]] = []
-        constraints: dict[str, list[Any]] = {}
-        frames: dict[str, Any] = {}
-        for k, joint in enumerate(joints):
-            at = f"{where}joints[{k}]"
-            parent = joint.get("parent")
-            if parent is None:
-                parents.append(-1)
-            elif isinstance(parent, str) and parent in index:
-                parents.append(index[parent])
-            else:
-                raise ValueError(f"{at}.parent: unknown joint {parent!r}")
-            positions.append(_json_vector(joint.get("position"), f"{at}.position"))
-            if joint.get("rest_frame") is not None:
-                from fabrik3d.model.targets import unit_quaternion
-
-                frames[names[k]] = unit_quaternion(joint["rest_frame"], f"{at}.rest_frame")
-            raw = joint.get("constraints", [])
-            if not isinstance(raw, list):
-                raise ValueError(f"{at}.constraints: expected a list")
-            if raw:
-                constraints[names[k]] = [constraint_from_dict(c, f"{at}.constraints[{m}]") for m, c in enumerate(raw)]
-        posing = None if data.get("posing") is None else Posing.from_dict(data["posing"], f"{where}posing")
-        try:
-            return cls(names, parents, positions, constraints, frames, posing)
-        except JointLimitError as exc:
-            at = f"{where}joints[{index[exc.joint]}].constraints"
-            at += f"[{exc.position}]" if exc.position is not None else ""
-            raise ValueError(f"{at}{'.' + exc.field if exc.field else ''}: {exc.message}") from None
-        except ValueError as exc:
-            raise ValueError(f"{where or 'skeleton'}: {exc}") from None
+        return skeleton_from_dict(cls, data, where)
 
 
 class NotASkeletonError(TypeError, ValueError):
@@ -287,24 +270,6 @@ def check_skeleton(value: Any, name: str = "skeleton") -> Skeleton:
         hint = f" (for a preset, pass fabrik3d.presets.get({value!r}))" if isinstance(value, str) else ""
         raise NotASkeletonError(f"{name}: expected a fabrik3d.Skeleton, got {type(value).__name__}{hint}")
     return value
-
-
-def _json_vector(value: Any, where: str) -> list[float]:
-    """A finite 3-vector from JSON, or a ``ValueError`` naming ``where``."""
-    ok = (
-        isinstance(value, list)
-        and len(value) == 3
-        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
-    )
-    out: list[float] = []
-    if ok:
-        try:
-            out = [float(v) for v in value]
-        except OverflowError:  # an int beyond float range
-            ok = False
-    if not ok or not all(math.isfinite(v) for v in out):
-        raise ValueError(f"{where}: expected three finite numbers, got {value!r}")
-    return out
 
 
 def _check_names(names: Iterable[str]) -> tuple[str, ...]:
@@ -387,3 +352,35 @@ def _topological_order(parents: np.ndarray, names: tuple[str, ...]) -> tuple[int
         j = next(k for k in range(n) if k not in reached)
         raise ValueError(f"joint {names[j]!r}: in a cycle of parents, not connected to the root")
     return tuple(order)
+
+
+def _riding(riders: Any, names: tuple[str, ...], parents: np.ndarray, order: tuple[int, ...]) -> list[bool]:
+    """Per joint: whether it rides (it or an ancestor is named in ``riders``)."""
+    ride = [False] * len(names)
+    if riders is None:
+        return ride
+    if isinstance(riders, str) or not isinstance(riders, Iterable):
+        raise ValueError(f"riders: expected a list of joint names, got {str(riders)[:80]!r}")
+    index = {name: j for j, name in enumerate(names)}
+    for name in riders:
+        j = index.get(name) if isinstance(name, str) else None
+        if j is None:
+            raise ValueError(f"riders: unknown joint {str(name)[:80]!r}")
+        if parents[j] < 0:
+            raise ValueError(f"riders: {name!r} is the root; the root cannot ride")
+        ride[j] = True
+    for j in order:
+        if parents[j] >= 0 and ride[int(parents[j])]:
+            ride[j] = True
+    return ride
+
+
+def _core(skeleton: Skeleton) -> Skeleton:
+    """``Skeleton.core`` of a skeleton with riders."""
+    keep = [int(j) for j in skeleton.core_joints]
+    at = {j: k for k, j in enumerate(keep)}
+    names = [skeleton.names[j] for j in keep]
+    parents = [at[int(skeleton.parents[j])] if skeleton.parents[j] >= 0 else -1 for j in keep]
+    limits = {n: list(items) for n, items in skeleton.constraints.items() if n in set(names)}
+    frames = {n: skeleton.rest_frames[skeleton.index(n)] for n in skeleton.explicit_rest_frames if n in set(names)}
+    return Skeleton(names, parents, skeleton.rest_positions[keep], limits, frames or None, skeleton.posing)

@@ -57,7 +57,7 @@ def _turn_of(r: Rig, frames: list[rot.Quat], j: int) -> rot.Quat:
     return _canonical(rot.normalize_quat(rot.mul(rot.conj(r.rest_local[j]), local(r, frames, j))))
 
 
-def _clamped(r: Rig, j: int, turn: rot.Quat) -> rot.Quat:
+def clamped_turn(r: Rig, j: int, turn: rot.Quat) -> rot.Quat:
     """``turn`` of joint ``j`` within the joint's own limits (``limited_turn``)."""
     lim = r.limits[j]
     swing = lim.swing if r.first_child[j] >= 0 else None  # (a leaf has no bone to swing)
@@ -111,7 +111,7 @@ def limited_turn(skeleton: Skeleton, joint: str, turn: Any) -> np.ndarray:
     r = rig(check_skeleton(skeleton))
     j = _joint(skeleton, joint)
     q = tuple(unit_quaternion(turn, "turn").tolist())
-    return np.array(_canonical(_clamped(r, j, q)))  # type: ignore[arg-type]
+    return np.array(_canonical(clamped_turn(r, j, q)))  # type: ignore[arg-type]
 
 
 def turn_joint(
@@ -140,7 +140,7 @@ def turn_joint(
     p, q = _pose(skeleton, positions, rotations)
     wanted = tuple(unit_quaternion(turn, "turn").tolist())
     frames: list[rot.Quat] = [tuple(v) for v in q.tolist()]  # type: ignore[misc]
-    applied = _clamped(r, j, wanted)  # type: ignore[arg-type]
+    applied = clamped_turn(r, j, wanted)  # type: ignore[arg-type]
     parent = r.parents[j]
     fp = frames[parent] if parent >= 0 else rot.IDENTITY
     frame = rot.normalize_quat(rot.mul(fp, rot.mul(r.rest_local[j], applied)))

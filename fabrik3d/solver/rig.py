@@ -46,6 +46,7 @@ class Rig:
         self.limits = limits.bind(skeleton, self.rest_local)
         self.rigid = [lim.rigid for lim in self.limits]
         self.children = [list(skeleton.children(j)) for j in range(len(r0))]
+        self.bone_children = [list(skeleton.bone_children(j)) for j in range(len(r0))]
         # rolls[j]: a ball joint with a Twist limit above a hinge (an upper arm, a thigh): its frame
         # turns about its bone so that the hinge can bend toward its target (``roll_for_hinge``).
         self.rolls = self._rolls()
@@ -221,7 +222,7 @@ class Rig:
         """Frame of a rigid joint: the rotation best fitting its rest child offsets to the pose's
         (children all on one line leave the turn about it open: then the swing rule's frame)."""
         pj = positions[j]
-        kids = self.children[j]
+        kids = self.bone_children[j]
         dst = [(positions[c][0] - pj[0], positions[c][1] - pj[1], positions[c][2] - pj[2]) for c in kids]
         first = bone_direction(pj, positions[kids[0]])
         swung = self.swing_frame(j, parent_frame, first) if first is not None else parent_frame
@@ -245,7 +246,7 @@ class Rig:
             tau = rot.twist_angle(motion, self.rest_dir[j])
             limit = self.limits[j].twist
             kept = tau if limit is None else limits.clamp_angle(tau, *limit)
-            if self.children[j]:
+            if self.first_child[j] >= 0:
                 if abs(kept) >= TURN_KEPT:
                     twists[j] = kept
                 continue

@@ -42,7 +42,7 @@ import numpy as np
 from fabrik3d import checks
 from fabrik3d import rotations as rot
 from fabrik3d.model import targets as tg
-from fabrik3d.model.posing import Posing
+from fabrik3d.model.posing import Posing, check_posing
 from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.solver.chain import run_chain, settled
 from fabrik3d.solver.constrained.solve import LimitedSolve
@@ -51,6 +51,7 @@ from fabrik3d.solver.look import look_goal, looking
 from fabrik3d.solver.natural import NaturalSolve
 from fabrik3d.solver.plan import LEAF, SWING, PlainPlan, plain_plan
 from fabrik3d.solver.result import SolveResult, result
+from fabrik3d.solver.riders import solve_riding
 from fabrik3d.solver.rig import Rig, given_frames, rig
 
 
@@ -113,7 +114,13 @@ def solve(
             booleans or strings as coordinates, non-unit quaternions, weights <= 0, a
             non-positive tolerance or ``max_iterations < 1``.
     """
-    r = rig(check_skeleton(skeleton))
+    if check_skeleton(skeleton).riders:  # (the core solved, the fingers carried: fabrik3d.solver.riders)
+        return solve_riding(
+            skeleton, solve, targets, positions=positions, root_target=root_target, poles=poles, weights=weights,
+            tolerance=tolerance, max_iterations=max_iterations, posing=posing, relax_to=relax_to,
+            rotations=rotations, relax_rotations=relax_rotations, look_at=look_at,
+        )  # fmt: skip
+    r = rig(skeleton)
     goals = tg.goals(skeleton, targets)
     w = tg.effector_weights(skeleton, weights)
     pole_points = tg.pole_points(skeleton, poles)
@@ -191,13 +198,6 @@ def solve_pose(
         return solver.run(start, tol, max_it, cold, frames, jump, twist_from)
     pose, frames, iterations = _solve_plain(skeleton, r, start, goals, weights, tol, max_it)
     return pose, (frames if twist_from is None else r.pose_frames(pose, r.carried_turns(twist_from))), iterations
-
-
-def check_posing(posing: Any, skeleton: Skeleton) -> Posing:
-    """``posing`` checked against ``skeleton`` (``ValueError`` naming the place)."""
-    if not isinstance(posing, Posing):
-        raise ValueError(f"posing: expected a fabrik3d.Posing, got {type(posing).__name__}")
-    return posing.check(skeleton)
 
 
 def _solve_plain(

@@ -47,5 +47,5 @@ def test_frames_for_another_batch_size_are_named(turned) -> None:
     sk, p, q = turned
     with pytest.raises(ValueError, match="rotations"):
         solve_batch(sk, {"hand_l": np.zeros((3, 3)) + 0.3}, positions=p, rotations=np.repeat(q[None], 2, axis=0))
-    with pytest.raises(ValueError, match=r"relax_rotations: expected shape \(B, 25, 4\)"):
+    with pytest.raises(ValueError, match=r"relax_rotations: expected shape \(B, 65, 4\)"):
         solve_batch(sk, {"hand_l": [0.3, 1.2, 0.3]}, relax_to=p, relax_rotations=q[:, :3])

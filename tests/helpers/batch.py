@@ -18,7 +18,7 @@ ANGLE_ULPS = 2
 
 def plain(name: str) -> Skeleton:
     """A preset's joints and rest pose without its joint limits."""
-    s = presets.get(name)
+    s = presets.get(name).core
     return Skeleton(s.names, s.parents, s.rest_positions)
 
 
@@ -26,7 +26,7 @@ def vectorisable(name: str) -> Skeleton:
     """A preset as the vectorised constrained solve takes it: without a posing, and the humanoid's
     upper arms and thighs without the Twist that lets them roll (natural posing and rolling joints
     are solved one problem at a time, by ``solve``)."""
-    s = presets.get(name)
+    s = presets.get(name).core
     rolling = {"shoulder_l", "shoulder_r", "hip_l", "hip_r"} if name == "humanoid" else set()
     limits = {
         joint: [c for c in items if not (joint in rolling and isinstance(c, Twist))]

@@ -311,9 +311,11 @@ def chained_drags(
 
 
 def jump_ratio(sk: fabrik3d.Skeleton, a: Pose, b: Pose, hand: str, step: float) -> float:
-    """The largest move of a joint other than ``hand`` between two frames, over the hand's step."""
+    """The largest move of a joint other than ``hand`` between two frames, over the hand's step (the
+    solved joints: fingers ride on the wrist and move as its frame turns)."""
     moves = np.linalg.norm(b - a, axis=1)
     moves[sk.index(hand)] = 0.0
+    moves[[j for j in range(len(sk)) if sk.names[j] in set(sk.riders)]] = 0.0
     return float(moves.max() / max(step, 1e-3))
 
 
@@ -364,7 +366,8 @@ def round_trips(mode: Mode, sk: fabrik3d.Skeleton, side: str, trips: int = 3) ->
                 pose, _ = mode(sk, {hand: t}, positions=pose)
     arm = {sk.index(f"{j}_{side}") for j in ("clavicle", "shoulder", "elbow", "wrist", "hand")}
     dist = np.linalg.norm(pose - rest, axis=1)
-    body = max(float(d) for j, d in enumerate(dist) if j not in arm)
+    solved = set(sk.core_joints.tolist())  # (fingers ride on the wrists)
+    body = max(float(d) for j, d in enumerate(dist) if j not in arm and j in solved)
     return body, max(float(dist[j]) for j in arm)
 
 

@@ -137,12 +137,12 @@ def test_scene_files_keep_the_keyed_poses(tmp_path: Path, body, keyed) -> None:
     [
         (lambda pose: {**pose, "extra": 1}, r"key at frame 0: pose: expected \{positions, rotations\}"),
         (lambda pose: {"positions": pose["positions"]}, r"key at frame 0: pose: expected \{positions, rotations\}"),
-        (lambda pose: {**pose, "rotations": pose["rotations"][:-1]}, r"pose\.rotations: expected \(25, 4\)"),
-        (lambda pose: {**pose, "rotations": [[0, 0, 0, 2]] * 25}, r"pose\.rotations\[0\]: not a unit quaternion"),
+        (lambda pose: {**pose, "rotations": pose["rotations"][:-1]}, r"pose\.rotations: expected \(65, 4\)"),
+        (lambda pose: {**pose, "rotations": [[0, 0, 0, 2]] * 65}, r"pose\.rotations\[0\]: not a unit quaternion"),
         (lambda pose: {**pose, "positions": [[float("nan")] * 3] * 25}, r"pose\.positions"),
         (
             lambda pose: {**pose, "positions": pose["positions"][:-1], "rotations": pose["rotations"][:-1]},
-            "holds 24 joints",
+            "holds 64 joints",
         ),
         (
             lambda pose: {**pose, "positions": [[2 * x for x in row] for row in pose["positions"]]},

@@ -628,8 +628,8 @@ def test_bad_export_input_fails_clearly_and_keeps_the_old_file(tmp_path: Path) -
     bad = [
         ((positions, result.rotations), r"positions\[9\] \(elbow_l\): coordinates must be finite"),
         ((result.positions, rotations), r"rotations\[3\] \(spine_03\): not a unit quaternion"),
-        ((result.positions[:-1], result.rotations), "positions: expected 25 joints, got 24"),
-        ((presets.get("octopus").rest_positions[:25], result.rotations), "bone from"),
+        ((result.positions[:-1], result.rotations), "positions: expected 65 joints, got 64"),
+        ((presets.get("octopus").rest_positions[:65], result.rotations), "bone from"),
     ]
     for (p, r), message in bad:
         with pytest.raises(ValueError, match=message):

@@ -363,6 +363,6 @@ def test_scene_constructor_checks_its_fields() -> None:
 
 def test_a_scene_over_a_joint_bound_is_refused_before_it_is_built() -> None:
     text = json.dumps(Scene(presets.get("humanoid")).to_dict())
-    assert len(parse_scene(text, "ok.json", max_joints=25).skeleton) == 25
-    with pytest.raises(ValueError, match=r"^big.json: joints: 25 joints, more than the 24 allowed here$"):
-        parse_scene(text, "big.json", max_joints=24)
+    assert len(parse_scene(text, "ok.json", max_joints=65).skeleton) == 65
+    with pytest.raises(ValueError, match=r"^big.json: joints: 65 joints, more than the 64 allowed here$"):
+        parse_scene(text, "big.json", max_joints=64)

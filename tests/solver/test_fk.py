@@ -204,9 +204,9 @@ def test_bad_turns_fail_clearly(args, message: str) -> None:
         turn_joint(BODY, REST.positions, REST.rotations, *args)
     with pytest.raises(ValueError, match=message):
         limited_turn(BODY, *args)
-    with pytest.raises(ValueError, match=r"positions: expected shape \(25, 3\)"):
+    with pytest.raises(ValueError, match=r"positions: expected shape \(65, 3\)"):
         turn_joint(BODY, REST.positions[:3], REST.rotations, "elbow_l", (0, 0, 0, 1))
-    with pytest.raises(ValueError, match=r"rotations: expected \(25, 4\) finite"):
-        turn_joint(BODY, REST.positions, np.full((25, 4), np.nan), "pelvis", (0, 0, 0, 1))
+    with pytest.raises(ValueError, match=r"rotations: expected \(65, 4\) finite"):
+        turn_joint(BODY, REST.positions, np.full((65, 4), np.nan), "pelvis", (0, 0, 0, 1))
     with pytest.raises(ValueError, match="elbo_l"):
         joint_turn(BODY, REST.rotations, "elbo_l")

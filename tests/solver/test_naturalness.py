@@ -217,7 +217,7 @@ def test_pin_and_free(sk) -> None:
     assert fabrik3d.free(pinned, "head") == pinned
     with pytest.raises(ValueError, match="pin: 'elbow_l' is not an end effector"):
         fabrik3d.pin({}, sk, pose, "elbow_l")
-    with pytest.raises(ValueError, match=r"positions: expected shape \(25, 3\)"):
+    with pytest.raises(ValueError, match=r"positions: expected shape \(65, 3\)"):
         fabrik3d.pin({}, sk, pose[:3], "hand_l")
 
 
@@ -258,10 +258,10 @@ def test_posings_are_checked_against_the_skeleton(sk, posing: Posing, message: s
 def test_bad_solve_arguments_of_the_natural_solve(sk) -> None:
     with pytest.raises(ValueError, match=r"posing: expected a fabrik3d\.Posing, got dict"):
         fabrik3d.solve(sk, {}, posing={"stiffness": {}})
-    with pytest.raises(ValueError, match=r"relax_to: expected shape \(25, 3\)"):
+    with pytest.raises(ValueError, match=r"relax_to: expected shape \(65, 3\)"):
         fabrik3d.solve(sk, {}, relax_to=np.zeros((3, 3)))
     with pytest.raises(ValueError, match="relax_to"):
-        fabrik3d.solve(sk, {}, relax_to=np.full((25, 3), np.nan))
+        fabrik3d.solve(sk, {}, relax_to=np.full((65, 3), np.nan))
 
 
 def test_solve_batch_takes_the_posing_and_gives_what_solve_gives(sk) -> None:

@@ -207,7 +207,7 @@ def test_a_humanoid_follows_a_reachable_drag_on_every_frame(seed: int) -> None:
     from the rest pose (a switch of configuration, so a joint may jump: rare, and counted).
     The drag starts from the solver's own pose for the first frame (the natural posing relaxes
     the spine of the path's first pose: a change of pose, not a jump in the drag)."""
-    s = presets.get("humanoid")
+    s = presets.get("humanoid").core  # (the solved joints; fingers ride: test_riders.py)
     index = {e: s.index(e) for e in ("head", "hand_l", "hand_r", "toe_l", "toe_r")}
     frames = [smooth_pose(s, k / 60.0, seed=seed, share=0.6) for k in range(300)]
     pose = solve(s, {e: frames[0][j] for e, j in index.items()}, positions=frames[0]).positions

@@ -35,7 +35,7 @@ BIG = checks.MAX_COORD
 
 
 def bare(name: str) -> Skeleton:
-    s = presets.get(name)
+    s = presets.get(name).core
     return Skeleton(s.names, s.parents, s.rest_positions)
 
 
@@ -279,7 +279,7 @@ def test_pose_frames_of_a_solved_pose_are_the_solves_frames() -> None:
 def test_a_start_within_the_limits_is_taken_as_it_is(seed: int, name: str) -> None:
     """The constrained solve from a pose already within the limits, given with its frames (as the
     natural solve gives its chains'), ends where the solve that projects the pose first ends."""
-    sk = presets.get(name)
+    sk = presets.get(name).core  # (the solver internals pose the solved joints)
     r = rig(sk)
     rng = np.random.default_rng(seed)
     shaken = sk.rest_positions + rng.normal(0.0, 0.15, sk.rest_positions.shape)
@@ -301,7 +301,7 @@ def test_least_motion_steps_keep_the_limits_and_the_bones(seed: int, name: str, 
     """``LimitedSolve.least_motion`` from a pose within the limits, a target a small step (metres)
     from its effector: where it reaches, its pose reaches, is within every limit (1e-6 deg) and
     keeps every bone's length."""
-    sk = presets.get(name)
+    sk = presets.get(name).core
     if name == "humanoid":  # (an arm, as the natural solve's chains are: the chest is Rigid)
         sk = sub_skeleton(sk, rig(sk), sk.index("clavicle_l"))[0]
     r = rig(sk)

@@ -504,16 +504,16 @@ def test_bad_rotations_fail_clearly() -> None:
         call = lambda value, name=name, extra=extra: fabrik3d.solve(  # noqa: E731
             BODY, hand, positions=p, **extra, **{name: value}
         )
-        with pytest.raises(ValueError, match=rf"^{name}: expected \(25, 4\) finite quaternions, got shape \(24, 4\)"):
-            call(q[:24])
-        with pytest.raises(ValueError, match=rf"^{name}: expected \(25, 4\) finite quaternions, got shape \(25, 3\)"):
+        with pytest.raises(ValueError, match=rf"^{name}: expected \(65, 4\) finite quaternions, got shape \(64, 4\)"):
+            call(q[:64])
+        with pytest.raises(ValueError, match=rf"^{name}: expected \(65, 4\) finite quaternions, got shape \(65, 3\)"):
             call(q[:, :3])
         bad = np.array(q)
         bad[3, 1] = np.nan
-        with pytest.raises(ValueError, match=rf"^{name}: expected \(25, 4\) finite quaternions, got shape \(25, 4\)"):
+        with pytest.raises(ValueError, match=rf"^{name}: expected \(65, 4\) finite quaternions, got shape \(65, 4\)"):
             call(bad)
         bad[3, 1] = np.inf
-        with pytest.raises(ValueError, match=rf"^{name}: expected \(25, 4\) finite"):
+        with pytest.raises(ValueError, match=rf"^{name}: expected \(65, 4\) finite"):
             call(bad)
         long = np.array(q)
         long[7] *= 1.01

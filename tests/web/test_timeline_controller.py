@@ -111,7 +111,7 @@ def test_undo_after_a_preset_switch_or_an_opened_file_brings_the_scene_back() ->
     c.load_preset("robot_arm")
     assert c.source == "robot_arm" and len(c.scene.skeleton) != 25
     assert c.skeleton_changed_by(c.undo) is True
-    assert c.source == "humanoid" and len(c.scene.skeleton) == 25
+    assert c.source == "humanoid" and len(c.scene.skeleton) == 65
     np.testing.assert_array_equal(c.result.positions, pose)
     np.testing.assert_array_equal(c.targets["hand_l"], REACH)
     assert c.skeleton_changed_by(c.redo) is True and c.source == "robot_arm"
