@@ -14,14 +14,18 @@ import importlib
 from typing import Any
 
 from fabrik3d.batch.solve import BatchResult, solve_batch
+from fabrik3d.io.pose_library import delete_pose, load_library, save_pose, starter_poses
 from fabrik3d.io.scene import Scene, load_scene, save_scene
 from fabrik3d.model.constraints import Cone, EllipticalCone, Hinge, Rigid, Twist
 from fabrik3d.model.mirror import mirror_goals
+from fabrik3d.model.pose_library import Pose
 from fabrik3d.model.posing import Posing, Swivel
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.targets import Target, free, pin
 from fabrik3d.solver.chain import ChainResult, solve_chain
+from fabrik3d.solver.hands import shape_hand
 from fabrik3d.solver.look import face_axis, look_at
+from fabrik3d.solver.pose_apply import apply_pose, capture_pose
 from fabrik3d.solver.tree import SolveResult, solve
 
 __all__ = [
@@ -30,6 +34,7 @@ __all__ = [
     "Cone",
     "EllipticalCone",
     "Hinge",
+    "Pose",
     "Posing",
     "Rigid",
     "Scene",
@@ -38,16 +43,23 @@ __all__ = [
     "Swivel",
     "Target",
     "Twist",
+    "apply_pose",
+    "capture_pose",
+    "delete_pose",
     "face_axis",
     "free",
+    "load_library",
     "load_scene",
     "look_at",
     "mirror_goals",
     "pin",
+    "save_pose",
     "save_scene",
     "solve",
     "solve_batch",
+    "shape_hand",
     "solve_chain",
+    "starter_poses",
 ]
 __version__ = "0.1.0"
 

@@ -20,22 +20,17 @@ import dataclasses
 import errno
 import ipaddress
 import json
-import math
 import socket
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import NoReturn
 
-import numpy as np
-
-from fabrik3d import rotations as rot
+from fabrik3d.cli_pose import _solve_scene, apply_targets, parse_target
 from fabrik3d.io import bake, bake_file, character, character_export, files, gltf, take
 from fabrik3d.io.scene import Scene, scene_or_preset
 from fabrik3d.model import presets
-from fabrik3d.model.skeleton import Skeleton
-from fabrik3d.model.targets import Target
-from fabrik3d.solver.tree import SolveResult, solve
+from fabrik3d.solver.hands import SHAPES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -89,83 +84,6 @@ def check_listen(host: str, port: int) -> None:
             f"fabrik3d: warning: --host {host} listens beyond this machine: whoever can reach it can use the app",
             file=sys.stderr,
         )
-
-
-def parse_target(text: str) -> tuple[str, np.ndarray]:
-    """``NAME=X,Y,Z`` -> ``(name, point)``; ``ValueError`` if malformed."""
-    name, sep, coords = text.partition("=")
-    parts = coords.split(",")
-    try:
-        if not sep or not name or len(parts) != 3:
-            raise ValueError
-        point = np.array([float(p) for p in parts])
-    except ValueError:
-        raise ValueError(f"--target {text!r}: expected NAME=X,Y,Z") from None
-    return name, point
-
-
-def parse_turn(text: str) -> tuple[str, tuple[float, float, float]]:
-    """``NAME=RX,RY,RZ`` (degrees) -> ``(name, angles)``; ``ValueError`` if malformed."""
-    name, sep, angles = text.partition("=")
-    parts = angles.split(",")
-    try:
-        if not sep or not name or len(parts) != 3:
-            raise ValueError
-        xyz = tuple(float(p) for p in parts)
-        if not all(math.isfinite(a) and abs(a) <= 360.0 for a in xyz):
-            raise ValueError
-    except ValueError:
-        raise ValueError(f"--turn {text[:60]!r}: expected NAME=RX,RY,RZ in degrees (each within ±360)") from None
-    return name, xyz  # type: ignore[return-value]
-
-
-def parse_look(text: str) -> np.ndarray:
-    """``X,Y,Z`` -> ``(3,)``; ``ValueError`` if malformed."""
-    try:
-        point = np.array([float(p) for p in text.split(",")])
-        if point.shape != (3,) or not np.all(np.isfinite(point)):
-            raise ValueError
-    except ValueError:
-        raise ValueError(f"--look {text[:60]!r}: expected X,Y,Z") from None
-    return point
-
-
-def turned_goals(skeleton: Skeleton, targets: dict[str, Any], specs: Sequence[str]) -> dict[str, Any]:
-    """``targets`` with the ``--turn`` orientations: each named effector's rest orientation turned by
-    its Euler angles (Blender's XYZ, degrees, about the world axes); it needs a target."""
-    goals = dict(targets)
-    for spec in specs:
-        name, xyz = parse_turn(spec)
-        if name not in skeleton.names:
-            raise ValueError(f"--turn {name!r}: not a joint of the skeleton")
-        if name not in goals:
-            raise ValueError(f"--turn {name}: give {name} a --target too (its orientation turns it where it is put)")
-        rest = tuple(skeleton.rest_frames[skeleton.index(name)].tolist())
-        goals[name] = Target(goals[name], rot.mul(rot.from_euler_xyz(xyz), rest))  # type: ignore[arg-type]
-    return goals
-
-
-def _solve_scene(scene: Scene, args: argparse.Namespace, head: str = "head") -> SolveResult:
-    """The scene solved with its targets, ``--turn`` orientations and ``--look``."""
-    look = None if args.look is None else {head: parse_look(args.look)}
-    return solve(
-        scene.skeleton,
-        turned_goals(scene.skeleton, scene.targets, args.turn),
-        root_target=scene.root_target,
-        weights=scene.weights,
-        tolerance=scene.tolerance,
-        max_iterations=scene.max_iterations,
-        look_at=look,
-    )
-
-
-def apply_targets(scene: Scene, specs: Sequence[str]) -> Scene:
-    """The scene with ``--target`` values added (they replace the scene's own)."""
-    targets = dict(scene.targets)
-    for spec in specs:
-        name, point = parse_target(spec)
-        targets[name] = point
-    return dataclasses.replace(scene, targets=targets)
 
 
 def _cmd_presets(args: argparse.Namespace) -> int:
@@ -234,8 +152,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
     if args.rig_map is not None:
         raise ValueError("export: --rig-map goes with a character's file (MODEL.glb)")
     if args.take is not None:
-        if args.target or args.turn or args.look is not None:
-            raise ValueError("export: --target, --turn and --look apply to a scene, not to --take")
+        if args.target or args.turn or args.hand or args.look is not None:
+            raise ValueError("export: --target, --turn, --look and --hand apply to a scene, not to --take")
         recorded = take.load_take(args.take)
         frames = zip(recorded.positions, recorded.rotations)
         gltf.export_animation(recorded.skeleton, frames, recorded.times, args.output)
@@ -262,7 +180,9 @@ def _export_character(args: argparse.Namespace) -> int:
     pose = None
     if targets or recorded is None:
         scene = Scene(sk, targets=targets)
-        pose = _solve_scene(scene, argparse.Namespace(turn=turns, look=args.look), model.effectors.get("head", "head"))
+        pose = _solve_scene(
+            scene, argparse.Namespace(turn=turns, look=args.look, hand=args.hand), model.effectors.get("head", "head")
+        )
     character_export.export_character(model, args.output, pose=pose, take=recorded, name=args.name or "take")
     what = [] if pose is None else [f"pose ({'converged' if pose.converged else 'not converged'})"]
     if recorded is not None:
@@ -317,6 +237,8 @@ def _turn_options(p: argparse.ArgumentParser) -> None:
         help="turn a targeted effector from its rest orientation (XYZ Euler, degrees, world axes)",
     )
     p.add_argument("--look", metavar="X,Y,Z", help="a point the head looks at (neck and head turn)")
+    shapes = ", ".join(SHAPES)
+    p.add_argument("--hand", action="append", default=[], metavar="SIDE=SHAPE", help=f"shape a hand: l=fist ({shapes})")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -206,10 +206,10 @@ FINGERS: tuple[str, ...] = ("thumb", "index", "middle", "ring", "pinky")
 # toward the thumb). The middle knuckle is the hand joint itself.
 _FINGER_BASES: dict[str, tuple[tuple[float, float, float], tuple[float, float, float], float]] = {
     "thumb": ((0.02, -0.012, 0.022), (0.045, 0.034, 0.028), 0.0),
-    "index": ((0.086, 0.0, 0.022), (0.040, 0.024, 0.020), 4.0),
+    "index": ((0.086, 0.0, 0.019), (0.040, 0.024, 0.020), 3.0),
     "middle": ((0.09, 0.0, 0.0), (0.045, 0.028, 0.021), 0.0),
-    "ring": ((0.086, -0.002, -0.02), (0.042, 0.026, 0.020), -4.0),
-    "pinky": ((0.078, -0.005, -0.038), (0.033, 0.019, 0.018), -9.0),
+    "ring": ((0.086, -0.002, -0.017), (0.042, 0.026, 0.020), -3.0),
+    "pinky": ((0.078, -0.005, -0.031), (0.035, 0.020, 0.018), -5.0),
 }
 
 
@@ -249,7 +249,7 @@ def _fingers(
                 ]
             elif suffix != "end":
                 limits[name] = Hinge(
-                    axis, -10 if finger == "thumb" else -5, (60, 80)[k - 2] if finger == "thumb" else (100, 80)[k - 2]
+                    axis, -10 if finger == "thumb" else -5, (60, 80)[k - 1] if finger == "thumb" else (110, 90)[k - 1]
                 )
     return joints, limits
 

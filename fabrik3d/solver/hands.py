@@ -1,0 +1,235 @@
+"""Hand shapes: the fingers of one hand turned by forward kinematics into a fist, a point, a grip...
+
+A hand is found by the humanoid preset's finger names (``fabrik3d.model.presets.FINGERS``:
+``{finger}_01_{side}``, ``_02``, ``_03``, each with a child): a finger's joints *flex* about the
+axis ``bone × palm`` (``palm`` the side the fingers close to: for the preset's T-pose, -Y), and its
+base knuckle *spreads* about the palm's normal, away from the middle finger; the thumb flexes
+across the palm toward the little finger. Axes come from the rest pose, so they hold on any skeleton
+with these names. A shape is a flexion per joint and a spread per finger, in degrees; each joint's
+turn (``fabrik3d.solver.fk``) is then clamped to its own limits by ``turn_joint``, which moves
+nothing but the finger below the joint.
+
+Shapes (``SHAPES``): ``open`` (straight), ``relaxed``, ``fist``, ``point`` (the index straight, the
+others as in the fist), ``spread`` (straight and spread), ``grip`` (wrapped round a cylinder of
+``diameter`` across the palm), ``pinch`` (thumb and index tips together).
+
+Shapes: ``positions (n, 3)`` scene units (metres for the preset), ``rotations (n, 4)`` world frames
+(x, y, z, w), as ``SolveResult``'s.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from fabrik3d import checks
+from fabrik3d import rotations as rot
+from fabrik3d.model.presets import FINGERS
+from fabrik3d.model.skeleton import Skeleton, check_skeleton
+from fabrik3d.solver.fk import joint_turn, turn_joint
+
+SHAPES: tuple[str, ...] = ("open", "relaxed", "fist", "point", "spread", "grip", "pinch")
+# Flexion of each finger's three joints (degrees) in a fist, and in the relaxed hand.
+_FIST = {"thumb": (40.0, 50.0, 45.0), "index": (90.0, 100.0, 80.0), "middle": (90.0, 100.0, 80.0),
+         "ring": (90.0, 100.0, 80.0), "pinky": (95.0, 100.0, 80.0)}  # fmt: skip
+_RELAXED = {"thumb": (10.0, 10.0, 10.0), "index": (90.0, 100.0, 80.0), "middle": (90.0, 100.0, 80.0),
+            "ring": (25.0, 30.0, 15.0), "pinky": (30.0, 35.0, 15.0)}  # fmt: skip
+_PINCH = {"thumb": (45.0, 20.0, 20.0), "index": (90.0, 100.0, 80.0), "middle": (90.0, 100.0, 80.0),
+          "ring": (35.0, 45.0, 20.0), "pinky": (40.0, 45.0, 20.0)}  # fmt: skip
+# Spread of each finger's base knuckle (degrees, away from the middle finger) in the spread hand
+# and in a fist (the fingers close in).
+_SPREAD = {"thumb": 25.0, "index": 12.0, "middle": 0.0, "ring": 10.0, "pinky": 15.0}
+_FIST_SPREAD = {"thumb": 0.0, "index": -10.0, "middle": 0.0, "ring": -5.0, "pinky": -14.0}
+# The palm's surface lies this far from its bones (m): ``palm_center``.
+PALM_HALF_THICKNESS = 0.012
+# The grip's fingers lie round the cylinder this far from its surface (their half thickness, m).
+FINGER_HALF_THICKNESS = 0.009
+
+
+def finger_joints(skeleton: Skeleton, side: str) -> dict[str, tuple[int, int, int]]:
+    """finger -> the indices of its ``_01``, ``_02``, ``_03`` joints on ``side`` (``"l"``/``"r"``), for
+    the fingers the skeleton has (with the joint names of ``fabrik3d.model.presets.FINGERS``)."""
+    out = {}
+    for finger in FINGERS:
+        names = [f"{finger}_{k}_{side}" for k in ("01", "02", "03")]
+        if all(n in skeleton for n in names) and all(skeleton.first_child(skeleton.index(n)) >= 0 for n in names):
+            out[finger] = tuple(skeleton.index(n) for n in names)
+    return out  # type: ignore[return-value]
+
+
+def shape_hand(
+    skeleton: Skeleton,
+    positions: Any,
+    rotations: Any,
+    side: str,
+    shape: str,
+    amount: float = 1.0,
+    curls: dict[str, float] | None = None,
+    spread: float | None = None,
+    diameter: float = 0.04,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The pose with the fingers of one hand turned toward ``shape`` (module docstring).
+
+    Args:
+        skeleton: a skeleton with fingers (the humanoid preset's names).
+        positions: ``(n, 3)`` the pose; rotations: ``(n, 4)`` its world frames.
+        side: ``"l"`` or ``"r"`` (or ``"left"``, ``"right"``).
+        shape: one of ``SHAPES``.
+        amount: 0..1, how far from the current fingers to the shape (each joint's turn slerped).
+        curls: finger -> 0..1, overriding the shape's flexion of that finger: 0 straight, 1 as in
+            the fist.
+        spread: degrees, overriding the shape's spread (the index and the little finger the most).
+        diameter: the grip's cylinder, scene units (> 0).
+
+    Returns:
+        ``(positions (n, 3), rotations (n, 4))``: only the fingers of that hand moved; every
+        finger joint within its limits.
+
+    Raises:
+        ValueError: naming the argument: an unknown side or shape, a skeleton without fingers on
+            that side, an amount outside 0..1, bad curls, spread or diameter, bad arrays.
+    """
+    check_skeleton(skeleton)
+    s = {"l": "l", "r": "r", "left": "l", "right": "r"}.get(side) if isinstance(side, str) else None
+    if s is None:
+        raise ValueError(f"side: expected 'l' or 'r', got {str(side)[:80]!r}")
+    if shape not in SHAPES:
+        raise ValueError(f"shape: expected one of {', '.join(SHAPES)}, got {str(shape)[:80]!r}")
+    fingers = finger_joints(skeleton, s)
+    if not fingers:
+        raise ValueError(f"side {s!r}: the skeleton has no fingers there (joints such as index_01_{s})")
+    amount = _fraction(amount, "amount")
+    size = checks.positive(diameter, "diameter")
+    wanted = _shape_angles(skeleton, fingers, shape, size)
+    for finger, value in _checked_curls(curls, fingers).items():
+        wanted[finger] = (tuple(value * a for a in _FIST[finger]), wanted[finger][1])
+    if spread is not None:
+        degrees = _number(spread, "spread")
+        for finger in fingers:
+            wanted[finger] = (wanted[finger][0], degrees * _SPREAD[finger] / _SPREAD["index"])
+    p = np.array(positions, dtype=float)
+    q = np.array(rotations, dtype=float)
+    axes = _hand_axes(skeleton, fingers, s)
+    for finger, joints in fingers.items():
+        flex, spread_deg = wanted[finger]
+        for k, j in enumerate(joints):
+            flex_axis, spread_axis = axes[finger][k]
+            turn = rot.axis_angle(flex_axis, math.radians(flex[k]))
+            if k == 0 and spread_deg:
+                turn = rot.mul(turn, rot.axis_angle(spread_axis, math.radians(spread_deg)))
+            name = skeleton.names[j]
+            if amount < 1.0:
+                turn = rot.slerp(tuple(joint_turn(skeleton, q, name)), turn, amount)  # type: ignore[arg-type]
+            p, q = turn_joint(skeleton, p, q, name, turn)
+    return p, q
+
+
+def palm_center(skeleton: Skeleton, positions: Any, side: str) -> np.ndarray:
+    """``(3,)`` the centre of the palm of ``side`` in the pose ``positions`` ``(n, 3)``: halfway from
+    the wrist (the fingers' parent) to the mean of the four base knuckles, on the palm's surface
+    (``PALM_HALF_THICKNESS`` from the bones toward the palm)."""
+    p = np.asarray(positions, dtype=float)
+    fingers = finger_joints(skeleton, side)
+    knuckles = [p[fingers[f][0]] for f in ("index", "middle", "ring", "pinky") if f in fingers]
+    wrist = p[int(skeleton.parents[fingers["middle"][0]])]
+    _, _, palm = _palm_axes(p, fingers, side, wrist)
+    return 0.5 * (wrist + np.mean(knuckles, axis=0)) + PALM_HALF_THICKNESS * palm
+
+
+def _palm_axes(
+    points: np.ndarray, fingers: dict[str, tuple[int, int, int]], side: str, wrist: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unit vectors (along the palm to the middle knuckle, across it to the index, toward the side
+    the fingers close to) of the hand at ``points`` ``(n, 3)``."""
+    middle = fingers.get("middle") or next(iter(fingers.values()))
+    along = _unit(points[middle[0]] - wrist)
+    first, last = fingers.get("index", middle)[0], fingers.get("pinky", middle)[0]
+    across = _unit(points[first] - points[last]) if first != last else _unit(np.cross(along, (0.0, 1.0, 0.0)))
+    return along, across, _unit(np.cross(along, across) * (1.0 if side == "l" else -1.0))
+
+
+def _shape_angles(
+    skeleton: Skeleton, fingers: dict[str, tuple[int, int, int]], shape: str, diameter: float
+) -> dict[str, tuple[tuple[float, ...], float]]:
+    """finger -> (flexion of its three joints, spread), degrees, for ``shape``."""
+    out: dict[str, tuple[tuple[float, ...], float]] = {}
+    for finger, joints in fingers.items():
+        if shape == "open":
+            out[finger] = ((0.0, 0.0, 0.0), 0.0)
+        elif shape == "spread":
+            out[finger] = ((0.0, 0.0, 0.0), _SPREAD[finger])
+        elif shape == "relaxed":
+            out[finger] = (_RELAXED[finger], 0.0)
+        elif shape == "pinch":
+            out[finger] = (_PINCH[finger], 0.0)
+        elif shape == "point" and finger == "index":
+            out[finger] = ((0.0, 0.0, 0.0), 0.0)
+        elif shape in ("fist", "point"):
+            out[finger] = (_FIST[finger], _FIST_SPREAD[finger])
+        else:  # grip: the bones chords of a circle round the cylinder, tangent to the palm at the knuckle
+            radius = 0.5 * diameter + FINGER_HALF_THICKNESS
+            lengths = [float(skeleton.bone_lengths[skeleton.first_child(j)]) for j in joints]
+            arcs = [2.0 * math.degrees(math.asin(min(1.0, length / (2.0 * radius)))) for length in lengths]
+            if finger == "thumb":
+                out[finger] = ((30.0, 30.0, 30.0), 0.0)
+            else:
+                out[finger] = ((0.5 * arcs[0], 0.5 * (arcs[0] + arcs[1]), 0.5 * (arcs[1] + arcs[2])), 0.0)
+    return out
+
+
+def _hand_axes(
+    skeleton: Skeleton, fingers: dict[str, tuple[int, int, int]], side: str
+) -> dict[str, list[tuple[rot.Vec, rot.Vec]]]:
+    """finger -> per joint (flexion axis, spread axis), each in the joint's own rest frame."""
+    rest = skeleton.rest_positions
+    middle = fingers.get("middle") or next(iter(fingers.values()))
+    _, across, palm = _palm_axes(rest, fingers, side, rest[int(skeleton.parents[middle[0]])])
+    out = {}
+    for finger, joints in fingers.items():
+        toward = _unit(palm - 0.7 * across) if finger == "thumb" else palm
+        away = rest[joints[0]] - rest[middle[0]] if finger != "middle" else across
+        if finger == "thumb":
+            away = -across
+        axes = []
+        for j in joints:
+            bone = _unit(rest[skeleton.first_child(j)] - rest[j])
+            flex = _unit(np.cross(bone, toward))
+            normal = _unit(toward - bone * float(bone @ toward))
+            spread = normal if float(np.cross(normal, bone) @ away) > 0.0 else -normal
+            to_local = rot.conj(tuple(skeleton.rest_frames[j].tolist()))  # type: ignore[arg-type]
+            axes.append((rot.rotate(to_local, tuple(flex)), rot.rotate(to_local, tuple(spread))))  # type: ignore[arg-type]
+        out[finger] = axes
+    return out
+
+
+def _unit(v: Any) -> np.ndarray:
+    a = np.asarray(v, dtype=float)
+    return a / float(np.linalg.norm(a))
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{name}: expected a finite number, got {str(value)[:80]!r}")
+    return float(value)
+
+
+def _fraction(value: Any, name: str) -> float:
+    v = _number(value, name)
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"{name}: expected a number from 0 to 1, got {v!r}")
+    return v
+
+
+def _checked_curls(curls: Any, fingers: dict[str, Any]) -> dict[str, float]:
+    if curls is None:
+        return {}
+    if not isinstance(curls, dict):
+        raise ValueError("curls: expected a mapping of finger -> 0..1")
+    out = {}
+    for finger, value in curls.items():
+        if finger not in fingers:
+            raise ValueError(f"curls: unknown finger {str(finger)[:80]!r}; fingers are {', '.join(fingers)}")
+        out[finger] = _fraction(value, f"curls[{finger!r}]")
+    return out
