@@ -55,9 +55,9 @@ __all__ = [
     "pin",
     "save_pose",
     "save_scene",
+    "shape_hand",
     "solve",
     "solve_batch",
-    "shape_hand",
     "solve_chain",
     "starter_poses",
 ]
