@@ -20,7 +20,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import numpy as np
+
 from fabrik3d.model.constraints import Cone, Constraint, EllipticalCone, Hinge, Rigid, Twist
+from fabrik3d.model.fingers import FINGERS, is_finger_role, rig_finger_limits
 from fabrik3d.model.posing import Posing, Swivel
 from fabrik3d.model.skeleton import Skeleton
 
@@ -76,13 +79,14 @@ def humanoid() -> Skeleton:
             (f"ankle_{side}", f"knee_{side}", (sx * 0.09, 0.09, -0.01)),
             (f"toe_{side}", f"ankle_{side}", (sx * 0.09, 0.02, 0.13)),
         ]
-    limits = dict(HUMANOID_LIMITS)
     for side, sx in (("l", 1.0), ("r", -1.0)):
-        fingers, finger_limits = _fingers(side, sx)
-        joints += fingers
-        limits.update(finger_limits)
+        joints += _fingers(side, sx)
+    names_ = [j[0] for j in joints]
+    parents = [-1 if j[1] is None else names_.index(j[1]) for j in joints]
+    fingers = {n: n for n in names_ if is_finger_role(n)}
+    limits = {**HUMANOID_LIMITS, **rig_finger_limits(names_, parents, np.array([j[2] for j in joints]), fingers)}
     tops = [f"{f}_01_{side}" for side in ("l", "r") for f in FINGERS]
-    return _build(joints, limits, HUMANOID_POSING, tops)
+    return _build(joints, limits, HUMANOID_POSING, tops)  # type: ignore[arg-type]
 
 
 def robot_arm() -> Skeleton:
@@ -199,8 +203,6 @@ HUMANOID_POSING = Posing(
     },
 )
 
-# The fingers of the humanoid's hands, thumb first; each has joints _01, _02, _03 and an end.
-FINGERS: tuple[str, ...] = ("thumb", "index", "middle", "ring", "pinky")
 # Per finger of the left hand: its base knuckle's offset from the wrist (x along the palm, z toward
 # the thumb; metres), the lengths of its three bones and its spread about the palm normal (degrees,
 # toward the thumb). The middle knuckle is the hand joint itself.
@@ -213,54 +215,30 @@ _FINGER_BASES: dict[str, tuple[tuple[float, float, float], tuple[float, float, f
 }
 
 
-def _fingers(
-    side: str, sx: float
-) -> tuple[list[tuple[str, str | None, tuple[float, float, float]]], dict[str, Constraint | list[Constraint]]]:
-    """The fingers of one hand (wrist at ``(0.72 sx, 1.43, -0.01)``, palm down) and their limits:
-    base knuckles an elliptical cone (flexion 90, extension 25, spread 15 deg; the thumb's own wider
-    cone), the middle and end knuckles hinges about the flexion axis."""
+def _fingers(side: str, sx: float) -> list[tuple[str, str | None, tuple[float, float, float]]]:
+    """The fingers of one hand (wrist at ``(0.72 sx, 1.43, -0.01)``, palm down); their limits come
+    from ``fabrik3d.model.fingers``."""
     wrist = (sx * 0.72, 1.43, -0.01)
-    palm = (0.0, -1.0, 0.0)  # (the side the fingers flex to)
     joints: list[tuple[str, str | None, tuple[float, float, float]]] = []
-    limits: dict[str, Constraint | list[Constraint]] = {}
     for finger, (base, lengths, spread) in _FINGER_BASES.items():
         if finger == "thumb":
             d = _unit((sx * 0.75, -0.12, 0.65))
-            flex_toward = _unit((0.0, -1.0, -0.7))
         else:
             a = math.radians(spread)
             d = (sx * math.cos(a), 0.0, math.sin(a))
-            flex_toward = palm
-        axis = _unit(_cross(d, flex_toward))
         at = (wrist[0] + sx * base[0], wrist[1] + base[1], wrist[2] + base[2])
         parent = f"wrist_{side}"
-        for k, (suffix, length) in enumerate(zip(("01", "02", "03", "end"), (0.0, *lengths))):
+        for suffix, length in zip(("01", "02", "03", "end"), (0.0, *lengths)):
             at = (at[0] + d[0] * length, at[1] + d[1] * length, at[2] + d[2] * length)
             name = f"{finger}_{suffix}_{side}"
             joints.append((name, parent, at))
             parent = name
-            if suffix == "01":
-                wide = finger == "thumb"
-                limits[name] = [
-                    EllipticalCone(
-                        30 if wide else 15, 30 if wide else 15, 50 if wide else 90, 20 if wide else 25, axis
-                    ),
-                    Twist(-30, 30) if wide else Twist(-10, 10),
-                ]
-            elif suffix != "end":
-                limits[name] = Hinge(
-                    axis, -10 if finger == "thumb" else -5, (60, 80)[k - 1] if finger == "thumb" else (110, 90)[k - 1]
-                )
-    return joints, limits
+    return joints
 
 
 def _unit(v: tuple[float, float, float]) -> tuple[float, float, float]:
     n = math.sqrt(v[0] ** 2 + v[1] ** 2 + v[2] ** 2)
     return (v[0] / n, v[1] / n, v[2] / n)
-
-
-def _cross(a: tuple[float, float, float], b: tuple[float, float, float]) -> tuple[float, float, float]:
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
 _BUILDERS: dict[str, Callable[[], Skeleton]] = {

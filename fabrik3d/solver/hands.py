@@ -1,13 +1,12 @@
 """Hand shapes: the fingers of one hand turned by forward kinematics into a fist, a point, a grip...
 
-A hand is found by the humanoid preset's finger names (``fabrik3d.model.presets.FINGERS``:
-``{finger}_01_{side}``, ``_02``, ``_03``, each with a child): a finger's joints *flex* about the
-axis ``bone × palm`` (``palm`` the side the fingers close to: for the preset's T-pose, -Y), and its
-base knuckle *spreads* about the palm's normal, away from the middle finger; the thumb flexes
-across the palm toward the little finger. Axes come from the rest pose, so they hold on any skeleton
-with these names. A shape is a flexion per joint and a spread per finger, in degrees; each joint's
-turn (``fabrik3d.solver.fk``) is then clamped to its own limits by ``turn_joint``, which moves
-nothing but the finger below the joint.
+A hand is found by its finger roles (``fabrik3d.model.fingers``: ``{finger}_01_{side}``, ``_02``,
+``_03``; the humanoid preset's joint names, or a rig's finger bones): a finger's joints *flex* about
+``bone × closing`` (toward the palm; the thumb across it toward the little finger), its base knuckle
+*spreads* about the palm's normal, away from the middle finger. Axes come from the rest pose
+(``fabrik3d.model.fingers.hand_axes``), so they hold on any rig. A shape is a flexion per joint
+and a spread per finger, in degrees; each joint's turn (``fabrik3d.solver.fk``) is then clamped to
+its own limits by ``turn_joint``, which moves nothing but the finger below the joint.
 
 Shapes (``SHAPES``): ``open`` (straight), ``relaxed``, ``fist``, ``point`` (the index straight, the
 others as in the fist), ``spread`` (straight and spread), ``grip`` (wrapped round a cylinder of
@@ -26,7 +25,8 @@ import numpy as np
 
 from fabrik3d import checks
 from fabrik3d import rotations as rot
-from fabrik3d.model.presets import FINGERS
+from fabrik3d.model import rig_map as rigs
+from fabrik3d.model.fingers import FINGERS, KNUCKLES, closing, finger_role, flexion_axis, hand_axes, is_finger_role
 from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.solver.fk import joint_turn, turn_joint
 
@@ -34,9 +34,9 @@ SHAPES: tuple[str, ...] = ("open", "relaxed", "fist", "point", "spread", "grip",
 # Flexion of each finger's three joints (degrees) in a fist, and in the relaxed hand.
 _FIST = {"thumb": (40.0, 50.0, 45.0), "index": (90.0, 100.0, 80.0), "middle": (90.0, 100.0, 80.0),
          "ring": (90.0, 100.0, 80.0), "pinky": (95.0, 100.0, 80.0)}  # fmt: skip
-_RELAXED = {"thumb": (10.0, 10.0, 10.0), "index": (90.0, 100.0, 80.0), "middle": (90.0, 100.0, 80.0),
+_RELAXED = {"thumb": (10.0, 10.0, 10.0), "index": (15.0, 20.0, 10.0), "middle": (20.0, 25.0, 12.0),
             "ring": (25.0, 30.0, 15.0), "pinky": (30.0, 35.0, 15.0)}  # fmt: skip
-_PINCH = {"thumb": (45.0, 20.0, 20.0), "index": (90.0, 100.0, 80.0), "middle": (90.0, 100.0, 80.0),
+_PINCH = {"thumb": (45.0, 20.0, 20.0), "index": (45.0, 50.0, 25.0), "middle": (30.0, 40.0, 20.0),
           "ring": (35.0, 45.0, 20.0), "pinky": (40.0, 45.0, 20.0)}  # fmt: skip
 # Spread of each finger's base knuckle (degrees, away from the middle finger) in the spread hand
 # and in a fist (the fingers close in).
@@ -48,15 +48,29 @@ PALM_HALF_THICKNESS = 0.012
 FINGER_HALF_THICKNESS = 0.009
 
 
-def finger_joints(skeleton: Skeleton, side: str) -> dict[str, tuple[int, int, int]]:
+def finger_joints(skeleton: Skeleton, side: str, rig_map: Any = None) -> dict[str, tuple[int, int, int]]:
     """finger -> the indices of its ``_01``, ``_02``, ``_03`` joints on ``side`` (``"l"``/``"r"``), for
-    the fingers the skeleton has (with the joint names of ``fabrik3d.model.presets.FINGERS``)."""
+    the fingers the skeleton has: joints named by finger role (``index_02_l``), or the bones of a
+    rig's finger roles (``rig_map``, role -> joint name; default the one its names give,
+    ``fabrik3d.model.rig_map.guess_rig_map``)."""
+    roles = rig_map if rig_map is not None else finger_map(skeleton)
     out = {}
     for finger in FINGERS:
-        names = [f"{finger}_{k}_{side}" for k in ("01", "02", "03")]
-        if all(n in skeleton for n in names) and all(skeleton.first_child(skeleton.index(n)) >= 0 for n in names):
-            out[finger] = tuple(skeleton.index(n) for n in names)
+        names = [roles.get(finger_role(finger, k, side)) for k in KNUCKLES]
+        if all(isinstance(n, str) and n in skeleton for n in names):
+            out[finger] = tuple(skeleton.index(n) for n in names)  # type: ignore[arg-type]
     return out  # type: ignore[return-value]
+
+
+def finger_map(skeleton: Skeleton) -> dict[str, str]:
+    """role -> joint name of a skeleton's finger joints, from its names (cached on the skeleton)."""
+    made = skeleton.__dict__.get("_finger_map")
+    if made is None:
+        made = {role: role for role in skeleton.names if is_finger_role(role)}
+        if not made:
+            made = {r: b for r, b in rigs.guess_rig_map(skeleton.names)[1].items() if is_finger_role(r)}
+        skeleton.__dict__["_finger_map"] = made
+    return made
 
 
 def shape_hand(
@@ -69,6 +83,7 @@ def shape_hand(
     curls: dict[str, float] | None = None,
     spread: float | None = None,
     diameter: float = 0.04,
+    rig_map: Any = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The pose with the fingers of one hand turned toward ``shape`` (module docstring).
 
@@ -82,6 +97,7 @@ def shape_hand(
             the fist.
         spread: degrees, overriding the shape's spread (the index and the little finger the most).
         diameter: the grip's cylinder, scene units (> 0).
+        rig_map: role -> joint name for a rig's fingers (``finger_joints``; default from its names).
 
     Returns:
         ``(positions (n, 3), rotations (n, 4))``: only the fingers of that hand moved; every
@@ -97,7 +113,7 @@ def shape_hand(
         raise ValueError(f"side: expected 'l' or 'r', got {str(side)[:80]!r}")
     if shape not in SHAPES:
         raise ValueError(f"shape: expected one of {', '.join(SHAPES)}, got {str(shape)[:80]!r}")
-    fingers = finger_joints(skeleton, s)
+    fingers = finger_joints(skeleton, s, rig_map)
     if not fingers:
         raise ValueError(f"side {s!r}: the skeleton has no fingers there (joints such as index_01_{s})")
     amount = _fraction(amount, "amount")
@@ -126,28 +142,17 @@ def shape_hand(
     return p, q
 
 
-def palm_center(skeleton: Skeleton, positions: Any, side: str) -> np.ndarray:
+def palm_center(skeleton: Skeleton, positions: Any, side: str, rig_map: Any = None) -> np.ndarray:
     """``(3,)`` the centre of the palm of ``side`` in the pose ``positions`` ``(n, 3)``: halfway from
     the wrist (the fingers' parent) to the mean of the four base knuckles, on the palm's surface
     (``PALM_HALF_THICKNESS`` from the bones toward the palm)."""
     p = np.asarray(positions, dtype=float)
-    fingers = finger_joints(skeleton, side)
-    knuckles = [p[fingers[f][0]] for f in ("index", "middle", "ring", "pinky") if f in fingers]
-    wrist = p[int(skeleton.parents[fingers["middle"][0]])]
-    _, _, palm = _palm_axes(p, fingers, side, wrist)
-    return 0.5 * (wrist + np.mean(knuckles, axis=0)) + PALM_HALF_THICKNESS * palm
-
-
-def _palm_axes(
-    points: np.ndarray, fingers: dict[str, tuple[int, int, int]], side: str, wrist: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Unit vectors (along the palm to the middle knuckle, across it to the index, toward the side
-    the fingers close to) of the hand at ``points`` ``(n, 3)``."""
-    middle = fingers.get("middle") or next(iter(fingers.values()))
-    along = _unit(points[middle[0]] - wrist)
-    first, last = fingers.get("index", middle)[0], fingers.get("pinky", middle)[0]
-    across = _unit(points[first] - points[last]) if first != last else _unit(np.cross(along, (0.0, 1.0, 0.0)))
-    return along, across, _unit(np.cross(along, across) * (1.0 if side == "l" else -1.0))
+    fingers = finger_joints(skeleton, side, rig_map)
+    bases = {f: j[0] for f, j in fingers.items()}
+    knuckles = [p[bases[f]] for f in ("index", "middle", "ring", "pinky") if f in bases]
+    wrist = int(skeleton.parents[bases.get("middle", next(iter(bases.values())))])
+    _, _, palm = hand_axes(p, wrist, bases, side)
+    return 0.5 * (p[wrist] + np.mean(knuckles, axis=0)) + PALM_HALF_THICKNESS * palm
 
 
 def _shape_angles(
@@ -170,7 +175,8 @@ def _shape_angles(
             out[finger] = (_FIST[finger], _FIST_SPREAD[finger])
         else:  # grip: the bones chords of a circle round the cylinder, tangent to the palm at the knuckle
             radius = 0.5 * diameter + FINGER_HALF_THICKNESS
-            lengths = [float(skeleton.bone_lengths[skeleton.first_child(j)]) for j in joints]
+            lengths = [float(skeleton.bone_lengths[skeleton.first_child(j)] if skeleton.first_child(j) >= 0 else
+                             skeleton.bone_lengths[j]) for j in joints]  # fmt: skip
             arcs = [2.0 * math.degrees(math.asin(min(1.0, length / (2.0 * radius)))) for length in lengths]
             if finger == "thumb":
                 out[finger] = ((30.0, 30.0, 30.0), 0.0)
@@ -184,18 +190,18 @@ def _hand_axes(
 ) -> dict[str, list[tuple[rot.Vec, rot.Vec]]]:
     """finger -> per joint (flexion axis, spread axis), each in the joint's own rest frame."""
     rest = skeleton.rest_positions
-    middle = fingers.get("middle") or next(iter(fingers.values()))
-    _, across, palm = _palm_axes(rest, fingers, side, rest[int(skeleton.parents[middle[0]])])
+    bases = {f: j[0] for f, j in fingers.items()}
+    middle = bases.get("middle", next(iter(bases.values())))
+    _, across, palm = hand_axes(rest, int(skeleton.parents[middle]), bases, side)
     out = {}
     for finger, joints in fingers.items():
-        toward = _unit(palm - 0.7 * across) if finger == "thumb" else palm
-        away = rest[joints[0]] - rest[middle[0]] if finger != "middle" else across
-        if finger == "thumb":
-            away = -across
+        toward = closing(finger, across, palm)
+        away = -across if finger == "thumb" else (rest[joints[0]] - rest[middle] if finger != "middle" else across)
         axes = []
         for j in joints:
-            bone = _unit(rest[skeleton.first_child(j)] - rest[j])
-            flex = _unit(np.cross(bone, toward))
+            c = skeleton.first_child(j)
+            bone = _unit(rest[c] - rest[j] if c >= 0 else rest[j] - rest[int(skeleton.parents[j])])
+            flex = flexion_axis(bone, toward)
             normal = _unit(toward - bone * float(bone @ toward))
             spread = normal if float(np.cross(normal, bone) @ away) > 0.0 else -normal
             to_local = rot.conj(tuple(skeleton.rest_frames[j].tolist()))  # type: ignore[arg-type]

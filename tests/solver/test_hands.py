@@ -98,8 +98,7 @@ def test_shapes_meet_the_bars(side: str) -> None:
         centre = palm_center(BODY, p, side)
         tips = {f: float(np.linalg.norm(p[BODY.index(f"{f}_end_{side}")] - centre)) for f in FINGERS}
         if shape == "fist":
-            assert max(tips[f] for f in ("index", "middle", "ring")) <= 0.03, tips
-            assert tips["pinky"] <= 0.034, tips  # (a little finger 3.2 cm off: issue note)
+            assert max(tips[f] for f in ("index", "middle", "ring", "pinky")) <= 0.03, tips
         if shape == "open":
             assert max(bend_deg(BODY, q, n) for n in joints if not n.startswith("thumb")) <= 5.0
         if shape == "point":

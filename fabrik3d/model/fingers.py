@@ -1,0 +1,120 @@
+"""Fingers: their roles, the axes of a hand read from its rest pose, and their joint limits.
+
+A finger has three joints, ``_01`` (the base knuckle), ``_02`` and ``_03``, named by role
+``{finger}_{01|02|03}_{side}`` (``index_02_l``; side ``l`` or ``r``), as the humanoid preset's joints
+are (``fabrik3d.model.presets``); a rig's finger bones map onto these roles (``fabrik3d.model.rig_map``).
+
+A hand's axes, from the wrist (the fingers' parent) and the base knuckles: *along* the palm (wrist to
+the middle knuckle), *across* it (little finger to index), and *palm*, the side the fingers close to
+(``along × across`` for a left hand, ``across × along`` for a right one). A finger's joint *flexes*
+about ``bone × closing`` (``closing`` the palm side, for the thumb tilted toward the little finger),
+its base knuckle *spreads* about the palm's normal. The limits (degrees): base knuckles an elliptical
+cone (flexion 90, extension 25, spread 15 each way; the thumb's: 50, 20, 30) with a small twist, the
+other two hinges about the flexion axis (flexion 110 and 90; the thumb's 60 and 80).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from fabrik3d.model.constraints import Constraint, EllipticalCone, Hinge, Twist
+
+FINGERS: tuple[str, ...] = ("thumb", "index", "middle", "ring", "pinky")
+KNUCKLES: tuple[str, ...] = ("01", "02", "03")
+
+
+def finger_role(finger: str, knuckle: str, side: str) -> str:
+    """The role of a finger joint: ``index_02_l``."""
+    return f"{finger}_{knuckle}_{side}"
+
+
+def is_finger_role(role: str) -> bool:
+    """Whether ``role`` names a finger joint (``thumb_01_l``; the ends ``thumb_end_l`` too)."""
+    parts = role.split("_")
+    return len(parts) == 3 and parts[0] in FINGERS and parts[1] in (*KNUCKLES, "end") and parts[2] in ("l", "r")
+
+
+def hand_axes(
+    points: np.ndarray, wrist: int, knuckles: Mapping[str, int], side: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(along, across, palm)`` unit vectors of the hand at ``points`` ``(n, 3)`` (module docstring);
+    ``knuckles`` maps fingers to their base joints' indices (the middle one, or any, required)."""
+    middle = knuckles.get("middle", next(iter(knuckles.values())))
+    along = _unit(points[middle] - points[wrist])
+    first, last = knuckles.get("index", middle), knuckles.get("pinky", knuckles.get("ring", middle))
+    if first != last:
+        across = _unit(points[first] - points[last])
+    else:  # (one finger: the world's up as the palm's normal)
+        across = _unit(np.cross((0.0, 1.0, 0.0), along) * (1.0 if side == "l" else -1.0))
+    palm = _unit(np.cross(along, across) * (1.0 if side == "l" else -1.0))
+    across = _unit(np.cross(palm, along) * (1.0 if side == "l" else -1.0))
+    return along, across, palm
+
+
+def closing(finger: str, across: np.ndarray, palm: np.ndarray) -> np.ndarray:
+    """The direction a finger closes toward: the palm side; the thumb's tilted toward the little finger."""
+    return _unit(palm - 0.7 * across) if finger == "thumb" else palm
+
+
+def flexion_axis(bone: np.ndarray, toward: np.ndarray) -> np.ndarray:
+    """The unit axis a joint with ``bone`` (its direction) flexes about toward ``toward``."""
+    return _unit(np.cross(bone, toward))
+
+
+def finger_limits(bone: np.ndarray, finger: str, knuckle: str, toward: np.ndarray) -> list[Constraint]:
+    """The joint limits of a finger joint (module docstring) whose rest bone points along ``bone``."""
+    axis = tuple(flexion_axis(bone, toward).tolist())
+    thumb = finger == "thumb"
+    if knuckle == "01":
+        cone = EllipticalCone(30 if thumb else 15, 30 if thumb else 15, 50 if thumb else 90, 20 if thumb else 25, axis)
+        return [cone, Twist(-30, 30) if thumb else Twist(-10, 10)]
+    most = {"02": 60 if thumb else 110, "03": 80 if thumb else 90}[knuckle]
+    return [Hinge(axis, -10 if thumb else -5, most)]
+
+
+def rig_finger_limits(
+    names: list[str] | tuple[str, ...], parents: Any, rest: np.ndarray, roles: Mapping[str, str]
+) -> dict[str, list[Constraint]]:
+    """Joint limits (by joint name) for the fingers of a skeleton given as ``names``, ``parents``
+    ``(n,)`` and ``rest`` ``(n, 3)``, its finger roles mapped to joints by ``roles`` (role -> name);
+    a finger joint without a child takes its bone's direction from its parent. Joints holding another
+    role (a rig's middle knuckle is its hand) are left out."""
+    index = {n: k for k, n in enumerate(names)}
+    others = {bone for role, bone in roles.items() if not is_finger_role(role)}
+    first_child: dict[int, int] = {}
+    for k, p in enumerate(parents):
+        if p >= 0 and int(p) not in first_child:
+            first_child[int(p)] = k
+    out: dict[str, list[Constraint]] = {}
+    for side in ("l", "r"):
+        bases = {
+            f: index[roles[finger_role(f, "01", side)]]
+            for f in FINGERS
+            if roles.get(finger_role(f, "01", side)) in index
+        }
+        if not bases:
+            continue
+        wrist = int(parents[bases.get("middle", next(iter(bases.values())))])
+        if wrist < 0:
+            continue
+        _, across, palm = hand_axes(rest, wrist, bases, side)
+        for finger in FINGERS:
+            for knuckle in KNUCKLES:
+                name = roles.get(finger_role(finger, knuckle, side))
+                if name not in index or name in others:
+                    continue
+                j = index[name]
+                c = first_child.get(j, -1)
+                bone = rest[c] - rest[j] if c >= 0 else rest[j] - rest[int(parents[j])]
+                if np.linalg.norm(bone) < 1e-12:
+                    continue
+                out[name] = finger_limits(_unit(bone), finger, knuckle, closing(finger, across, palm))
+    return out
+
+
+def _unit(v: Any) -> np.ndarray:
+    a = np.asarray(v, dtype=float)
+    return a / float(np.linalg.norm(a))
