@@ -32,7 +32,15 @@ from fabrik3d import rotations as rot
 from fabrik3d.io import files
 from fabrik3d.io import gltf_limits as limits
 from fabrik3d.io.character_mesh import SkinnedPrimitive, read_meshes
-from fabrik3d.io.character_rig import build_skeleton, drivers, kept_bones, pose_arrays, rig_roles, vrm_roles
+from fabrik3d.io.character_rig import (
+    build_skeleton,
+    drivers,
+    finger_bones,
+    kept_bones,
+    pose_arrays,
+    rig_roles,
+    vrm_roles,
+)
 from fabrik3d.io.gltf_accessors import Buffers, read_accessor
 from fabrik3d.io.gltf_format import unique_names
 from fabrik3d.io.gltf_import import _index, _list, _local_matrix, _parse_container, joint_parents, node_parents
@@ -282,11 +290,12 @@ def _load(data: bytes, source: str, base_dir: Path | None, given: Any) -> Charac
     parent_of = {names[b]: (names[p] if p >= 0 else None) for b, p in enumerate(parent_bone)}
     convention, roles = rig_roles(given, names, parent_of, vrm_roles(doc, slot, names))
     kept, ends = kept_bones(names, parent_bone, roles, notes)
+    riders = finger_bones(names, parent_bone, roles, kept) if ends else set()
     for b in lone:  # (not a joint to pose: its vertices stay where the file puts them)
         kept[b] = False
         notes.append(f"skins: {names[b]!r} stands apart from the skeleton (Blender's neutral bone): it stays fixed")
     driver, parents = drivers(rest, parent_bone, kept, max(RIDER_FRACTION * size, 2e-9))
-    skeleton, effectors = build_skeleton(names, parents, driver, rest, roles, ends, notes)
+    skeleton, effectors = build_skeleton(names, parents, driver, rest, roles, ends, notes, riders)
     joint_of = {b: k for k, b in enumerate(b for b in range(len(names)) if driver[b] == b)}
     driver = np.array([joint_of[d] if d >= 0 else -1 for d in driver])
     skin_list = tuple(

@@ -9,6 +9,7 @@ import numpy as np
 
 from fabrik3d.model import rig_map as rigs
 from fabrik3d.model.constraints import JointLimitError
+from fabrik3d.model.fingers import is_finger_role, rig_finger_limits
 from fabrik3d.model.skeleton import Skeleton
 
 
@@ -49,6 +50,36 @@ def kept_bones(
     return kept, ends
 
 
+def finger_bones(names: tuple[str, ...], parent_bone: list[int], roles: dict[str, str], kept: list[bool]) -> set[int]:
+    """The bones of the fingers (the bones of finger roles, those between them and the hand, and those
+    below them), marked ``kept`` in place: the skeleton's riders (``fabrik3d.model.skeleton``), posed
+    by forward kinematics. None when the hand is not kept (no humanoid)."""
+    index = {n: b for b, n in enumerate(names)}
+    kids: list[list[int]] = [[] for _ in names]
+    for b, p in enumerate(parent_bone):
+        if p >= 0:
+            kids[p].append(b)
+    out: set[int] = set()
+    for role, bone in roles.items():
+        b = index.get(bone, -1)
+        if not is_finger_role(role) or b < 0 or kept[b]:
+            continue
+        path = [b]
+        while path[-1] >= 0 and not kept[path[-1]]:
+            path.append(parent_bone[path[-1]])
+        if path[-1] < 0:
+            continue
+        stack = path[:-1]
+        while stack:
+            j = stack.pop()
+            if j not in out:
+                out.add(j)
+                stack.extend(kids[j])
+    for b in out:
+        kept[b] = True
+    return out
+
+
 def drivers(
     rest: np.ndarray, parent_bone: list[int], kept: list[bool], min_bone: float
 ) -> tuple[np.ndarray, list[int]]:
@@ -83,8 +114,10 @@ def build_skeleton(
     roles: dict[str, str],
     ends: dict[str, int],
     notes: list[str],
+    riders: set[int] | None = None,
 ) -> tuple[Skeleton, dict[str, str]]:
-    """The skeleton of the bones that drive themselves, with the humanoid's limits and posing."""
+    """The skeleton of the bones that drive themselves, with the humanoid's limits and posing; the
+    bones in ``riders`` (``finger_bones``) ride."""
     own = [b for b in range(len(names)) if driver[b] == b]
     if len(own) < 2:
         raise ValueError("skins: fewer than two bones apart from each other; there is no skeleton to pose")
@@ -93,9 +126,12 @@ def build_skeleton(
     sk_parents = [at[up[b]] if up[b] >= 0 else -1 for b in own]
     sk_rest = rest[own]
     limits, posing = ({}, None) if not ends else rigs.humanoid_setup(sk_names, sk_parents, sk_rest, roles)
+    riding = [names[b] for b in own if b in (riders or ())]
+    if riding:
+        limits.update(rig_finger_limits(sk_names, sk_parents, sk_rest, roles))
     for _ in range(len(limits) + 2):
         try:
-            skeleton = Skeleton(sk_names, sk_parents, sk_rest, limits, posing=posing)
+            skeleton = Skeleton(sk_names, sk_parents, sk_rest, limits, posing=posing, riders=riding)
             break
         except JointLimitError as exc:
             notes.append(f"joint limits of {exc.joint!r} left out: {exc}")
@@ -141,10 +177,12 @@ def vrm_roles(doc: dict[str, Any], slot: dict[int, int], names: tuple[str, ...])
             bones = {b.get("bone"): b.get("node") for b in found if isinstance(b, dict)}
         elif isinstance(found, dict):  # VRM 1.0: {"hips": {"node": 3}, ...}
             bones = {k: v.get("node") for k, v in found.items() if isinstance(v, dict)}
-    table = {bone: role for role, bone in rigs.CONVENTIONS["vrm"].items()}
+    table: dict[str, list[str]] = {}
+    for role, bone in rigs.CONVENTIONS["vrm"].items():
+        table.setdefault(bone, []).append(role)  # (the middle knuckle is the hand too)
     out = {}
     for bone, node in bones.items():
-        role = table.get(str(bone).lower())
-        if role is not None and isinstance(node, int) and node in slot:
-            out[role] = names[slot[node]]
+        if isinstance(node, int) and node in slot:
+            for role in table.get(str(bone).lower(), ()):
+                out[role] = names[slot[node]]
     return out

@@ -80,8 +80,8 @@ def rig_finger_limits(
 ) -> dict[str, list[Constraint]]:
     """Joint limits (by joint name) for the fingers of a skeleton given as ``names``, ``parents``
     ``(n,)`` and ``rest`` ``(n, 3)``, its finger roles mapped to joints by ``roles`` (role -> name);
-    a finger joint without a child takes its bone's direction from its parent. Joints holding another
-    role (a rig's middle knuckle is its hand) are left out."""
+    a finger joint without a child (Rigify's last knuckles) and joints holding another role (a rig's
+    middle knuckle is its hand) have none."""
     index = {n: k for k, n in enumerate(names)}
     others = {bone for role, bone in roles.items() if not is_finger_role(role)}
     first_child: dict[int, int] = {}
@@ -108,9 +108,9 @@ def rig_finger_limits(
                     continue
                 j = index[name]
                 c = first_child.get(j, -1)
-                bone = rest[c] - rest[j] if c >= 0 else rest[j] - rest[int(parents[j])]
-                if np.linalg.norm(bone) < 1e-12:
+                if c < 0 or np.linalg.norm(rest[c] - rest[j]) < 1e-12:  # (a leaf has no bone to limit)
                     continue
+                bone = rest[c] - rest[j]
                 out[name] = finger_limits(_unit(bone), finger, knuckle, closing(finger, across, palm))
     return out
 

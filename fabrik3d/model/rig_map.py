@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from fabrik3d.model import presets
+from fabrik3d.model import fingers, presets
 from fabrik3d.model.constraints import Constraint, EllipticalCone, Hinge
 from fabrik3d.model.posing import Posing, Swivel
 
@@ -80,6 +80,33 @@ CONVENTIONS: dict[str, dict[str, str]] = {
 }
 
 
+# Each convention's finger bones (normalised, left side; ``{k}`` the knuckle 1..3): finger roles
+# ``{finger}_0{k}_{side}`` (``fabrik3d.model.fingers``). A rig's middle knuckle is also its hand.
+_FINGER_NAMES: dict[str, tuple[str, dict[str, str], Any]] = {
+    "mixamo": ("lefthand{f}{k}", {"pinky": "pinky"}, lambda n, s: n.replace("left", "right") if s == "r" else n),
+    "vrm": ("left{f}{k}", {"pinky": "little"}, lambda n, s: n.replace("left", "right") if s == "r" else n),
+    "blender": ("{f}.0{k}.l", {"thumb": "thumb", "index": "f_index", "middle": "f_middle", "ring": "f_ring",
+                               "pinky": "f_pinky"}, lambda n, s: n[:-1] + s),
+    "unreal": ("{f}_0{k}_l", {}, lambda n, s: n[:-1] + s),
+}  # fmt: skip
+_VRM_KNUCKLES = {"thumb": ("metacarpal", "proximal", "distal")}
+
+
+def _add_fingers() -> None:
+    for convention, (pattern, rename, side) in _FINGER_NAMES.items():
+        for f in fingers.FINGERS:
+            for k in (1, 2, 3):
+                knuckle: Any = k
+                if convention == "vrm":
+                    knuckle = _VRM_KNUCKLES.get(f, ("proximal", "intermediate", "distal"))[k - 1]
+                left = pattern.format(f=rename.get(f, f), k=knuckle)
+                for s in ("l", "r"):
+                    CONVENTIONS[convention][fingers.finger_role(f, f"0{k}", s)] = side(left, s)
+
+
+_add_fingers()
+
+
 def normalise(name: str) -> str:
     """A bone name as the tables hold it: without a namespace (``mixamorig:``, ``Armature|``) or a
     Rigify ``DEF-`` prefix, lower case."""
@@ -129,10 +156,15 @@ def check_rig_map(data: Any, names: Sequence[str], where: str = "rig map") -> di
             raise ValueError(f"{where}.{role}: unknown role; roles are {', '.join(ROLES)}")
         if not isinstance(bone, str) or bone not in known:
             raise ValueError(f"{where}.{role}: {bone!r} is not a bone of the rig")
-        if bone in used:
+        if bone in used and not _hand_and_middle(role, used[bone]):
             raise ValueError(f"{where}.{role}: bone {bone!r} is already {used[bone]!r}")
         used[bone] = role
     return dict(data)
+
+
+def _hand_and_middle(a: str, b: str) -> bool:
+    """Whether roles ``a`` and ``b`` are a hand and a middle knuckle (one bone in a rig)."""
+    return {a[:-2], b[:-2]} == {"hand", "middle_01"}
 
 
 def effectors(rig_map: Mapping[str, str]) -> dict[str, str]:

@@ -31,7 +31,26 @@ def _at(name: str, dx: float = 0.0, dy: float = 0.0, dz: float = 0.0) -> tuple[f
     return (float(p[0] + dx), float(p[1] + dy), float(p[2] + dz))
 
 
-def _joints(face: bool) -> list[tuple[str, str | None, tuple[float, float, float]]]:
+_FINGER_KEYS = ("thumb", "index", "middle", "ring", "pinky")
+
+
+def _finger_joints(s: str, convention: str) -> list[tuple[str, str | None, tuple[float, float, float]]]:
+    """A hand's finger bones on the preset's finger rest pose: ``{finger}{k}_{s}``, k 1..3 (the middle's
+    1 is the hand's ``middle1``), and an end bone 4 (not for Blender names: Rigify has none)."""
+    out: list[tuple[str, str | None, tuple[float, float, float]]] = []
+    for f in _FINGER_KEYS:
+        parent = f"hand_{s}"
+        for k, knuckle in ((1, "01"), (2, "02"), (3, "03"), (4, "end")):
+            if k == 4 and convention == "blender":
+                break
+            key = f"{f}{k}_{s}"
+            if key != f"middle1_{s}":
+                out.append((key, parent, _at(f"{f}_{knuckle}_{s}")))
+            parent = key
+    return out
+
+
+def _joints(face: bool, fingers: str = "") -> list[tuple[str, str | None, tuple[float, float, float]]]:
     """(key, parent key, rest position): the preset's rest pose with a skull joint and end joints; with
     ``face``, joints that sit on their parents: a face on the head, a pelvis bone per side on the hips
     that the thigh hangs from (as in Blender's metarig)."""
@@ -53,7 +72,11 @@ def _joints(face: bool) -> list[tuple[str, str | None, tuple[float, float, float
             (f"forearm_{s}", f"arm_{s}", _at(f"elbow_{s}")),
             (f"hand_{s}", f"forearm_{s}", _at(f"wrist_{s}")),
             (f"middle1_{s}", f"hand_{s}", _at(f"hand_{s}")),
-            (f"middle4_{s}", f"middle1_{s}", _at(f"hand_{s}", dx=0.07 * sx)),
+            *(
+                _finger_joints(s, fingers)
+                if fingers
+                else [(f"middle4_{s}", f"middle1_{s}", _at(f"hand_{s}", dx=0.07 * sx))]
+            ),
             *([(f"pelvis_{s}", "hips", _at("pelvis"))] if face else []),  # on the hips, as in Blender's metarig
             (f"upleg_{s}", f"pelvis_{s}" if face else "hips", _at(f"hip_{s}")),
             (f"leg_{s}", f"upleg_{s}", _at(f"knee_{s}")),
@@ -77,6 +100,13 @@ _BLENDER = {
     "shoulder": "shoulder", "arm": "upper_arm", "forearm": "forearm", "hand": "hand", "middle1": "f_middle.01",
     "middle4": "f_middle.03", "upleg": "thigh", "leg": "shin", "foot": "foot", "toebase": "toe", "toe_end": "toe_end",
 }  # fmt: skip
+
+
+_MIXAMO.update(
+    {f"{f}{k}": f"Hand{f.capitalize()}{k}" for f in _FINGER_KEYS for k in (1, 2, 3, 4) if f"{f}{k}" != "middle1"}
+)
+_BLENDER.update({f"{f}{k}": ("thumb" if f == "thumb" else f"f_{f}") + f".0{k}" for f in _FINGER_KEYS for k in (1, 2, 3)
+                 if f"{f}{k}" != "middle1"})  # fmt: skip
 
 
 def bone_name(key: str, convention: str) -> str:
@@ -185,12 +215,13 @@ def _capsules(keys: list[str], parents: list[int], rest: np.ndarray) -> tuple[np
 
 
 def build_character(
-    convention: str = "mixamo", *, armature: bool = False, face: bool = False, neutral: bool = False
-) -> tuple[dict, bytes]:
+    convention: str = "mixamo", *, armature: bool = False, face: bool = False, neutral: bool = False,
+    fingers: bool = False,
+) -> tuple[dict, bytes]:  # fmt: skip
     """The glTF document (JSON) and its binary buffer (module docstring). With ``neutral``, as Blender
     writes a skin with a vertex no bone weighs: a ``neutral_bone`` joint beside the skeleton (under
     the armature) holds the body's first vertex, weight 1."""
-    joints = _joints(face)
+    joints = _joints(face, convention if fingers else "")
     keys = [j[0] for j in joints]
     parents = [keys.index(j[1]) if j[1] else -1 for j in joints]
     rest = np.array([j[2] for j in joints])
@@ -366,11 +397,12 @@ def _quat(m: np.ndarray) -> list[float]:
 
 def write_character(
     folder: Path, name: str, convention: str = "mixamo", *, armature: bool = False, face: bool = False,
-    external: bool = False, neutral: bool = False,
+    external: bool = False, neutral: bool = False, fingers: bool = False,
 ) -> Path:  # fmt: skip
-    """Write the character (``build_character``) as ``folder/name.glb``, or with ``external`` as
+    """Write the character (``build_character``; with ``fingers``, five fingers a hand) as
+    ``folder/name.glb``, or with ``external`` as
     ``name.gltf`` with ``name.bin`` and its texture ``name.png`` beside it. Returns the path."""
-    doc, blob = build_character(convention, armature=armature, face=face, neutral=neutral)
+    doc, blob = build_character(convention, armature=armature, face=face, neutral=neutral, fingers=fingers)
     if external:
         view = doc["images"][0].pop("bufferView")
         doc["images"][0] = {"uri": f"{name}.png"}
