@@ -29,12 +29,15 @@ from fabrik3d.model import presets
 from . import panel
 from .character_panel import CharacterActions
 from .controller import Controller
-from .delivery import STILL_RATIO, ImageDelivery
+from .delivery import ImageDelivery
 from .dragging import DragActions
+from .hands_panel import HandActions
 from .joint_drag import JointDrag
 from .mesh_view import MeshView
+from .poses_panel import PoseActions
 from .posing_panel import PosingActions
 from .scene_view import SceneView
+from .screen_points import ScreenPoints
 from .security import SERVER_OWNED, OwnedState, page_trigger
 from .target_turn import TargetTurn
 from .timeline_panel import TimelineActions, timeline_bar
@@ -45,7 +48,18 @@ log = logging.getLogger("fabrik3d_web")
 
 
 @TrameApp()
-class WebApp(DragActions, JointDrag, TargetTurn, PosingActions, TimelineActions, TurningActions, CharacterActions):
+class WebApp(
+    DragActions,
+    JointDrag,
+    TargetTurn,
+    PosingActions,
+    TimelineActions,
+    TurningActions,
+    CharacterActions,
+    HandActions,
+    PoseActions,
+    ScreenPoints,
+):
     """The web UI of one scene (see the module docstring).
 
     Args:
@@ -84,6 +98,7 @@ class WebApp(DragActions, JointDrag, TargetTurn, PosingActions, TimelineActions,
         self._own({"presets": list(presets.names()), "error_message": "", "selected_effector": ""})
         self._show_skeleton()
         self._publish()
+        self._publish_library()
         self._build_ui()
         self.delivery = ImageDelivery(self.server, self.scene)
         self.server.controller.on_client_connected.add(self.page_connected)
@@ -283,38 +298,6 @@ class WebApp(DragActions, JointDrag, TargetTurn, PosingActions, TimelineActions,
             return None
         return self.server.protocol.addAttachment(data)
 
-    # -- automation ---------------------------------------------------------------------------
-    @page_trigger("target_screen_position")
-    def target_screen_position(self, name: Any, pole: Any = False) -> list[float] | None:
-        """``[x, y]`` of the handle of effector (or root) ``name``, of its pole's (``pole`` true), or of the
-        head ``name``'s look handle (``pole`` ``"look"``), in CSS pixels from the view's top-left."""
-        root = self.controller.scene.skeleton.names[self.controller.scene.skeleton.root]
-        kind = "pole" if pole is True else "look" if pole == "look" else "root" if name == root else "target"
-        if not isinstance(name, str) or (kind, name) not in self.scene.handles:
-            self.report(f"target_screen_position: no handle called {str(name)[:60]!r}")
-            self.state.flush()
-            return None
-        x, y, width, height = self.scene.handle_display_position(kind, name)
-        return self._css(x, y, width, height)
-
-    @page_trigger("joint_screen_position")
-    def joint_screen_position(self, name: Any) -> list[float] | None:
-        """``[x, y]`` of joint ``name`` in CSS pixels from the view's top-left (Alt + click it to turn it)."""
-        sk = self.controller.scene.skeleton
-        if not isinstance(name, str) or name not in sk.names:
-            self.report(f"joint_screen_position: no joint called {str(name)[:60]!r}")
-            self.state.flush()
-            return None
-        x, y = self.display_point(self.controller.result.positions[sk.index(name)])
-        return self._css(x, y, *self.scene.render_window.GetSize())
-
-    def _css(self, x: float, y: float, width: int, height: int) -> list[float]:
-        """Render-window pixels (origin bottom-left) as CSS pixels from the view's top-left."""
-        css = self.delivery.view_css_size()
-        if css is None:  # before the page reported its size: the window is the CSS size times the still ratio
-            css = (width / STILL_RATIO, height / STILL_RATIO)
-        return [x / width * css[0], (height - y) / height * css[1]]
-
     # -- internals ----------------------------------------------------------------------------
     def _attempt(self, action: Callable[..., Any], *args: Any) -> Any:
         """Run a user action; a ``ValueError`` (or any failure) becomes ``error_message``.
@@ -367,6 +350,7 @@ class WebApp(DragActions, JointDrag, TargetTurn, PosingActions, TimelineActions,
         settings = {"tolerance": c.tolerance, "max_iterations": c.max_iterations, "recording": c.recording}
         self.state.update({**settings, **c.timeline_state()})
         self._publish_angles()
+        self._publish_hands()
         self._prebake()
         self._own(
             {

@@ -28,8 +28,10 @@ from fabrik3d.io.scene import Scene, parse_scene
 from fabrik3d.model import presets
 
 from .characters import MAX_CHARACTER_BYTES, Characters, is_character_file
+from .hands import Hands
 from .history import History
 from .orienting import Orienting
+from .poses import Poses
 from .posing import PosingControls
 from .recording import Recording
 from .timeline import Timeline
@@ -43,7 +45,7 @@ MAX_ITERATIONS = 1000  # the iteration limit the panel accepts (a drag solves on
 _KEEP: Any = object()  # "leave as it is", for an optional argument whose None means "none"
 
 
-class Controller(History, Recording, PosingControls, Timeline, Turning, Orienting, Characters):
+class Controller(History, Recording, PosingControls, Timeline, Turning, Orienting, Characters, Hands, Poses):
     """The state of the web UI and everything the user can do to it.
 
     Attributes:

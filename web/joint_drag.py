@@ -22,6 +22,9 @@ from fabrik3d.solver.fk import joint_turn
 
 # A press within this many render-window pixels of a joint picks it.
 PICK_PX = 14.0
+# A finger's joint (a rider: ``Skeleton.riders``) is picked only when its bone to its parent is this
+# long on the screen (zoomed on the hand); farther away, a press near the hand picks the hand.
+RIDER_PX = 10.0
 # The mouse turns the joint by the angle it sweeps around it, counted once it is this far off it (pixels).
 START_PX = 8.0
 # Observer priority: above the camera style's and the widgets' (0 and 0.5).
@@ -92,14 +95,21 @@ class JointDrag(MouseTurn):
         }
 
     def joint_at(self, x: float, y: float) -> str | None:
-        """The joint (the root too) nearest to render-window pixel ``(x, y)`` within ``PICK_PX``, or None."""
+        """The joint (the root too) nearest to render-window pixel ``(x, y)`` within ``PICK_PX``, or None;
+        a finger's joint only when zoomed on its hand (``RIDER_PX``), never a fingertip's end (no turn)."""
         c, best, name = self.controller, PICK_PX, None
         sk = c.scene.skeleton
-        for j, point in enumerate(c.result.positions):
-            sx, sy = self.display_point(point)
+        riders = set(getattr(sk, "riders", ()))
+        screen = [self.display_point(point) for point in c.result.positions]
+        for j, (sx, sy) in enumerate(screen):
             d = math.hypot(sx - x, sy - y)
-            if d <= best:
-                best, name = d, sk.names[j]
+            if d > best:
+                continue
+            if sk.names[j] in riders:
+                parent = screen[int(sk.parents[j])]
+                if sk.first_child(j) < 0 or math.hypot(sx - parent[0], sy - parent[1]) < RIDER_PX:
+                    continue
+            best, name = d, sk.names[j]
         return name
 
     def display_point(self, point: Any) -> tuple[float, float]:

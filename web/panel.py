@@ -13,7 +13,7 @@ from trame.widgets import client, html
 from trame.widgets import vtk as vtk_widgets
 from trame.widgets import vuetify3 as v3
 
-from . import character_panel, posing_panel, turning_panel, view_js
+from . import character_panel, hands_panel, poses_panel, posing_panel, turning_panel, view_js
 from .delivery import INTERACTIVE_QUALITY, STILL_RATIO
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
@@ -86,6 +86,24 @@ SHORTCUTS = (
         "rotate_held = true",
     ),
     ("K", "key the targets at the timeline's frame", "plain && key === 'k'", "trigger('set_key')"),
+    (
+        "Ctrl+C (Cmd+C)",
+        "copy the pose (with a hand's or foot's handle grabbed last: that limb)",
+        "mod && !e.shiftKey && !e.altKey && key === 'c'",
+        "trigger('copy_pose')",
+    ),
+    (
+        "Ctrl+V (Cmd+V)",
+        "paste the copied pose at this frame (K keys it)",
+        "mod && !e.shiftKey && key === 'v'",
+        "trigger('paste_pose')",
+    ),
+    (
+        "Ctrl+Shift+V",
+        "paste the copied pose mirrored",
+        "mod && e.shiftKey && key === 'v'",
+        "trigger('paste_pose', [true])",
+    ),
     ("Space", "play or pause the timeline", "plain && key === ' '", "trigger('toggle_timeline')"),
     (
         "Left / Right arrow",
@@ -285,6 +303,12 @@ def drawer(app: Any) -> None:
 
         _section("Turn a joint")
         turning_panel.section(app)
+
+        _section("Hands")
+        hands_panel.section(app)
+
+        _section("Copy and paste")
+        poses_panel.section(app)
 
         _section("Take")
         with html.Div(classes="d-flex align-center", style="gap: 6px"):

@@ -236,10 +236,10 @@ class SceneView:
         set_lines(self._bones, self._bone_xyz, np.arange(2 * len(bones)).reshape(-1, 2), radius, share=True)
         leaf = np.array([not sk.children(j) for j in range(len(sk))])
         colors = np.tile(np.array(JOINT) * 255, (len(sk), 1))
-        colors[leaf] = np.array(EFFECTOR) * 255
+        colors[leaf & ~(riders := np.isin(sk.names, sk.riders))] = np.array(EFFECTOR) * 255  # (not fingertips)
         colors[sk.root] = np.array(ROOT) * 255
-        joint_radius = np.full(len(sk), self.joint_radius)
-        joint_radius[leaf] *= 0.8
+        joint_radius = np.full(len(sk), self.joint_radius) * np.where(leaf, 0.8, 1.0)
+        joint_radius[riders] = np.minimum(joint_radius[riders], 0.22 * sk.bone_lengths[riders])  # (fingers: small)
         self._joint_xyz = np.array(sk.rest_positions, dtype=float)
         set_points(self._joints, self._joint_xyz, joint_radius, colors.astype(np.uint8))
 

@@ -66,6 +66,15 @@ SERVER_OWNED = (
     "has_limits",
     "limited_joints",
     "presets",
+    "hand_sides",
+    "hand_curls",
+    "hand_spread",
+    "hand_shape",
+    "hand_amount",
+    "clipboard_what",
+    "library_path",
+    "library_rows",
+    "library_problem",
     "error_message",
 )
 

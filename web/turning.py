@@ -42,6 +42,9 @@ class Turning:
     tolerance: float
     _free: fabrik3d.Skeleton
     built: fabrik3d.SolveResult | None = None
+    orientations: dict[str, np.ndarray]  # (the Orienting part's, with ``root_orientation``)
+    root_orientation: np.ndarray | None
+    root_target: np.ndarray | None
     # (``_push_undo`` is the History part's, ``_record_frame`` the Recording part's)
 
     def joint_angles(self, name: str) -> list[float]:
@@ -80,6 +83,24 @@ class Turning:
         targets = {k: carried(v) if k in below else v for k, v in self.targets.items()}
         poles = {k: carried(v) if k in below else v for k, v in self.poles.items()}
         self._turned(undoable, targets, poles, positions, rotations)
+
+    def pose_to(self, positions: np.ndarray, rotations: np.ndarray, *, undoable: bool = True) -> None:
+        """Show a pose made by forward kinematics (a hand shape, a pasted or applied pose) as it is, the
+        pose the user built now, exactly as a turn: the targeted effectors' targets (their orientations
+        too) and the root's target go where the pose put them, so later drags keep it."""
+        sk = self.scene.skeleton
+        p, q = np.asarray(positions, dtype=float), np.asarray(rotations, dtype=float)
+        if p.shape != (len(sk), 3) or q.shape != (len(sk), 4) or not (np.isfinite(p).all() and np.isfinite(q).all()):
+            raise ValueError("pose: expected a finite pose of this skeleton")
+        if undoable:
+            self._push_undo()
+        self.orientations = {k: q[sk.index(k)].copy() for k in self.orientations}
+        if self.root_target is not None:
+            self.root_target = p[sk.root].copy()
+        if self.root_orientation is not None:
+            self.root_orientation = q[sk.root].copy()
+        targets = {k: p[sk.index(k)].copy() for k in self.targets}
+        self._turned(False, targets, dict(self.poles), p, q)
 
     def _turned(
         self,
