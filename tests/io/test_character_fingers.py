@@ -3,16 +3,20 @@ the finger roles, ride in the skeleton, take hand shapes, and the exported file 
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import JS_DIR, require_node_modules
 from helpers.character_asset import node_world, write_character
 from helpers.cli import run
 
 import fabrik3d
 from fabrik3d.io.character import load_character
+from fabrik3d.io.character_export import export_character
 from fabrik3d.model import rig_map as rigs
 from fabrik3d.model.fingers import FINGERS, finger_role
 from fabrik3d.solver.fk import joint_turn, limited_turn
@@ -100,3 +104,33 @@ def test_the_exported_character_carries_the_finger_turns(characters, convention:
             assert np.linalg.norm(world[:3, 3] - p[j]) <= 1e-3, sk.names[j]
             checked += 1
     assert checked == 15
+
+
+@pytest.mark.node
+def test_three_js_skins_the_exported_fist_where_fabrik3d_does(characters, tmp_path: Path) -> None:
+    """A real third-party loader: three.js skins the exported character (fingers in a fist, the body
+    reaching) where fabrik3d's own skinning puts every vertex."""
+    out = tmp_path / "fist.glb"
+    c = load_character(characters["mixamo"])
+    sk = c.skeleton
+    hand = c.effectors["hand_l"]
+    pose = fabrik3d.solve(sk, {hand: sk.rest_positions[sk.index(hand)] + np.array([-0.2, 0.3, 0.3])})
+    p, q = fabrik3d.shape_hand(sk, pose.positions, pose.rotations, "l", "fist")
+    fist = fabrik3d.SolveResult(p, q, 0, {}, True)
+    export_character(c, out, fist)
+    node = require_node_modules("three")
+    proc = subprocess.run(
+        [node, "skinned_check.mjs", json.dumps([{"file": str(out)}])],
+        cwd=JS_DIR, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)[0]
+    mine = {prim.where: skinned for prim, (skinned, _) in zip(c.meshes, c.skin(fist))}
+    rest = {prim.where: skinned for prim, (skinned, _) in zip(c.meshes, c.skin(pose))}
+    fingers_moved = 0.0
+    for mesh in report["meshes"]:
+        where = f"meshes[{mesh['mesh']}].primitives[{mesh['primitive'] if mesh['primitive'] >= 0 else 0}]"
+        got = np.array(mesh["skinned"]).reshape(-1, 3)
+        np.testing.assert_allclose(got, mine[where], atol=1e-4 * c.size, err_msg=where)
+        fingers_moved = max(fingers_moved, float(np.abs(mine[where] - rest[where]).max()))
+    assert fingers_moved > 0.03  # (the fist moved the finger vertices)
