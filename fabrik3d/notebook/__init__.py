@@ -40,6 +40,7 @@ from fabrik3d.io.scene import Scene
 from fabrik3d.model import targets
 from fabrik3d.model.keys import Animation
 from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.notebook.hands import Hands
 from fabrik3d.notebook.turning import Turns
 from fabrik3d.solver.tree import SolveResult
 
@@ -62,7 +63,7 @@ def _f32(a: np.ndarray) -> np.ndarray:
 
 
 # -- the widget -----------------------------------------------------------------------------
-class SkeletonView(Turns, widgets.HBox):
+class SkeletonView(Hands, Turns, widgets.HBox):
     """A pythreejs view of a skeleton with controls that set targets and re-solve.
 
     Args:
