@@ -24,15 +24,15 @@ from fabrik3d.model.pose_library import PARTS, Pose, part_of
 
 DEFAULT_LIBRARY = Path("~") / ".fabrik3d" / "poses.json"
 # What copy takes with one limb selected (the effector whose handle was grabbed last, by role):
-# (parts, side) of the roles kept.
+# (parts, side) of the roles kept, and the limb's name.
 LIMBS = {
-    "hand_l": (("arms", "hands"), "_l"),
-    "hand_r": (("arms", "hands"), "_r"),
-    "toe_l": (("legs",), "_l"),
-    "toe_r": (("legs",), "_r"),
-    "foot_l": (("legs",), "_l"),
-    "foot_r": (("legs",), "_r"),
-    "head": (("spine",), ""),
+    "hand_l": (("arms", "hands"), "_l", "the left arm"),
+    "hand_r": (("arms", "hands"), "_r", "the right arm"),
+    "toe_l": (("legs",), "_l", "the left leg"),
+    "toe_r": (("legs",), "_r", "the right leg"),
+    "foot_l": (("legs",), "_l", "the left leg"),
+    "foot_r": (("legs",), "_r", "the right leg"),
+    "head": (("spine",), "", "the spine and head"),
 }
 
 
@@ -61,7 +61,7 @@ class Poses:
         role = self._role_of(limb)
         pose = self._capture()
         if role in LIMBS:
-            parts, side = LIMBS[role]
+            parts, side, self.clipboard_what = LIMBS[role]
             keep = {r for r in pose.bones if part_of(r) in parts and r.endswith(side)}
             spine = parts == ("spine",)
             pose = Pose(
@@ -70,7 +70,6 @@ class Poses:
                 pose.pelvis if spine else None,
                 pose.height if spine else None,
             )
-            self.clipboard_what = f"the {'left ' if side == '_l' else 'right ' if side == '_r' else ''}{parts[0]}"
         else:
             self.clipboard_what = "the whole pose"
         self.clipboard = pose
