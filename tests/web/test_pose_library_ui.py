@@ -1,0 +1,84 @@
+"""End to end, the pose library (issue 30, items 4 and 5): save the pose shown under a name (with a
+thumbnail of the view) in a library file the test gives, reset, apply it: the pose comes back
+within 1 mm; apply a starter pose to the legs only; a bad file reaches the banner's line. The real
+``fabrik3d serve`` and Debian's headless chromium."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from helpers import web as wh
+
+from fabrik3d.model import presets
+
+pytestmark = pytest.mark.browser
+BODY = presets.get("humanoid")
+
+
+def pose(page) -> np.ndarray:
+    return np.array(wh.get_state(page, "pose"))
+
+
+def rows(page) -> list[dict]:
+    return wh.get_state(page, "library_rows")
+
+
+def test_save_reset_apply_brings_the_pose_back_and_the_file_is_written_whole(page, tmp_path) -> None:
+    rest = pose(page)
+    field = page.locator("#pose-library-path")
+    field.scroll_into_view_if_needed()
+    field.fill(str(tmp_path))
+    field.press("Enter")
+    wh.wait_until(page, "(p) => window.trame.state.get('library_path') === p", arg=str(tmp_path / "poses.json"))
+    wh.trigger(page, "turn_joint", ["shoulder_r", [0, 0, 60]])
+    wh.trigger(page, "turn_joint", ["elbow_l", [80, 0, 0]])
+    page.locator("#btn-hand-fist").click()
+    wh.wait_until(page, "() => window.trame.state.get('hand_shape') === 'fist'")
+    saved = pose(page)
+    page.locator("#pose-name").fill("fist up")
+    page.locator("#btn-save-pose").click()
+    wh.wait_until(page, "() => window.trame.state.get('library_rows')[0].name === 'fist up'")
+    row = rows(page)[0]
+    assert row["saved"] and row["thumbnail"].startswith("data:image/png;base64,")
+    assert [p.name for p in tmp_path.iterdir()] == ["poses.json"]  # (written whole: no temporary left)
+    assert list(json.loads((tmp_path / "poses.json").read_text())["poses"]) == ["fist up"]
+    page.locator("#btn-reset").click()
+    wh.wait_until(page, "() => !window.trame.state.get('hand_shape')")
+    np.testing.assert_allclose(pose(page), rest, atol=1e-9)
+    page.locator(".pose-row").first.locator(".pose-apply").click()
+    wh.wait_until(page, "() => window.trame.state.get('hand_curls').index > 0.9")
+    assert np.abs(pose(page) - saved).max() < 1e-3
+    assert not wh.get_state(page, "error_message")
+    wh.trigger(page, "undo")
+    wh.wait_until(page, "() => window.trame.state.get('hand_curls').index < 0.01")
+    # the legs of a starter pose only: the arms and hands stay
+    page.locator("#pose-part-arms").uncheck()
+    page.locator("#pose-part-hands").uncheck()
+    page.locator("#pose-part-spine").uncheck()
+    starter = [r["name"] for r in rows(page)].index("kneel")
+    page.locator(".pose-row").nth(starter).locator(".pose-apply").click()
+    ankle = BODY.index("ankle_l")
+    wh.wait_until(
+        page, "([i, y]) => Math.abs(window.trame.state.get('pose')[i][1] - y) > 0.05", arg=[ankle, rest[ankle][1]]
+    )
+    got = pose(page)
+    arm = [BODY.index(n) for n in ("shoulder_l", "elbow_l", "hand_l")]
+    hip = BODY.index("pelvis")
+    np.testing.assert_allclose(got[arm] - got[hip], rest[arm] - rest[hip], atol=1e-6)
+    # delete the saved pose
+    page.locator(".pose-row").first.locator(".pose-delete").click()
+    wh.wait_until(page, "() => !window.trame.state.get('library_rows')[0].saved")
+    assert json.loads((tmp_path / "poses.json").read_text())["poses"] == {}
+
+
+def test_a_bad_library_file_is_one_line_in_the_panel_and_saving_over_it_is_refused(page, tmp_path) -> None:
+    (tmp_path / "poses.json").write_text("{not json")
+    wh.trigger(page, "set_pose_library", [str(tmp_path / "poses.json")])
+    wh.wait_until(page, "() => window.trame.state.get('library_problem').includes('poses.json')")
+    assert "\n" not in wh.get_state(page, "library_problem")
+    wh.trigger(page, "save_library_pose", ["x"])
+    wh.wait_until(page, "() => window.trame.state.get('error_message').includes('poses.json')")
+    assert "\n" not in wh.get_state(page, "error_message")
+    assert (tmp_path / "poses.json").read_text() == "{not json"
