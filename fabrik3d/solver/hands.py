@@ -44,6 +44,8 @@ _SPREAD = {"thumb": 25.0, "index": 12.0, "middle": 0.0, "ring": 10.0, "pinky": 1
 _FIST_SPREAD = {"thumb": 0.0, "index": -10.0, "middle": 0.0, "ring": -5.0, "pinky": -14.0}
 # The palm's surface lies this far from its bones (m): ``palm_center``.
 PALM_HALF_THICKNESS = 0.012
+# A finger without an end joint: its tip this share of its last bone past its last knuckle.
+TIP_SHARE = 0.8
 # The grip's fingers lie round the cylinder this far from its surface (their half thickness, m).
 FINGER_HALF_THICKNESS = 0.009
 
@@ -125,9 +127,23 @@ def shape_hand(
         degrees = _number(spread, "spread")
         for finger in fingers:
             wanted[finger] = (wanted[finger][0], degrees * _SPREAD[finger] / _SPREAD["index"])
-    p = np.array(positions, dtype=float)
-    q = np.array(rotations, dtype=float)
-    axes = _hand_axes(skeleton, fingers, s)
+    if shape == "pinch" and "thumb" in fingers and "index" in fingers:
+        wanted["thumb"] = _pinching_thumb(skeleton, fingers, s, wanted["index"])
+    p, q = np.array(positions, dtype=float), np.array(rotations, dtype=float)
+    return _turn_fingers(skeleton, p, q, fingers, _hand_axes(skeleton, fingers, s), wanted, amount)
+
+
+def _turn_fingers(
+    skeleton: Skeleton,
+    p: np.ndarray,
+    q: np.ndarray,
+    fingers: dict[str, tuple[int, int, int]],
+    axes: dict[str, list[tuple[rot.Vec, rot.Vec]]],
+    wanted: dict[str, tuple[tuple[float, ...], float]],
+    amount: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The pose ``p``, ``q`` with each finger of ``fingers`` turned to ``wanted`` (flexions, spread)
+    about its ``axes`` (``_hand_axes``)."""
     for finger, joints in fingers.items():
         flex, spread_deg = wanted[finger]
         for k, j in enumerate(joints):
@@ -140,6 +156,56 @@ def shape_hand(
                 turn = rot.slerp(tuple(joint_turn(skeleton, q, name)), turn, amount)  # type: ignore[arg-type]
             p, q = turn_joint(skeleton, p, q, name, turn)
     return p, q
+
+
+def fingertip(skeleton: Skeleton, positions: Any, rotations: Any, joints: tuple[int, int, int]) -> np.ndarray:
+    """``(3,)`` the tip of the finger whose ``_01``, ``_02``, ``_03`` joints are ``joints``: its end
+    joint, or where it has none (Blender writes no bone for a fingertip) a point past its last knuckle
+    along that knuckle's frame (+Y), ``TIP_SHARE`` of the bone before it."""
+    c = skeleton.first_child(joints[2])
+    if c >= 0:
+        return np.asarray(positions[c], dtype=float)
+    along = rot.rotate(tuple(np.asarray(rotations[joints[2]], dtype=float).tolist()), rot.Y_AXIS)  # type: ignore[arg-type]
+    return np.asarray(positions[joints[2]], dtype=float) + TIP_SHARE * float(
+        skeleton.bone_lengths[joints[2]]
+    ) * np.array(along)
+
+
+def _pinching_thumb(
+    skeleton: Skeleton, fingers: dict[str, tuple[int, int, int]], side: str, index: tuple[tuple[float, ...], float]
+) -> tuple[tuple[float, ...], float]:
+    """The thumb's flexions and spread that bring its tip nearest the index's tip, the index flexed as
+    ``index`` (a coordinate search over the rest pose within the thumb's limits; cached per skeleton)."""
+    cache = skeleton.__dict__.setdefault("_pinch", {})
+    key = (side, index)
+    if key in cache:
+        return cache[key]
+    rest_p, rest_q = np.array(skeleton.rest_positions), np.array(skeleton.rest_frames)
+    pair = {"thumb": fingers["thumb"], "index": fingers["index"]}
+    axes = _hand_axes(skeleton, fingers, side)
+
+    def gap(x: list[float]) -> float:
+        wanted = {"thumb": ((x[0], x[1], x[2]), x[3]), "index": index}
+        p, q = _turn_fingers(skeleton, rest_p.copy(), rest_q.copy(), pair, axes, wanted)
+        return float(
+            np.linalg.norm(fingertip(skeleton, p, q, pair["thumb"]) - fingertip(skeleton, p, q, pair["index"]))
+        )
+
+    x, step = [*_PINCH["thumb"], 0.0], 8.0
+    best = gap(x)
+    while step >= 0.25:
+        moved = False
+        for k in range(4):
+            for sign in (1.0, -1.0):
+                y = list(x)
+                y[k] += sign * step
+                value = gap(y)
+                if value < best - 1e-9:
+                    x, best, moved = y, value, True
+        if not moved:
+            step *= 0.5
+    cache[key] = ((x[0], x[1], x[2]), x[3])
+    return cache[key]
 
 
 def palm_center(skeleton: Skeleton, positions: Any, side: str, rig_map: Any = None) -> np.ndarray:

@@ -20,7 +20,7 @@ from fabrik3d.io.character_export import export_character
 from fabrik3d.model import rig_map as rigs
 from fabrik3d.model.fingers import FINGERS, finger_role
 from fabrik3d.solver.fk import joint_turn, limited_turn
-from fabrik3d.solver.hands import finger_joints, palm_center
+from fabrik3d.solver.hands import finger_joints, fingertip, palm_center
 
 CONVENTIONS = ("mixamo", "blender")
 
@@ -69,18 +69,18 @@ def test_shapes_on_a_character(characters, convention: str, side: str) -> None:
     finger_set = {j for js in fingers.values() for j in js}
     moved_by_fingers = {k for k in range(len(sk)) if any(int(sk.parents[k]) == j for j in finger_set)}
     above = [k for k in range(len(sk)) if k not in finger_set | moved_by_fingers]
-    for shape in ("fist", "open", "point"):
+    for shape in ("fist", "open", "point", "pinch"):
         p, q = fabrik3d.shape_hand(sk, rest.positions, rest.rotations, side, shape)
         assert np.abs(p[above] - rest.positions[above]).max() <= 1e-9, shape
         assert outside_limits_deg(sk, q, sorted(finger_set)) < 1e-4, shape
+        if shape == "pinch":
+            tips = [fingertip(sk, p, q, fingers[f]) for f in ("thumb", "index")]
+            assert np.linalg.norm(tips[0] - tips[1]) <= 0.005
         if shape == "fist":
             centre = palm_center(sk, p, side)
             for finger in ("index", "middle", "ring", "pinky"):
-                last = fingers[finger][2]
-                ends = [k for k in range(len(sk)) if int(sk.parents[k]) == last]
-                # (Blender's exporter writes no bone for a fingertip: there, the last knuckle is measured)
-                point, bar = (p[ends[0]], 0.03) if ends else (p[last], 0.045)
-                assert np.linalg.norm(point - centre) <= bar, (finger, np.linalg.norm(point - centre))
+                tip = fingertip(sk, p, q, fingers[finger])  # (Blender writes no fingertip bone: estimated)
+                assert np.linalg.norm(tip - centre) <= 0.03, (finger, np.linalg.norm(tip - centre))
 
 
 @pytest.mark.parametrize("convention", CONVENTIONS)

@@ -99,6 +99,8 @@ def test_shapes_meet_the_bars(side: str) -> None:
         tips = {f: float(np.linalg.norm(p[BODY.index(f"{f}_end_{side}")] - centre)) for f in FINGERS}
         if shape == "fist":
             assert max(tips[f] for f in ("index", "middle", "ring", "pinky")) <= 0.03, tips
+        if shape == "pinch":  # (the thumb's tip on the index's)
+            assert np.linalg.norm(p[BODY.index(f"thumb_end_{side}")] - p[BODY.index(f"index_end_{side}")]) <= 0.005
         if shape == "open":
             assert max(bend_deg(BODY, q, n) for n in joints if not n.startswith("thumb")) <= 5.0
         if shape == "point":
