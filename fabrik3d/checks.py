@@ -13,6 +13,37 @@ import numpy as np
 
 MAX_COORD = 1e9
 _MAX2 = MAX_COORD * MAX_COORD
+# A message quotes at most this many characters of an input, and lists at most this many names.
+QUOTE_LIMIT = 80
+NAMES_LIMIT = 10
+
+
+def quoted(value: Any, limit: int = QUOTE_LIMIT) -> str:
+    """``repr(value)`` cut to ``limit`` characters (``...`` at the end of a cut one): what a message
+    quotes of an input, however long the input (a 1 MB name, a list of 10^5 numbers)."""
+    if isinstance(value, (str, bytes)) and len(value) > limit:
+        value = value[: limit + 1]  # (the repr of a cut string is cut below)
+    try:
+        text = repr(value)
+    except ValueError:  # an int of more digits than Python converts
+        return f"<an integer of {value.bit_length()} bits>" if isinstance(value, int) else "<unprintable>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def names_list(names: Any, limit: int = NAMES_LIMIT, quote: bool = False) -> str:
+    """``names`` for a message, comma-separated: at most ``limit`` of them, then ``... and 99,990 more``;
+    each name cut as ``quoted`` cuts (``quote``: written as ``quoted`` writes it)."""
+    items = list(names)
+    shown = [quoted(n) if quote else cut(str(n)) for n in items[:limit]]
+    text = ", ".join(shown)
+    if len(items) > limit:
+        text += f" ... and {len(items) - limit:,} more"
+    return text
+
+
+def cut(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` (a name, unquoted) cut to ``limit`` characters."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def real_array(value: Any) -> np.ndarray:
@@ -103,7 +134,7 @@ def point(value: Any, name: str) -> np.ndarray:
     try:
         arr = real_array(value)
     except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float range
-        raise ValueError(f"{name}: expected three numbers, got {value!r}") from None
+        raise ValueError(f"{name}: expected three numbers, got {quoted(value)}") from None
     if arr.shape != (3,):
         raise ValueError(f"{name}: expected shape (3,), got {arr.shape}")
     _finite(arr, name)
@@ -122,13 +153,13 @@ def _finite(arr: np.ndarray, name: str) -> None:
 def positive(value: Any, name: str) -> float:
     """A finite float > 0."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name}: expected a number, got {value!r}")
+        raise ValueError(f"{name}: expected a number, got {quoted(value)}")
     try:
         v = float(value)
     except OverflowError:  # an int beyond float range
         v = math.inf
     if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name}: must be finite and > 0, got {value!r}")
+        raise ValueError(f"{name}: must be finite and > 0, got {quoted(value)}")
     return v
 
 
@@ -138,7 +169,7 @@ def settings(tolerance: Any, max_iterations: Any) -> tuple[float, int]:
         return tolerance, max_iterations
     tol = positive(tolerance, "tolerance")
     if isinstance(max_iterations, bool) or not isinstance(max_iterations, (int, np.integer)):
-        raise ValueError(f"max_iterations: expected an integer, got {max_iterations!r}")
+        raise ValueError(f"max_iterations: expected an integer, got {quoted(max_iterations)}")
     if max_iterations < 1:
         raise ValueError(f"max_iterations: must be >= 1, got {max_iterations}")
     return tol, int(max_iterations)
@@ -157,7 +188,8 @@ def frames(value: Any, n: int, name: str) -> np.ndarray:
         raise ValueError(f"{name}: expected an ({n}, 4) array of quaternions (x, y, z, w)") from None
     if arr.shape != (n, 4) or not np.all(np.isfinite(arr)):
         raise ValueError(f"{name}: expected ({n}, 4) finite quaternions, got shape {arr.shape}")
-    length = np.sqrt(np.einsum("ij,ij->i", arr, arr))
+    with np.errstate(over="ignore"):  # (a huge one: length inf, refused below)
+        length = np.sqrt(np.einsum("ij,ij->i", arr, arr))
     bad = np.flatnonzero(~(np.abs(length - 1.0) <= FRAME_TOLERANCE))
     if len(bad):
         raise ValueError(f"{name}[{bad[0]}]: not a unit quaternion (length {length[bad[0]]:.6g})")

@@ -16,6 +16,7 @@ Bad input gives a one-line message on stderr and exit status 2, never a tracebac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import errno
 import ipaddress
@@ -23,9 +24,11 @@ import json
 import socket
 import sys
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
+from fabrik3d import checks
 from fabrik3d.cli_pose import _solve_scene, apply_targets, parse_target
 from fabrik3d.io import bake, bake_file, character, character_export, files, gltf, take
 from fabrik3d.io.scene import Scene, scene_or_preset
@@ -39,9 +42,30 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+# The longest message printed (each input it quotes is cut to 80 characters where it is made; this
+# bounds what a message made elsewhere, argparse's say, can echo).
+MAX_MESSAGE = 1000
+
+
 def one_line(message: str) -> str:
-    """``message`` on one line: line breaks (an argument may hold them) written as ``\\n``."""
+    """``message`` on one line: line breaks (an argument may hold them) written as ``\\n``, at most
+    ``MAX_MESSAGE`` characters."""
+    if len(message) > MAX_MESSAGE:
+        message = message[: MAX_MESSAGE - 3] + "..."
     return message.replace("\r", "\\r").replace("\n", "\\n")
+
+
+@contextlib.contextmanager
+def _about(source: str, *named: str | None) -> Iterator[None]:
+    """Prefix ``source`` (the file or preset a command reads) to a ``ValueError`` raised inside, unless
+    its message already names ``source`` or another file of the command (``named``)."""
+    try:
+        yield
+    except ValueError as exc:
+        text = str(exc)
+        if any(f is not None and text.startswith(f"{f}:") for f in (source, *named)):
+            raise
+        raise ValueError(f"{source}: {text}") from None
 
 
 def _output_name(text: str) -> str:
@@ -56,7 +80,7 @@ def _port(text: str) -> int:
     try:
         port = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer 1..65535, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected an integer 1..65535, got {checks.quoted(text)}") from None
     if not 1 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"expected an integer 1..65535, got {port}")
     return port
@@ -68,7 +92,9 @@ def check_listen(host: str, port: int) -> None:
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
-        raise ValueError(f"--host {host!r}: unknown host ({getattr(exc, 'strerror', None) or exc})") from None
+        raise ValueError(
+            f"--host {checks.quoted(host)}: unknown host ({getattr(exc, 'strerror', None) or exc})"
+        ) from None
     family, kind, proto, _, address = infos[0]
     with socket.socket(family, kind, proto) as probe:
         try:
@@ -77,8 +103,10 @@ def check_listen(host: str, port: int) -> None:
             if exc.errno == errno.EADDRINUSE:
                 raise ValueError(f"--port {port}: already in use on {host}") from None
             if exc.errno == errno.EADDRNOTAVAIL:
-                raise ValueError(f"--host {host!r}: not an address of this machine") from None
-            raise ValueError(f"--host {host!r} --port {port}: cannot listen ({exc.strerror or exc})") from None
+                raise ValueError(f"--host {checks.quoted(host)}: not an address of this machine") from None
+            raise ValueError(
+                f"--host {checks.quoted(host)} --port {port}: cannot listen ({exc.strerror or exc})"
+            ) from None
     if not ipaddress.ip_address(address[0]).is_loopback:
         print(
             f"fabrik3d: warning: --host {host} listens beyond this machine: whoever can reach it can use the app",
@@ -94,13 +122,15 @@ def _cmd_presets(args: argparse.Namespace) -> int:
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
-    scene = apply_targets(scene_or_preset(args.scene), args.target)
-    if args.tolerance is not None:
-        scene = dataclasses.replace(scene, tolerance=args.tolerance)
-    if args.max_iterations is not None:
-        scene = dataclasses.replace(scene, max_iterations=args.max_iterations)
-    t0 = time.perf_counter()
-    result = _solve_scene(scene, args)
+    scene = scene_or_preset(args.scene)
+    with _about(args.scene, args.output):
+        scene = apply_targets(scene, args.target)
+        if args.tolerance is not None:
+            scene = dataclasses.replace(scene, tolerance=args.tolerance)
+        if args.max_iterations is not None:
+            scene = dataclasses.replace(scene, max_iterations=args.max_iterations)
+        t0 = time.perf_counter()
+        result = _solve_scene(scene, args)
     ms = (time.perf_counter() - t0) * 1e3
     print(f"iterations: {result.iterations}  converged: {result.converged}  solve: {ms:.3f} ms")
     for name, err in result.errors.items():
@@ -159,8 +189,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
         gltf.export_animation(recorded.skeleton, frames, recorded.times, args.output)
         print(f"wrote {args.output}: {len(recorded.times)} frames of {len(recorded.skeleton)} joints")
         return 0
-    scene = apply_targets(scene_or_preset(args.scene), args.target)
-    result = _solve_scene(scene, args)
+    scene = scene_or_preset(args.scene)
+    with _about(args.scene, args.output):
+        scene = apply_targets(scene, args.target)
+        result = _solve_scene(scene, args)
     gltf.export_pose(scene.skeleton, result, args.output)
     state = "converged" if result.converged else "not converged"
     print(f"wrote {args.output}: pose of {len(scene.skeleton)} joints ({state}, {result.iterations} iterations)")
@@ -171,19 +203,23 @@ def _export_character(args: argparse.Namespace) -> int:
     """``export MODEL.glb``: the character's own file with the solved pose and/or a take."""
     model = character.load_character(args.scene, args.rig_map)
     sk = model.skeleton
-    targets = {}
-    for spec in args.target:
-        name, point = parse_target(spec)
-        targets[model.effector(name, "--target")] = point  # (a role, a bone of one, or a leaf)
-    turns = [f"{model.effector(n, '--turn')}={v}" for n, _, v in (t.partition("=") for t in args.turn)]
-    recorded = None if args.take is None else take.load_take(args.take)
-    pose = None
-    if targets or recorded is None:
-        scene = Scene(sk, targets=targets)
-        pose = _solve_scene(
-            scene, argparse.Namespace(turn=turns, look=args.look, hand=args.hand), model.effectors.get("head", "head")
-        )
-    character_export.export_character(model, args.output, pose=pose, take=recorded, name=args.name or "take")
+    with _about(args.scene, args.output, args.take, args.rig_map):
+        targets, root = {}, None
+        for spec in args.target:
+            name, point = parse_target(spec)
+            joint = model.effector(name, "--target")  # (a role, a bone of one, or a leaf)
+            if joint == sk.names[sk.root]:  # the pelvis: the root moves there
+                root = point
+            else:
+                targets[joint] = point
+        turns = [f"{model.effector(n, '--turn')}={v}" for n, _, v in (t.partition("=") for t in args.turn)]
+        recorded = None if args.take is None else take.load_take(args.take)
+        pose = None
+        if targets or root is not None or recorded is None:
+            scene = Scene(sk, targets=targets, root_target=root)
+            options = argparse.Namespace(turn=turns, look=args.look, hand=args.hand)
+            pose = _solve_scene(scene, options, model.effectors.get("head", "head"))
+        character_export.export_character(model, args.output, pose=pose, take=recorded, name=args.name or "take")
     what = [] if pose is None else [f"pose ({'converged' if pose.converged else 'not converged'})"]
     if recorded is not None:
         what.append(f"take {args.name or 'take'!r} of {len(recorded.times)} frames")
@@ -199,7 +235,9 @@ def _frames(text: str) -> tuple[int, int]:
             raise ValueError
         return int(first), int(last)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected FIRST:LAST (two whole frame numbers), got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected FIRST:LAST (two whole frame numbers), got {checks.quoted(text)}"
+        ) from None
 
 
 def _cmd_bake(args: argparse.Namespace) -> int:
@@ -208,7 +246,10 @@ def _cmd_bake(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.scene}: no keys to bake (a scene file of version 3 with an 'animation')")
     animation = scene.animation
     if args.fps is not None:
-        animation = dataclasses.replace(animation, fps=args.fps)
+        try:
+            animation = dataclasses.replace(animation, fps=args.fps)
+        except ValueError as exc:
+            raise ValueError(f"--fps: {str(exc).removeprefix('fps: ')}") from None
     t0 = time.perf_counter()
     span = bake_file.bake_to_file(
         scene.skeleton,
@@ -296,7 +337,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args))
+        with warnings.catch_warnings():  # (never printed: what matters is checked and said in the error)
+            warnings.simplefilter("ignore")
+            return int(args.func(args))
     except (ValueError, TypeError) as exc:
         print(f"fabrik3d: error: {one_line(str(exc))}", file=sys.stderr)
         return 2

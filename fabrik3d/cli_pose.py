@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from fabrik3d import checks
 from fabrik3d import rotations as rot
 from fabrik3d.io.scene import Scene
 from fabrik3d.model.skeleton import Skeleton
@@ -28,7 +29,7 @@ def parse_target(text: str) -> tuple[str, np.ndarray]:
             raise ValueError
         point = np.array([float(p) for p in parts])
     except ValueError:
-        raise ValueError(f"--target {text!r}: expected NAME=X,Y,Z") from None
+        raise ValueError(f"--target {checks.quoted(text)}: expected NAME=X,Y,Z") from None
     return name, point
 
 
@@ -65,7 +66,7 @@ def turned_goals(skeleton: Skeleton, targets: dict[str, Any], specs: Sequence[st
     for spec in specs:
         name, xyz = parse_turn(spec)
         if name not in skeleton.names:
-            raise ValueError(f"--turn {name!r}: not a joint of the skeleton")
+            raise ValueError(f"--turn {checks.quoted(name)}: not a joint of the skeleton")
         if name not in goals:
             raise ValueError(f"--turn {name}: give {name} a --target too (its orientation turns it where it is put)")
         rest = tuple(skeleton.rest_frames[skeleton.index(name)].tolist())
@@ -101,5 +102,8 @@ def apply_targets(scene: Scene, specs: Sequence[str]) -> Scene:
     targets = dict(scene.targets)
     for spec in specs:
         name, point = parse_target(spec)
+        if not scene.skeleton.is_effector(name):
+            valid = checks.names_list(scene.skeleton.end_effectors)
+            raise ValueError(f"--target {checks.cut(name)}: not an end effector; valid names are {valid}")
         targets[name] = point
     return dataclasses.replace(scene, targets=targets)

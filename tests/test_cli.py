@@ -176,7 +176,7 @@ def _bound_port() -> tuple[object, int]:
         (["solve", "/dev/zero"], r"/dev/zero: not a regular file"),
         (["solve", "x" * 300 + ".json"], r"neither a preset .* nor an existing scene file"),
         (["solve", "hum\nanoid"], r"hum\\nanoid: neither a preset"),
-        (["solve", "humanoid", "--target", "ha\nnd_l=1,2,3"], r"targets\.ha\\nnd_l: not an end effector"),
+        (["solve", "humanoid", "--target", "ha\nnd_l=1,2,3"], r"humanoid: --target ha\\nnd_l: not an end effector"),
     ],
 )
 def test_more_bad_input_is_one_line_and_exit_2(args: list[str], pattern: str) -> None:

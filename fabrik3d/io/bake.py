@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from fabrik3d import checks
 from fabrik3d.batch.solve import solve_batch
 from fabrik3d.io.take import Take
 from fabrik3d.model.key_poses import KeyPose, PoseCurve
@@ -162,7 +163,7 @@ def bake_chunks(
         raise TypeError(f"animation: expected an Animation, got {type(animation).__name__}")
     animation.check(skeleton)
     if method not in METHODS:
-        raise ValueError(f"method: expected one of {', '.join(METHODS)}, got {str(method)[:80]!r}")
+        raise ValueError(f"method: expected one of {checks.names_list(METHODS)}, got {checks.quoted(str(method))}")
     span = frame_range(animation, frames)
     chunk = CHUNK if chunk is None else max(1, int(chunk))
     settings = {"weights": weights, "tolerance": tolerance, "max_iterations": max_iterations, "posing": posing}

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from fabrik3d import checks
 from fabrik3d import rotations as rot
 from fabrik3d.io import files
 from fabrik3d.io import gltf_limits as limits
@@ -135,10 +136,10 @@ class Character:
                     return self.effectors[key]
             if name in self.skeleton.end_effectors:
                 return name
-        keys = ", ".join(self.effectors) or "none"
-        bones = ", ".join(sorted(set(self.skeleton.end_effectors) - set(self.effectors.values()))[:12])
+        keys = checks.names_list(self.effectors) or "none"
+        bones = checks.names_list(sorted(set(self.skeleton.end_effectors) - set(self.effectors.values())))
         raise ValueError(
-            f"{where} {str(name)[:60]!r}: not a role of this character nor a bone of one; the roles are {keys}"
+            f"{where} {checks.quoted(str(name))}: not a role of this character nor a bone of one; the roles are {keys}"
             + (f" (other leaves: {bones})" if bones else "")
         )
 
@@ -193,10 +194,14 @@ def load_character(path: str | os.PathLike[str], rig_map: Any = None) -> Charact
 def scene_character(scene: Any, scene_path: str | os.PathLike[str]) -> Character | None:
     """The character a scene file names (``Scene.character``: its file relative to the scene file's
     folder, opened with the scene's rig map), or None. ``ValueError`` naming the scene when the file
-    cannot be read or its skeleton is not the scene's (its joint names differ)."""
+    cannot be read or its skeleton is not the scene's (its joint names differ).
+
+    Only a file inside the scene file's folder is opened, as a glTF's URIs are read: a name that is
+    absolute, has a drive, a backslash, a ``..`` part or a NUL, or that leads out of the folder
+    (symlinks resolved), is refused before anything is opened."""
     if scene.character is None:
         return None
-    path = Path(scene_path).parent / scene.character["file"]
+    path = files.inside(Path(scene_path).parent, scene.character["file"], f"{scene_path}: character.file")
     character = load_character(path, scene.character["rig_map"] or None)
     if tuple(character.skeleton.names) != tuple(scene.skeleton.names):
         raise ValueError(f"{scene_path}: character {scene.character['file']!r}: its joints are not the scene's")
@@ -216,7 +221,7 @@ def parse_rig_map(text: str | bytes, source: str = "rig map") -> dict[str, str]:
             raise ValueError("expected an object of role -> bone name")
         unknown = [r for r in data if r not in rigs.ROLES]
         if unknown:
-            raise ValueError(f"{unknown[0]}: unknown role; roles are {', '.join(rigs.ROLES)}")
+            raise ValueError(f"{unknown[0]}: unknown role; roles are {checks.names_list(rigs.ROLES)}")
         return dict(data)
 
     return files.parse_json(text, source, build)
@@ -322,11 +327,14 @@ def _node_worlds(nodes: list[Any], node_parent: list[int]) -> list[np.ndarray]:
         if not isinstance(node, dict):
             raise ValueError(f"nodes[{k}]: expected an object")
         try:
-            m = _local_matrix(node)
-        except (ValueError, TypeError):
+            with np.errstate(all="ignore"):  # (a huge transform: not finite, refused below)
+                m = _local_matrix(node)
+        except ValueError as exc:
+            raise ValueError(f"nodes[{k}] ({checks.quoted(_node_name(nodes, k))}): {exc}") from None
+        except TypeError:
             raise ValueError(f"nodes[{k}]: its matrix or translation, rotation, scale are malformed") from None
         if m.shape != (4, 4) or not np.all(np.isfinite(m)):
-            raise ValueError(f"nodes[{k}] ({_node_name(nodes, k)!r}): its transform is not finite")
+            raise ValueError(f"nodes[{k}] ({checks.quoted(_node_name(nodes, k))}): its transform is not finite")
         local.append(m)
     world: list[np.ndarray | None] = [None] * len(nodes)
     for k in range(len(nodes)):
@@ -368,6 +376,6 @@ def _bone_parents(
     roots = [b for b, p in enumerate(parents) if p < 0]
     trees = [b for b in roots if b in has_kids]
     if len(roots) != 1 and len(trees) != 1:
-        names = ", ".join(repr(_node_name(nodes, bone_nodes[b])) for b in roots)
+        names = checks.names_list([_node_name(nodes, bone_nodes[b]) for b in roots], quote=True)
         raise ValueError(f"skins: the joints do not form one tree; roots: {names}")
     return parents, [b for b in roots if b not in has_kids] if len(roots) > 1 else []

@@ -164,12 +164,14 @@ def _locals(character: Character, doc: dict[str, Any], world: np.ndarray) -> tup
     for b, k in enumerate(character.bone_nodes):
         above = posed(parent[int(k)])
         if abs(np.linalg.det(above[:3, :3])) < 1e-300 or not np.all(np.abs(scale[b]) > 0):
-            raise ValueError(f"nodes[{k}]: its parent's or its own scale is 0; its pose cannot be written")
+            raise ValueError(
+                f"{character.source}: nodes[{k}]: its parent's or its own scale is 0; its pose cannot be written"
+            )
         local[b] = np.linalg.inv(above) @ world[b]
     u, _, vt = np.linalg.svd(local[:, :3, :3] / scale[:, None, :])
     t, q = local[:, :3, 3], matrix_quaternions(u @ vt)
     if not (np.all(np.isfinite(t)) and np.all(np.isfinite(q))):
-        raise ValueError("the pose gives a non-finite node transform")
+        raise ValueError(f"{character.source}: the pose gives a non-finite node transform")
     return t, q
 
 

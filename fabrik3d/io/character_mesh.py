@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from fabrik3d import checks
 from fabrik3d.io import gltf_limits as limits
 from fabrik3d.io.gltf_accessors import Buffers, read_accessor
 from fabrik3d.io.gltf_images import MAX_TEXTURE_PIXELS_IN_ALL, image_type
@@ -71,13 +72,15 @@ def read_meshes(
             continue
         m = node["mesh"]
         if isinstance(m, bool) or not isinstance(m, int) or not 0 <= m < len(meshes):
-            raise ValueError(f"nodes[{k}].mesh: expected an index in [0, {len(meshes) - 1}], got {m!r}")
+            raise ValueError(f"nodes[{k}].mesh: expected an index in [0, {len(meshes) - 1}], got {checks.quoted(m)}")
         s = node.get("skin")
         if s is None:
             notes.append(f"nodes[{k}]: meshes[{m}] has no skin; it stays in the file but is not posed here")
             continue
         if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < len(skin_sizes):
-            raise ValueError(f"nodes[{k}].skin: expected an index in [0, {len(skin_sizes) - 1}], got {s!r}")
+            raise ValueError(
+                f"nodes[{k}].skin: expected an index in [0, {len(skin_sizes) - 1}], got {checks.quoted(s)}"
+            )
         skinned.append((k, m, s))
     limits.check_meshes(doc, [(k, m) for k, m, _ in skinned])  # (before any accessor is read)
     images: dict[int, tuple[bytes | None, str, int]] = {}  # each image checked once, its bytes shared
@@ -189,7 +192,9 @@ def _material(
         return np.ones(4), None, "", 0, False
     materials = _list(doc, "materials")
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(materials):
-        raise ValueError(f"{where}.material: expected an index in [0, {len(materials) - 1}], got {index!r}")
+        raise ValueError(
+            f"{where}.material: expected an index in [0, {len(materials) - 1}], got {checks.quoted(index)}"
+        )
     pbr = materials[index].get("pbrMetallicRoughness", {})
     double = materials[index].get("doubleSided", False) is True
     color = np.array(pbr.get("baseColorFactor", (1.0, 1.0, 1.0, 1.0)), dtype=float)
@@ -202,7 +207,7 @@ def _material(
     textures = _list(doc, "textures")
     t = info.get("index")
     if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < len(textures):
-        raise ValueError(f"{at}.index: expected an index in [0, {len(textures) - 1}], got {t!r}")
+        raise ValueError(f"{at}.index: expected an index in [0, {len(textures) - 1}], got {checks.quoted(t)}")
     source = textures[t].get("source")
     images = _list(doc, "images")
     if source is None or not isinstance(source, int) or not 0 <= source < len(images):

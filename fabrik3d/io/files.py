@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
+from fabrik3d import checks
+
 T = TypeVar("T")
 
 # Files larger than this are refused while they are read.
@@ -170,6 +172,38 @@ def read_bytes(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> byt
         raise ValueError(f"{p}: cannot read ({exc.strerror or exc})") from None
     finally:
         os.close(fd)
+
+
+def inside(
+    folder: str | os.PathLike[str],
+    name: str,
+    where: str,
+    allowed: str = "relative paths inside the file's folder are read",
+    shown: str | None = None,
+) -> Path:
+    """The file that the relative path ``name`` names in ``folder``; nothing is opened.
+
+    Only relative paths that resolve inside that folder are taken: ``name`` is refused when it is
+    absolute, has a scheme or a drive, a backslash, a ``..`` part or a NUL, or when the path, symlinks
+    resolved, leads out of the folder; the ``ValueError`` names ``where`` and quotes ``shown`` (default
+    ``name``, at most 80 characters). Nothing outside is opened, so the error tells nothing of what is there.
+    """
+    said = checks.quoted(name if shown is None else shown)
+    parts = name.split("/")
+    if (
+        not name
+        or name.startswith("/")
+        or "\\" in name
+        or "\0" in name
+        or ":" in parts[0]
+        or any(part == ".." for part in parts)
+    ):
+        raise ValueError(f"{where}: only {allowed}, got {said}")
+    base = os.path.realpath(folder)
+    path = os.path.realpath(os.path.join(base, name))
+    if os.path.commonpath([base, path]) != base:
+        raise ValueError(f"{where}: {said} leads out of the file's folder")
+    return Path(path)
 
 
 def parse_json(text: str | bytes, source: str, build: Callable[[Any], T]) -> T:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from fabrik3d import checks
 from fabrik3d.io.gltf_import import _beside, _buffer, _index, _list
 
 # componentType -> numpy dtype (little endian), glTF 2.0 section 3.6.2.2
@@ -51,7 +52,7 @@ class Buffers:
             raise ValueError(f"bufferViews[{k}]: runs past the end of its buffer ({start} + {size} > {len(buffer)})")
         stride = view.get("byteStride")
         if stride is not None and not (_count(stride) and 4 <= stride <= 252):
-            raise ValueError(f"bufferViews[{k}].byteStride: expected 4 to 252 bytes, got {stride!r}")
+            raise ValueError(f"bufferViews[{k}].byteStride: expected 4 to 252 bytes, got {checks.quoted(stride)}")
         return buffer, start, size, stride
 
     def view_bytes(self, index: Any, where: str) -> bytes:
@@ -94,9 +95,9 @@ def read_accessor(doc: dict[str, Any], buffers: Buffers, index: Any, where: str,
         raise ValueError(f"{at}: expected an object")
     kind, ctype, count = acc.get("type"), acc.get("componentType"), acc.get("count")
     if kind not in WIDTH or ctype not in COMPONENTS:
-        raise ValueError(f"{at}: unsupported type {kind!r} / componentType {ctype!r}")
+        raise ValueError(f"{at}: unsupported type {checks.quoted(kind)} / componentType {checks.quoted(ctype)}")
     if not _count(count) or count < 1:
-        raise ValueError(f"{at}.count: expected a whole number of at least 1, got {count!r}")
+        raise ValueError(f"{at}.count: expected a whole number of at least 1, got {checks.quoted(count)}")
     dtype = np.dtype(COMPONENTS[ctype])
     width = WIDTH[kind]
     most = min(limit, MAX_COUNT, MAX_COMPONENTS // width)
@@ -151,7 +152,9 @@ def _strided(
     element = width * dtype.itemsize
     step = stride or element
     if not _count(offset) or offset % dtype.itemsize or step < element:
-        raise ValueError(f"{at}: byteOffset {offset!r} or byteStride {step} does not fit {element}-byte elements")
+        raise ValueError(
+            f"{at}: byteOffset {checks.quoted(offset)} or byteStride {step} does not fit {element}-byte elements"
+        )
     if offset + step * (count - 1) + element > size:
         raise ValueError(f"{at}: runs past the end of its buffer view ({count} elements of {element} bytes)")
     view = np.ndarray((count, width), dtype=dtype, buffer=buffer, offset=start + offset, strides=(step, dtype.itemsize))
@@ -173,10 +176,12 @@ def _apply_sparse(buffers: Buffers, sparse: Any, base: np.ndarray, dtype: np.dty
         raise ValueError(f"{at}: expected count, indices and values")
     n = sparse.get("count")
     if not _count(n) or not 1 <= n <= len(base):
-        raise ValueError(f"{at}.count: expected 1 to {len(base)}, got {n!r}")
+        raise ValueError(f"{at}.count: expected 1 to {len(base)}, got {checks.quoted(n)}")
     idx_type = sparse["indices"].get("componentType")
     if idx_type not in (5121, 5123, 5125):
-        raise ValueError(f"{at}.indices.componentType: expected an unsigned integer type, got {idx_type!r}")
+        raise ValueError(
+            f"{at}.indices.componentType: expected an unsigned integer type, got {checks.quoted(idx_type)}"
+        )
     ind = sparse["indices"]
     buffer, start, size, _ = buffers.view(ind.get("bufferView"), f"{at}.indices.bufferView")
     idx_dtype = np.dtype(COMPONENTS[idx_type])

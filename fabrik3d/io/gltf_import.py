@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import os
 import struct
 import urllib.parse
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from fabrik3d import checks
 from fabrik3d import rotations as rot
 from fabrik3d.io import files
 from fabrik3d.io.gltf_format import BIN_CHUNK, FLOAT, JSON_CHUNK, unique_names
@@ -96,7 +98,7 @@ def _parse_container(data: bytes) -> tuple[dict[str, Any], bytes | None]:
         raise ValueError("not a glTF document (expected a JSON object)")
     version = doc.get("asset", {}).get("version") if isinstance(doc.get("asset"), dict) else None
     if not (isinstance(version, str) and version.startswith("2.")):
-        raise ValueError(f"asset.version: expected a glTF 2.x version, got {version!r}")
+        raise ValueError(f"asset.version: expected a glTF 2.x version, got {checks.quoted(version)}")
     return doc, bin_chunk
 
 
@@ -109,7 +111,7 @@ def _list(doc: dict[str, Any], key: str) -> list[Any]:
 
 def _index(value: Any, count: int, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < count:
-        raise ValueError(f"{where}: expected an index in [0, {count - 1}], got {value!r}")
+        raise ValueError(f"{where}: expected an index in [0, {count - 1}], got {checks.quoted(value)}")
     return value
 
 
@@ -165,7 +167,7 @@ def _skin_joints(doc: dict[str, Any]) -> tuple[list[str], list[int], list[int], 
     parents = joint_parents(node_parent, slot, joints)
     roots = [names[m] for m, p in enumerate(parents) if p < 0]
     if len(roots) != 1:
-        found = ", ".join(map(repr, roots)) if roots else "none (their parents form a cycle)"
+        found = checks.names_list(roots, quote=True) if roots else "none (their parents form a cycle)"
         raise ValueError(f"skins[0].joints: the joints do not form one tree; roots: {found}")
     return names, parents, joints, node_parent
 
@@ -182,7 +184,7 @@ def _world_matrices(doc: dict[str, Any], node_parent: list[int], keys: list[int]
             k = node_parent[k]
         m = world[k] if k >= 0 else np.eye(4)
         for j in reversed(path):
-            m = world[j] = m @ _local_matrix(nodes[j])
+            m = world[j] = m @ _local_matrix(nodes[j])  # (ValueError: the caller names the file)
             if not np.all(np.isfinite(m)):
                 raise ValueError("nodes: a joint's transform is not finite")
     return world
@@ -194,6 +196,12 @@ def _local_matrix(node: dict[str, Any]) -> np.ndarray:
         return np.array(node["matrix"], dtype=float).reshape(4, 4).T
     local = np.eye(4)
     q = np.array(node.get("rotation", (0.0, 0.0, 0.0, 1.0)), dtype=float)
+    big = float(np.abs(q).max()) if q.shape == (4,) else math.nan
+    if not 0.0 < big < math.inf:  # (a zero quaternion has no direction: no division by 0 or overflow below)
+        raise ValueError(
+            f"rotation: expected a non-zero quaternion of four finite numbers, got {checks.quoted(q.tolist())}"
+        )
+    q = q / big
     local[:3, :3] = rot.quat_to_matrix(q / np.linalg.norm(q)) * np.array(node.get("scale", (1.0, 1.0, 1.0)))
     local[:3, 3] = node.get("translation", (0.0, 0.0, 0.0))
     return local
@@ -207,7 +215,7 @@ def _bind_positions(doc: dict[str, Any], index: Any, count: int, bin_chunk: byte
     if acc.get("componentType") != FLOAT or acc.get("type") != "MAT4" or "sparse" in acc:
         raise ValueError(f"{where}: inverse bind matrices must be a dense FLOAT MAT4 accessor")
     if not isinstance(acc.get("count"), int) or acc["count"] < count:
-        raise ValueError(f"{where}: expected {count} inverse bind matrices, got {acc.get('count')!r}")
+        raise ValueError(f"{where}: expected {count} inverse bind matrices, got {checks.quoted(acc.get('count'))}")
     views = _list(doc, "bufferViews")
     view_index = _index(acc.get("bufferView"), len(views), f"{where}.bufferView")
     view = views[view_index]
@@ -270,19 +278,5 @@ def _beside(base_dir: str | os.PathLike[str], uri: str, where: str) -> Path:
     or when the path, symlinks resolved, leads out of the folder. Nothing outside is opened, so the
     error tells nothing about what is there.
     """
-    name = urllib.parse.unquote(uri)
-    parts = name.split("/")
-    if (
-        not name
-        or name.startswith("/")
-        or "\\" in name
-        or "\0" in name
-        or ":" in parts[0]
-        or any(part == ".." for part in parts)
-    ):
-        raise ValueError(f"{where}: only data: URIs and relative paths inside the file's folder are read, got {uri!r}")
-    folder = os.path.realpath(base_dir)
-    path = os.path.realpath(os.path.join(folder, name))
-    if os.path.commonpath([folder, path]) != folder:
-        raise ValueError(f"{where}: {uri!r} leads out of the file's folder")
-    return Path(path)
+    allowed = "data: URIs and relative paths inside the file's folder are read"
+    return files.inside(base_dir, urllib.parse.unquote(uri), where, allowed, shown=uri)

@@ -14,6 +14,7 @@ import json
 import os
 from pathlib import Path
 
+from fabrik3d import checks
 from fabrik3d.io import files
 from fabrik3d.model.pose_library import Pose, check_name, check_thumbnail, library_from_dict, library_to_dict
 
@@ -75,7 +76,7 @@ def save_pose(
         pose = Pose(pose.bones, pose.twists, pose.pelvis, pose.height, check_thumbnail(thumbnail))
     poses = _existing(p)
     if name in poses and not overwrite:
-        raise ValueError(f"{p}: already has a pose {name!r} (pass overwrite=True to replace it)")
+        raise ValueError(f"{p}: already has a pose {checks.quoted(name)} (pass overwrite=True to replace it)")
     poses[name] = pose
     _write(p, poses)
 
@@ -89,8 +90,8 @@ def delete_pose(path: str | os.PathLike[str], name: str) -> None:
     p = Path(path)
     poses = load_library(p)
     if name not in poses:
-        shown = repr(name)[:80]
-        raise ValueError(f"{p}: no pose {shown}; poses are {', '.join(map(repr, poses)) or 'none'}")
+        shown = checks.quoted(name)
+        raise ValueError(f"{p}: no pose {shown}; poses are {checks.names_list(poses, quote=True) or 'none'}")
     del poses[name]
     _write(p, poses)
 

@@ -19,7 +19,8 @@ Format (``"format": "fabrik3d.scene"``, ``"version": 3``)::
 Only ``format``, ``version`` and ``joints`` are required. ``animation`` (version 3) holds the
 keys of ``fabrik3d.model.keys``. ``character`` (version 3), ``{"file": "hero.glb", "rig_map": {role:
 bone}}``, says that the skeleton is a rigged character's (``fabrik3d.io.character``): its file,
-relative to the scene file's folder, and the rig map it was set up with. ``posing`` (version 2) is the
+relative to the scene file's folder (only a file inside that folder is opened, as a glTF's URIs are
+read: ``scene_character``), and the rig map it was set up with. ``posing`` (version 2) is the
 skeleton's natural posing (``fabrik3d.model.posing``); a version 1 file has none and loads as
 it always did (the plain full-body chain). Positions are in scene
 units, Y up. Errors name the place in the file, e.g.
@@ -79,14 +80,17 @@ class Scene:
         effectors = self.skeleton.end_effectors
         for name in self.targets:
             if name not in effectors:
-                raise ValueError(f"targets.{name}: not an end effector; valid names are {', '.join(effectors)}")
+                raise ValueError(
+                    f"targets.{checks.cut(name)}: not an end effector; valid names are {checks.names_list(effectors)}"
+                )
         self.targets = {k: checks.point(v, f"targets.{k}") for k, v in self.targets.items()}
         if self.root_target is not None:
             self.root_target = checks.point(self.root_target, "root_target")
         if self.weights is not None:
             for name, value in self.weights.items():
                 if name not in effectors:
-                    raise ValueError(f"weights.{name}: not an end effector; valid names are {', '.join(effectors)}")
+                    names = checks.names_list(effectors)
+                    raise ValueError(f"weights.{checks.cut(name)}: not an end effector; valid names are {names}")
                 checks.positive(value, f"weights.{name}")
             self.weights = {k: float(v) for k, v in self.weights.items()}
         self.tolerance, self.max_iterations = checks.settings(self.tolerance, self.max_iterations)
@@ -136,9 +140,9 @@ class Scene:
         if not isinstance(data, Mapping):
             raise ValueError("scene: expected a JSON object")
         if data.get("format") != FORMAT:
-            raise ValueError(f"format: expected {FORMAT!r}, got {data.get('format')!r}")
+            raise ValueError(f"format: expected {FORMAT!r}, got {checks.quoted(data.get('format'))}")
         if type(data.get("version")) is not int or data.get("version") not in READS:
-            raise ValueError(f"version: expected one of {READS}, got {data.get('version')!r}")
+            raise ValueError(f"version: expected one of {READS}, got {checks.quoted(data.get('version'))}")
         if data["version"] == 1 and "posing" in data:
             raise ValueError("posing: needs version 2")
         for newer in ("animation", "character"):
@@ -218,5 +222,7 @@ def scene_or_preset(arg: str) -> Scene:
     if arg in presets.names():
         return Scene(presets.get(arg))
     if not os.path.exists(arg):
-        raise ValueError(f"{arg}: neither a preset ({', '.join(presets.names())}) nor an existing scene file")
+        raise ValueError(
+            f"{checks.cut(arg)}: neither a preset ({checks.names_list(presets.names())}) nor an existing scene file"
+        )
     return load_scene(arg)

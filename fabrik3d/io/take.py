@@ -107,9 +107,9 @@ class Take:
         if not isinstance(data, Mapping):
             raise ValueError("take: expected a JSON object")
         if data.get("format") != FORMAT:
-            raise ValueError(f"format: expected {FORMAT!r}, got {data.get('format')!r}")
+            raise ValueError(f"format: expected {FORMAT!r}, got {checks.quoted(data.get('format'))}")
         if data.get("version") != VERSION:
-            raise ValueError(f"version: expected {VERSION}, got {data.get('version')!r}")
+            raise ValueError(f"version: expected {VERSION}, got {checks.quoted(data.get('version'))}")
         if not isinstance(data.get("skeleton"), Mapping):
             raise ValueError("skeleton: expected an object with a 'joints' list (Skeleton.to_dict()'s form)")
         skeleton = Skeleton.from_dict(data["skeleton"], "skeleton.")

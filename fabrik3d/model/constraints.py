@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
+from fabrik3d import checks
 from fabrik3d import rotations as rot
 from fabrik3d.model import frames
 from fabrik3d.model.frames import JointTree
@@ -55,7 +56,7 @@ class Constraint:
 
 def _angle(value: Any, field: str, lo: float, hi: float, hi_open: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"{field}: expected a finite number of degrees, got {value!r}")
+        raise ValueError(f"{field}: expected a finite number of degrees, got {checks.quoted(value)}")
     v = float(value)
     if v < lo or v > hi or (hi_open and v >= hi):
         bound = f"< {hi:g}" if hi_open else f"<= {hi:g}"
@@ -67,9 +68,9 @@ def _axis(value: Any, field: str) -> tuple[float, float, float]:
     try:
         x, y, z = (float(c) for c in value)
     except (TypeError, ValueError):
-        raise ValueError(f"{field}: expected three numbers, got {value!r}") from None
+        raise ValueError(f"{field}: expected three numbers, got {checks.quoted(value)}") from None
     if not all(math.isfinite(c) for c in (x, y, z)) or x * x + y * y + z * z < 1e-18:
-        raise ValueError(f"{field}: expected a finite, non-zero vector, got {value!r}")
+        raise ValueError(f"{field}: expected a finite, non-zero vector, got {checks.quoted(value)}")
     return (x, y, z)
 
 
@@ -157,7 +158,9 @@ def constraint_from_dict(data: Any, where: str) -> Constraint:
         raise ValueError(f"{where}: expected an object with a 'type'")
     cls = TYPES.get(data.get("type"))  # type: ignore[arg-type]
     if cls is None:
-        raise ValueError(f"{where}.type: unknown constraint {data.get('type')!r}; types are {', '.join(TYPES)}")
+        raise ValueError(
+            f"{where}.type: unknown constraint {checks.quoted(data.get('type'))}; types are {checks.names_list(TYPES)}"
+        )
     names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
     extra = set(data) - names - {"type"}
     if extra:
@@ -195,14 +198,14 @@ def check_constraints(skeleton: JointTree, constraints: Mapping[str, Any]) -> di
     out: dict[str, tuple[Constraint, ...]] = {}
     for name, value in constraints.items():
         if name not in skeleton:  # a dict look-up (the names are a tuple)
-            raise ValueError(f"constraints: unknown joint {name!r}")
+            raise ValueError(f"constraints: unknown joint {checks.quoted(name)}")
         items = tuple(value) if isinstance(value, (list, tuple)) else (value,)
         j = skeleton.index(name)
         kids = skeleton.bone_children(j)
         seen: dict[str, int] = {}
         for m, c in enumerate(items):
             if not isinstance(c, Constraint):
-                raise JointLimitError(name, m, "", f"expected a constraint object, got {c!r}")
+                raise JointLimitError(name, m, "", f"expected a constraint object, got {checks.quoted(c)}")
             if c.kind in seen:
                 raise JointLimitError(name, m, "", f"a joint takes at most one {c.kind} limit")
             seen[c.kind] = m

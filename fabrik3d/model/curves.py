@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from fabrik3d import checks
 from fabrik3d import rotations as rot
 
 MODES = ("linear", "ease", "smooth")
@@ -34,7 +35,7 @@ MODES = ("linear", "ease", "smooth")
 def check_mode(mode: object) -> str:
     """``mode`` if it is one of ``MODES``, else ``ValueError`` listing them."""
     if mode not in MODES:
-        raise ValueError(f"interpolation: expected one of {', '.join(MODES)}, got {mode!r}")
+        raise ValueError(f"interpolation: expected one of {checks.names_list(MODES)}, got {checks.quoted(mode)}")
     return mode  # type: ignore[return-value]
 
 

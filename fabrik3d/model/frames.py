@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from fabrik3d import checks
 from fabrik3d import rotations as rot
 from fabrik3d.model.targets import unit_quaternion
 
@@ -91,7 +92,7 @@ def _explicit_frames(skeleton: JointTree, given: Mapping[str, Any]) -> dict[int,
     out = {}
     for name, value in given.items():
         if name not in skeleton:  # a dict look-up (the names are a tuple)
-            raise ValueError(f"rest_frames: unknown joint {name!r}")
+            raise ValueError(f"rest_frames: unknown joint {checks.quoted(name)}")
         q = unit_quaternion(value, f"joint {name!r}: rest_frame")
         out[skeleton.index(name)] = tuple(q.tolist())
     return out  # type: ignore[return-value]

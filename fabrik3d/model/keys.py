@@ -47,6 +47,9 @@ from fabrik3d.model.targets import Target
 
 DEFAULT_FPS = 30.0
 MAX_FPS = 1000.0
+# The slowest frame rate: a frame's time, frame / fps, stays finite and within a take's length for
+# the frames a bake takes in one go.
+MIN_FPS = 0.01
 # The last frame a key may sit on (a day at 30 frames per second).
 MAX_FRAME = 2_592_000
 # The most keys an animation holds (docs/animation.md, "Limits"): a file of more is refused before its keys are read.
@@ -139,7 +142,7 @@ class Key:
             raise ValueError(f"{where}: expected an object with a 'frame'")
         unknown = set(data) - {"frame", "targets", "root_target", "poles", "pose"}
         if unknown:
-            raise ValueError(f"{where}: unknown field {sorted(unknown)[0]!r}")
+            raise ValueError(f"{where}: unknown field {checks.quoted(sorted(unknown)[0])}")
         try:
             return cls(
                 data["frame"],
@@ -179,9 +182,8 @@ def _table(held: list[tuple[int, Target | None]]) -> Any:
 
 
 def _quoted(value: Any) -> str:
-    """``repr(value)``, cut to 80 characters (an error quotes no more of its input)."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    """``repr(value)``, cut to 80 characters (an error quotes no more of its input: ``checks.quoted``)."""
+    return checks.quoted(value)
 
 
 class Goals(NamedTuple):
@@ -199,7 +201,7 @@ class Animation:
 
     Attributes:
         keys: the keys, kept sorted by frame; two keys on one frame are refused.
-        fps: frames per second, in (0, 1000].
+        fps: frames per second, from ``MIN_FPS`` (0.01) to ``MAX_FPS`` (1000).
         start: the first frame of the range.
         end: the last frame of the range (default: the last key's frame, at least ``start``).
         interpolation: ``"linear"``, ``"ease"`` or ``"smooth"`` (``fabrik3d.model.curves``).
@@ -226,6 +228,8 @@ class Animation:
         fps = checks.positive(self.fps, "fps")
         if fps > MAX_FPS:
             raise ValueError(f"fps: must be at most {MAX_FPS:g}, got {fps:g}")
+        if fps < MIN_FPS:
+            raise ValueError(f"fps: must be at least {MIN_FPS:g}, got {fps:g}")
         object.__setattr__(self, "fps", fps)
         object.__setattr__(self, "start", frame_number(self.start, "start"))
         if self.end is not None:
@@ -263,12 +267,16 @@ class Animation:
         return replace(self, keys=tuple(k for k in self.keys if k.frame != frame))
 
     def with_key_moved(self, frame: int, to: int) -> Animation:
-        """A copy with the key on ``frame`` moved to frame ``to``; ``ValueError`` if there is no key on
-        ``frame`` or ``to`` already holds one."""
+        """A copy with the key on ``frame`` moved to frame ``to``; ``ValueError``, before anything is
+        changed, if there is no key on ``frame``, ``to`` already holds one, or ``to`` is outside the
+        range (before ``start``, or after ``end`` when the range has one: without it, a key moved past
+        the last one makes the range longer)."""
         key = self.key_at(frame)
         if key is None:
             raise ValueError(f"frame {frame}: there is no key on this frame")
         to = frame_number(to, "to")
+        if to < self.start or (self.end is not None and to > self.end):
+            raise ValueError(f"to: frame {to} is outside the range {self.start}..{self.last}")
         if to != frame and self.key_at(to) is not None:
             raise ValueError(f"frame {to}: there is a key on this frame already")
         rest = self.without_key(frame)
@@ -287,7 +295,7 @@ class Animation:
                     if name not in effectors:
                         raise ValueError(
                             f"key at frame {k.frame}: {part}.{name}: not an end effector; "
-                            f"valid names are {', '.join(effectors)}"
+                            f"valid names are {checks.names_list(effectors)}"
                         )
 
     # -- the goals between keys ----------------------------------------------------------------
@@ -360,7 +368,7 @@ class Animation:
             raise ValueError(f"{where}: expected an object with 'keys'")
         unknown = set(data) - {"fps", "start", "end", "interpolation", "keys"}
         if unknown:
-            raise ValueError(f"{where}: unknown field {sorted(unknown)[0]!r}")
+            raise ValueError(f"{where}: unknown field {checks.quoted(sorted(unknown)[0])}")
         keys = data.get("keys", [])
         if not isinstance(keys, list):
             raise ValueError(f"{where}.keys: expected a list of keys")

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fabrik3d import checks
 from fabrik3d.model.mirror import mirror_name
 from fabrik3d.model.rig_map import ROLES
 
@@ -71,11 +72,11 @@ def check_parts(parts: Any) -> frozenset[str]:
     if isinstance(parts, str):
         parts = [parts]
     if not isinstance(parts, Iterable):
-        raise ValueError(f"parts: expected a list of {', '.join(PARTS)}, got {_quote(parts)}")
+        raise ValueError(f"parts: expected a list of {checks.names_list(PARTS)}, got {_quote(parts)}")
     out = set()
     for p in parts:
         if p not in PARTS:
-            raise ValueError(f"parts: unknown part {_quote(p)}; parts are {', '.join(PARTS)}")
+            raise ValueError(f"parts: unknown part {_quote(p)}; parts are {checks.names_list(PARTS)}")
         out.add(p)
     return frozenset(out)
 
@@ -139,10 +140,10 @@ class Pose:
     def from_dict(cls, data: Any, where: str = "pose") -> Pose:
         """A pose from its JSON form; ``ValueError`` naming the place (``where`` prefixes it)."""
         if not isinstance(data, Mapping):
-            raise ValueError(f"{where}: expected an object with {', '.join(_POSE_KEYS)}, got {_quote(data)}")
+            raise ValueError(f"{where}: expected an object with {checks.names_list(_POSE_KEYS)}, got {_quote(data)}")
         unknown = [k for k in data if k not in _POSE_KEYS]
         if unknown:
-            raise ValueError(f"{where}: unknown key {_quote(unknown[0])}; a pose has {', '.join(_POSE_KEYS)}")
+            raise ValueError(f"{where}: unknown key {_quote(unknown[0])}; a pose has {checks.names_list(_POSE_KEYS)}")
         bones = {r: _direction(v, f"{where}.bones[{r!r}]") for r, v in _roles(data.get("bones", {}), where, "bones")}
         twists = {}
         for r, v in _roles(data.get("twists", {}), where, "twists"):
@@ -207,9 +208,8 @@ def library_from_dict(data: Any) -> dict[str, Pose]:
 
 
 def _quote(value: Any) -> str:
-    """``value`` as the user wrote it, at most 80 characters."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    """``value`` as the user wrote it, at most 80 characters (``checks.quoted``)."""
+    return checks.quoted(value)
 
 
 def _roles(data: Any, where: str, key: str) -> list[tuple[str, Any]]:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from fabrik3d import checks
+
 
 @dataclass(frozen=True)
 class Swivel:
@@ -43,7 +45,7 @@ class Swivel:
 
     def __post_init__(self) -> None:
         if not isinstance(self.frame, str) or not self.frame:
-            raise ValueError(f"swivel.frame: expected a joint name, got {self.frame!r}")
+            raise ValueError(f"swivel.frame: expected a joint name, got {checks.quoted(self.frame)}")
         object.__setattr__(self, "direction", _unit(self.direction, "swivel.direction"))
         try:
             pairs = [(a, d) for a, d in self.toward]
@@ -83,11 +85,11 @@ class Posing:
         stiffness = _mapping(self.stiffness, "stiffness")
         for name, value in stiffness.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-                raise ValueError(f"stiffness.{name}: expected a number from 0 to 1, got {value!r}")
+                raise ValueError(f"stiffness.{name}: expected a number from 0 to 1, got {checks.quoted(value)}")
         reach = _mapping(self.reach, "reach")
         for name, value in reach.items():
             if not isinstance(value, str):
-                raise ValueError(f"reach.{name}: expected a joint name, got {value!r}")
+                raise ValueError(f"reach.{name}: expected a joint name, got {checks.quoted(value)}")
         swivel = _mapping(self.swivel, "swivel")
         for name, value in swivel.items():
             if not isinstance(value, Swivel):
@@ -181,7 +183,7 @@ def _vector(value: Any, where: str) -> tuple[float, float, float]:
     except (TypeError, ValueError):
         out = ()
     if len(out) != 3 or len(list(value)) != 3 or not all(math.isfinite(x) for x in out):
-        raise ValueError(f"{where}: expected 3 finite numbers, got {value!r}")
+        raise ValueError(f"{where}: expected 3 finite numbers, got {checks.quoted(value)}")
     return out  # type: ignore[return-value]
 
 

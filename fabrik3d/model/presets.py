@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from fabrik3d import checks
 from fabrik3d.model.constraints import Cone, Constraint, EllipticalCone, Hinge, Rigid, Twist
 from fabrik3d.model.fingers import FINGERS, is_finger_role, rig_finger_limits
 from fabrik3d.model.posing import Posing, Swivel
@@ -38,7 +39,7 @@ def get(name: str) -> Skeleton:
     try:
         builder = _BUILDERS[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown preset {name!r}; presets are {', '.join(_BUILDERS)}") from None
+        raise ValueError(f"unknown preset {checks.quoted(name)}; presets are {checks.names_list(_BUILDERS)}") from None
     return builder()
 
 

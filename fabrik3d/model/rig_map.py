@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from fabrik3d import checks
 from fabrik3d.model import fingers, presets
 from fabrik3d.model.constraints import Constraint, EllipticalCone, Hinge
 from fabrik3d.model.posing import Posing, Swivel
@@ -153,11 +154,11 @@ def check_rig_map(data: Any, names: Sequence[str], where: str = "rig map") -> di
     known, used = set(names), {}
     for role, bone in data.items():
         if role not in ROLES:
-            raise ValueError(f"{where}.{role}: unknown role; roles are {', '.join(ROLES)}")
+            raise ValueError(f"{where}.{role}: unknown role; roles are {checks.names_list(ROLES)}")
         if not isinstance(bone, str) or bone not in known:
-            raise ValueError(f"{where}.{role}: {bone!r} is not a bone of the rig")
+            raise ValueError(f"{where}.{role}: {checks.quoted(bone)} is not a bone of the rig")
         if bone in used and not _hand_and_middle(role, used[bone]):
-            raise ValueError(f"{where}.{role}: bone {bone!r} is already {used[bone]!r}")
+            raise ValueError(f"{where}.{role}: bone {checks.quoted(bone)} is already {checks.quoted(used[bone])}")
         used[bone] = role
     return dict(data)
 

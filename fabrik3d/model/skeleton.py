@@ -137,7 +137,9 @@ class Skeleton:
         try:
             return self._index[name]
         except (KeyError, TypeError):
-            raise ValueError(f"unknown joint {name!r}; joints are {', '.join(self.names)}") from None
+            raise ValueError(
+                f"unknown joint {checks.quoted(name)}; joints are {checks.names_list(self.names)}"
+            ) from None
 
     def children(self, i: int) -> tuple[int, ...]:
         """Indices of joint ``i``'s children, in skeleton order."""
@@ -281,7 +283,7 @@ def _check_names(names: Iterable[str]) -> tuple[str, ...]:
     seen: set[str] = set()
     for i, name in enumerate(out):
         if not isinstance(name, str) or not name:
-            raise ValueError(f"joint {i}: name must be a non-empty string, got {name!r}")
+            raise ValueError(f"joint {i}: name must be a non-empty string, got {checks.quoted(name)}")
         if name in seen:
             raise ValueError(f"joint {name!r}: duplicate name")
         seen.add(name)
@@ -306,7 +308,7 @@ def _check_parents(parents: Any, names: tuple[str, ...]) -> np.ndarray:
     if not roots:
         raise ValueError("parents: no root (every joint has a parent, so they form a cycle)")
     if len(roots) > 1:
-        raise ValueError(f"parents: several roots ({', '.join(map(repr, roots))}); a skeleton has one")
+        raise ValueError(f"parents: several roots ({checks.names_list(roots, quote=True)}); a skeleton has one")
     arr.setflags(write=False)
     return arr
 

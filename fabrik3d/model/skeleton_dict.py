@@ -8,6 +8,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from fabrik3d import checks
 from fabrik3d.model.posing import Posing
 
 
@@ -107,11 +108,10 @@ def _json_vector(value: Any, where: str) -> list[float]:
         except OverflowError:  # an int beyond float range
             ok = False
     if not ok or not all(math.isfinite(v) for v in out):
-        raise ValueError(f"{where}: expected three finite numbers, got {value!r}")
+        raise ValueError(f"{where}: expected three finite numbers, got {_quoted(value)}")
     return out
 
 
 def _quoted(value: Any) -> str:
-    """``repr(value)``, cut to 80 characters."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    """``repr(value)``, cut to 80 characters (``checks.quoted``)."""
+    return checks.quoted(value)

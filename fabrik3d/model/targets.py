@@ -45,9 +45,11 @@ def unit_quaternion(value: Any, name: str) -> np.ndarray:
     try:
         q = checks.real_array(value)
     except (TypeError, ValueError, OverflowError):
-        raise ValueError(f"{name}: expected a quaternion (x, y, z, w), got {value!r}") from None
+        raise ValueError(f"{name}: expected a quaternion (x, y, z, w), got {checks.quoted(value)}") from None
     if q.shape != (4,) or not np.all(np.isfinite(q)):
-        raise ValueError(f"{name}: expected four finite numbers (x, y, z, w), got {value!r}")
+        raise ValueError(f"{name}: expected four finite numbers (x, y, z, w), got {checks.quoted(value)}")
+    if not np.abs(q).max() <= 2.0:  # (far from unit: its length would overflow)
+        raise ValueError(f"{name}: not a unit quaternion (a component is {np.abs(q).max():.6g})")
     # (written out, as ``solve_batch`` normalises its (B, 4) orientations: the same floats)
     length = np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
     if abs(float(length) - 1.0) > 1e-6:
@@ -83,7 +85,8 @@ def by_effector(skeleton: Any, value: Any, argument: str, what: str) -> list[tup
     for name in value:
         if not skeleton.is_effector(name):
             raise ValueError(
-                f"{argument}: {name!r} is not an end effector of this skeleton; valid names are {', '.join(effectors)}"
+                f"{argument}: {checks.quoted(name)} is not an end effector of this skeleton; "
+                f"valid names are {checks.names_list(effectors)}"
             )
     return [(skeleton.index(n), n, value[n]) for n in effectors if n in value]
 
@@ -119,7 +122,8 @@ def pin(targets: Mapping[str, Any], skeleton: Any, positions: Any, name: str) ->
     """``targets`` with effector ``name`` pinned where it is in the pose ``positions`` (``(n, 3)``,
     scene units): a new dict; ``ValueError`` naming ``name`` if it is not an end effector."""
     if not skeleton.is_effector(name):
-        raise ValueError(f"pin: {name!r} is not an end effector; valid names are {', '.join(skeleton.end_effectors)}")
+        names = checks.names_list(skeleton.end_effectors)
+        raise ValueError(f"pin: {checks.quoted(name)} is not an end effector; valid names are {names}")
     xs, ys, zs = checks.columns(positions, "positions")
     if len(xs) != len(skeleton):
         raise ValueError(f"positions: expected shape ({len(skeleton)}, 3), got {np.shape(positions)}")

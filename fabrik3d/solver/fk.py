@@ -43,7 +43,7 @@ def _pose(skeleton: Skeleton, positions: Any, rotations: Any) -> tuple[np.ndarra
 def _joint(skeleton: Skeleton, joint: Any) -> int:
     j = skeleton.index(joint) if isinstance(joint, str) else -1
     if j < 0:
-        raise ValueError(f"joint: expected the name of a joint of the skeleton, got {joint!r}")
+        raise ValueError(f"joint: expected the name of a joint of the skeleton, got {checks.quoted(joint)}")
     return j
 
 

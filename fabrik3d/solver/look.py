@@ -37,7 +37,7 @@ def look_joints(skeleton: Skeleton, head: str = "head") -> tuple[str, ...]:
     """The joints that share a look at by default: ``head``'s parent (the neck) and ``head``; the
     head alone when it is the root. ``ValueError`` naming ``head`` if the skeleton has no such joint."""
     if head not in skeleton.names:
-        raise ValueError(f"look_at: the skeleton has no joint {head!r} (name the head with head=)")
+        raise ValueError(f"look_at: the skeleton has no joint {checks.quoted(head)} (name the head with head=)")
     parent = int(skeleton.parents[skeleton.index(head)])
     return (head,) if parent < 0 else (skeleton.names[parent], head)
 
