@@ -143,6 +143,7 @@ def make_cases(skeleton: fabrik3d.Skeleton) -> tuple[list[common.Case], list[str
 CARRIED = "fabrik3d.solve, preset, frames carried"
 HELD = "fabrik3d.solve, preset, hand orientation held"
 HELD_AIM = 1.5  # a drag with the hand's orientation held costs at most this many times the preset's
+CORE = "fabrik3d.solve, the preset's core (no fingers), frames carried"
 
 
 def rotation_cases(skeleton: fabrik3d.Skeleton, first: np.ndarray) -> list[common.Case]:
@@ -162,9 +163,19 @@ def rotation_cases(skeleton: fabrik3d.Skeleton, first: np.ndarray) -> list[commo
     def read(r: fabrik3d.SolveResult) -> tuple[Any, int, float]:
         return r, r.iterations, max(r.errors.values())
 
+    core = skeleton.core
+
+    def core_carried(start: fabrik3d.SolveResult, step: dict[str, Any]) -> fabrik3d.SolveResult:
+        return fabrik3d.solve(
+            core, step, positions=start.positions, rotations=start.rotations, tolerance=TOL, max_iterations=MAX_IT
+        )
+
     return [
-        common.Case(label, rest, call, read, as_array=lambda r: r.positions)
-        for label, call in ((CARRIED, carried), (HELD, oriented))
+        *(
+            common.Case(label, rest, call, read, as_array=lambda r: r.positions)
+            for label, call in ((CARRIED, carried), (HELD, oriented))
+        ),
+        common.Case(CORE, fabrik3d.solve(core, {}), core_carried, read, as_array=lambda r: r.positions),
     ]
 
 
@@ -279,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
         f"workload 3, one hand: {len(one_hand)} frames, the left hand alone on a figure eight in front of the chest "
         "(steps <= 1.5 cm;\n          the other effectors free: what a drag in the web UI solves); "
         f"'{CARRIED}': each solve also given the last frames (as the web UI does);\n          "
-        f"'{HELD}': the hand's orientation held all along (issue 29: <= 1.5x the preset's)",
+        f"'{HELD}': the hand's orientation held all along (issue 29: <= 1.5x the preset's);\n          "
+        f"'{CORE}': the 25 solved joints alone, the fingers' cost by contrast",
         one_hand,
         rotation_cases(skeleton, one_hand[0]["hand_l"]),
     )
@@ -311,6 +323,9 @@ def main(argv: list[str] | None = None) -> int:
     base = common.summarize(hand_runs[natural].ns).ms("mean")
     held = common.summarize(hand_runs[HELD].ns).ms("mean")
     print(common.aim_line(f"{HELD}: mean / the preset's", held / base, HELD_AIM, "x"))
+    core = common.summarize(hand_runs[CORE].ns).ms("mean")
+    carried = common.summarize(hand_runs[CARRIED].ns).ms("mean")
+    print(f"info : {CARRIED} / {CORE}: {carried / core:.2f}x (the cost of carrying the 40 finger joints)")
     if args.profile:
         print()
         print(f"profile: {cases[0].label}, warm (by own time)")

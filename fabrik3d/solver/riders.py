@@ -30,8 +30,8 @@ from fabrik3d.solver.rig import rig
 
 def qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Hamilton products of quaternions ``(..., 4)`` (x, y, z, w), broadcast."""
-    ax, ay, az, aw = np.moveaxis(a, -1, 0)
-    bx, by, bz, bw = np.moveaxis(b, -1, 0)
+    ax, ay, az, aw = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bx, by, bz, bw = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
     return np.stack(
         [
             aw * bx + ax * bw + ay * bz - az * by,
@@ -51,8 +51,15 @@ def qconj(q: np.ndarray) -> np.ndarray:
 def qrotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Vectors ``(..., 3)`` rotated by unit quaternions ``(..., 4)``, broadcast."""
     u, w = q[..., :3], q[..., 3:]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+    t = 2.0 * _cross(u, v)
+    return v + w * t + _cross(u, t)
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cross products of ``(..., 3)`` vectors, broadcast (``np.cross`` without its axis handling)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
 
 
 def _levels(skeleton: Skeleton) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -86,10 +93,15 @@ def rider_turns(skeleton: Skeleton, frames: np.ndarray) -> np.ndarray:
     flat = turns.reshape(-1, len(riders), 4)
     cache: dict[bytes, np.ndarray] = skeleton.__dict__.setdefault("_rider_clamps", {})
     for b in range(len(flat)):
-        key = flat[b].tobytes()
+        # Each turn is taken to 12 decimals (its sign so that w >= 0, no -0.0) before it is clamped:
+        # a solve gives back the turns it carried up to rounding, so the clamps are kept per rounded
+        # turns, and the result depends on them alone (not on what was solved before).
+        rounded = np.round(flat[b] * np.where(flat[b][:, 3:] < 0.0, -1.0, 1.0), 12) + 0.0
+        key = rounded.tobytes()
         done = cache.get(key)
         if done is None:
-            done = np.array([clamped_turn(r, int(j), tuple(q)) for j, q in zip(riders, flat[b].tolist())])
+            unit = rounded / np.linalg.norm(rounded, axis=1, keepdims=True)
+            done = np.array([clamped_turn(r, int(j), tuple(q)) for j, q in zip(riders, unit.tolist())])
             if len(cache) >= 64:
                 cache.clear()
             cache[key] = done
@@ -101,17 +113,33 @@ def carry(skeleton: Skeleton, before_q: np.ndarray, after_p: np.ndarray, after_q
     """Set the riders of ``after_p`` ``(..., n, 3)`` and ``after_q`` ``(..., n, 4)`` (their core joints
     set) from their turns in the world frames before the solve, ``before_q`` (module docstring); in
     place."""
-    r = rig(skeleton)
     turns = rider_turns(skeleton, before_q)
-    slot = {name: k for k, name in enumerate(skeleton.riders)}
-    for joints, parents in _levels(skeleton):
-        local = qmul(
-            np.array([r.rest_local[j] for j in joints]), turns[..., [slot[skeleton.names[j]] for j in joints], :]
-        )
-        offset = np.array([r.offset[j] for j in joints])
+    for joints, parents, rest_local, offset, slots in _placing(skeleton):
+        local = qmul(rest_local, turns[..., slots, :])
         after_p[..., joints, :] = after_p[..., parents, :] + qrotate(after_q[..., parents, :], offset)
         turned = qmul(after_q[..., parents, :], local)
         after_q[..., joints, :] = turned / np.linalg.norm(turned, axis=-1, keepdims=True)
+
+
+def _placing(skeleton: Skeleton) -> list[tuple[np.ndarray, ...]]:
+    """Per level of riders (``_levels``): joints, parents, rest local rotations ``(k, 4)``, rest
+    offsets ``(k, 3)`` and places in ``skeleton.riders``; cached on the skeleton."""
+    made = skeleton.__dict__.get("_rider_placing")
+    if made is None:
+        r = rig(skeleton)
+        slot = {name: k for k, name in enumerate(skeleton.riders)}
+        made = [
+            (
+                joints,
+                parents,
+                np.array([r.rest_local[j] for j in joints]),
+                np.array([r.offset[j] for j in joints]),
+                np.array([slot[skeleton.names[j]] for j in joints], dtype=np.intp),
+            )
+            for joints, parents in _levels(skeleton)
+        ]
+        skeleton.__dict__["_rider_placing"] = made
+    return made
 
 
 def before(skeleton: Skeleton, positions: Any, rotations: Any) -> tuple[np.ndarray, np.ndarray]:
