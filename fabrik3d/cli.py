@@ -38,7 +38,9 @@ from fabrik3d.solver.hands import SHAPES
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: error: {one_line(message)}", file=sys.stderr)
+        # (argparse quotes a bad value whole: each word of the message cut to 80 characters)
+        words = (checks.cut(w) for w in message.split(" "))
+        print(f"{self.prog}: error: {one_line(' '.join(words))}", file=sys.stderr)
         raise SystemExit(2)
 
 

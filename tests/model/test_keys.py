@@ -204,3 +204,16 @@ def test_keys_on_joints_that_are_not_effectors_are_named() -> None:
         Animation((Key(2, {"elbow_l": [0, 1, 0]}),)).check(body)
     with pytest.raises(ValueError, match=r"key at frame 5: poles\.hadn_l: not an end effector"):
         Animation((Key(5, poles={"hadn_l": [0, 1, 0]}),)).check(body)
+
+
+def test_a_key_moved_out_of_the_range_is_refused_before_any_change() -> None:
+    anim = Animation((Key(0, {"hand_l": [0, 1, 0]}), Key(30, {"hand_l": [1, 1, 0]})), start=0, end=40)
+    for to in (41, 2_592_000):
+        with pytest.raises(ValueError, match=rf"^to: frame {to} is outside the range 0\.\.40$"):
+            anim.with_key_moved(30, to)
+    assert [k.frame for k in anim.keys] == [0, 30]
+    later = Animation((Key(10, {"hand_l": [0, 1, 0]}),), start=5)
+    with pytest.raises(ValueError, match=r"^to: frame 4 is outside the range 5\.\.10$"):
+        later.with_key_moved(10, 4)
+    assert [k.frame for k in later.with_key_moved(10, 50).keys] == [50]  # (no end: the range grows)
+    assert [k.frame for k in anim.with_key_moved(30, 40).keys] == [0, 40]
