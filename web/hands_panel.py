@@ -11,6 +11,7 @@ the server's).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from trame.decorators import change
@@ -23,6 +24,9 @@ from fabrik3d.solver.hands import SHAPES
 from .security import page_trigger
 from .vtk_parts import check_view, frame_camera
 
+# A new hand shape's image is sent at once, small as a drag's; the panel and the full-size still
+# image follow it this much later (the page's work on the panel would hold up the image).
+PANEL_DELAY_S = 0.06
 _SLIDER = {"hide_details": True, "density": "compact", "start": "trigger('begin_hand')", "end": "trigger('end_hand')"}
 
 
@@ -31,6 +35,7 @@ class HandActions:
 
     controller: Any
     state: Any
+    delivery: Any
     _grabbed_hand = ""
 
     def _attempt(self, action: Any, *args: Any) -> Any:
@@ -45,6 +50,9 @@ class HandActions:
     def _render(self) -> None:
         raise NotImplementedError  # (the WebApp's)
 
+    def _show_pose(self, moving: Any = None) -> None:
+        raise NotImplementedError  # (the WebApp's)
+
     @change("hand_side")
     def choose_hand(self, hand_side: Any, **_: Any) -> None:
         """The user chose the left or the right hand."""
@@ -52,9 +60,22 @@ class HandActions:
 
     @page_trigger("choose_hand_shape")
     def choose_hand_shape(self, shape: Any) -> None:
-        """The user clicked a shape for the hand."""
-        self._attempt(lambda: self.controller.shape_hand(self.state.hand_side, shape))
-        self._publish()
+        """The user clicked a shape for the hand: its image sent at once, then the panel."""
+        if not self._attempt(lambda: self.controller.shape_hand(self.state.hand_side, shape)):
+            self._publish()
+            return
+        self._show_pose()
+        self.delivery.set_moving(True)  # (a drag's quick small image first, the still image after it)
+        self.delivery.push_now()
+        try:  # (the panel a little later: the page's work on it would hold up the image)
+            asyncio.get_running_loop().call_later(PANEL_DELAY_S, self._publish_panel)
+        except RuntimeError:  # (not serving: tests in-process)
+            self._publish()
+
+    def _publish_panel(self) -> None:
+        self.delivery.set_moving(False)
+        with self.state:
+            self._publish()
 
     @page_trigger("curl_finger")
     def curl_finger(self, finger: Any, curl: Any, sliding: Any = False) -> None:

@@ -62,6 +62,7 @@ def test_a_fist_for_the_left_hand_curls_its_fingers_on_screen(page) -> None:
 
 def test_alt_click_picks_a_finger_joint_when_zoomed_and_alt_drag_turns_it_within_its_limits(page) -> None:
     wh.trigger(page, "reset_pose")
+    wh.wait_until(page, "() => Object.values(window.trame.state.get('hand_curls')).every((c) => c === 0)")
     wh.trigger(page, "frame_hand", ["front"])
     wh.settle(page)
     start = pose(page)
@@ -99,10 +100,12 @@ def test_alt_click_picks_a_finger_joint_when_zoomed_and_alt_drag_turns_it_within
 
 def test_copy_at_frame_0_and_paste_mirrored_at_frame_20_each_frame_shows_what_was_pasted(page) -> None:
     wh.trigger(page, "reset_pose")
+    wh.wait_until(page, "() => Object.values(window.trame.state.get('hand_curls')).every((c) => c === 0)")
     wh.trigger(page, "reset_camera", ["front"])
     page.locator("#btn-hand-fist").click()
     wh.wait_until(page, "() => window.trame.state.get('hand_shape') === 'fist'")
     wh.trigger(page, "turn_joint", ["shoulder_l", [0, 0, -50]])
+    wh.wait_until(page, "(i) => window.trame.state.get('pose')[i][1] < 1.2", arg=BODY.index("hand_l"))
     frame0 = pose(page)
     assert fist_gap(frame0, "l") < 0.03 and fist_gap(frame0, "r") > 0.08
     page.locator("#btn-hand-fist").focus()
