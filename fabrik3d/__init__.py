@@ -17,6 +17,7 @@ from fabrik3d.batch.solve import BatchResult, solve_batch
 from fabrik3d.io.pose_library import delete_pose, load_library, save_pose, starter_poses
 from fabrik3d.io.scene import Scene, load_scene, save_scene
 from fabrik3d.model.constraints import Cone, EllipticalCone, Hinge, Rigid, Twist
+from fabrik3d.model.mass import center_of_mass, support_area
 from fabrik3d.model.mirror import mirror_goals
 from fabrik3d.model.pose_library import Pose
 from fabrik3d.model.posing import Posing, Swivel
@@ -45,6 +46,7 @@ __all__ = [
     "Twist",
     "apply_pose",
     "capture_pose",
+    "center_of_mass",
     "delete_pose",
     "face_axis",
     "free",
@@ -60,6 +62,7 @@ __all__ = [
     "solve_batch",
     "solve_chain",
     "starter_poses",
+    "support_area",
 ]
 __version__ = "0.1.0"
 

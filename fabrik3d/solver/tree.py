@@ -46,6 +46,7 @@ from fabrik3d.model.posing import Posing, check_posing
 from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.solver.chain import run_chain, settled
 from fabrik3d.solver.constrained.solve import LimitedSolve
+from fabrik3d.solver.ground import grounded
 from fabrik3d.solver.hinge import hinge, reference_frame, upright_goal
 from fabrik3d.solver.look import look_goal, looking
 from fabrik3d.solver.natural import NaturalSolve
@@ -70,24 +71,22 @@ def solve(
     rotations: np.ndarray | None = None,
     relax_rotations: np.ndarray | None = None,
     look_at: Any = None,
+    floor: float | None = None,
+    balance: bool = False,
 ) -> SolveResult:
     """Pose ``skeleton`` so its targeted end effectors reach their targets.
 
-    Skeletons with joint constraints, and solves with poles or orientation
-    targets, run the constrained solver of ``fabrik3d.solver.constrained.solve``; the others the
-    plain tree solve described in this module.
+    Skeletons with joint constraints, and solves with poles or orientation targets, run the
+    constrained solver of ``fabrik3d.solver.constrained.solve``; the others this module's plain solve.
 
     Args:
         skeleton: the skeleton to pose.
         targets: end-effector name -> ``(3,)`` target point or ``fabrik3d.Target``.
-        positions: ``(n, 3)`` start pose (default: the rest pose); interactive
-            callers pass the previous result's positions. Bone directions are taken
-            from it and lengths from the skeleton. Not modified.
-        root_target: ``(3,)`` new root position, or a ``Target`` (with an optional
-            orientation for the root's frame): the whole start pose first moves
-            with the root, then FABRIK runs with the root fixed there.
-        poles: effector name -> ``(3,)`` pole point that the chain's inner joints
-            bend toward (elbows, knees).
+        positions: ``(n, 3)`` start pose (default: the rest pose; interactive callers pass the
+            previous result's). Bone directions are taken from it, lengths from the skeleton.
+        root_target: ``(3,)`` new root position, or a ``Target`` (with an optional orientation for
+            the root's frame): the start pose first moves with the root, which then stays there.
+        poles: effector name -> ``(3,)`` point the chain's inner joints bend toward (elbows, knees).
         weights: effector name -> weight > 0 for the sub-base centroids.
         tolerance: distance (scene units, > 0) at which a target counts as reached.
         max_iterations: upper bound on iterations (>= 1).
@@ -106,20 +105,21 @@ def solve(
             point, the joint ``head`` (the preset's ``"head"``, a character's head bone) and its
             parent within their limits (``fabrik3d.solver.look.look_at``; the head alone where it
             has a target, so that it stays on it).
+        floor: a floor's height (scene units): no joint goes below it, a foot that meets it lies on
+            it; balance: the root shifts so the centre of mass stays over the feet on the ground
+            (both ``fabrik3d.solver.ground``).
 
     Raises:
         TypeError: naming ``skeleton`` when it is not a ``Skeleton`` (``NotASkeletonError``).
-        ValueError: naming the argument, for unknown or non-effector target names
-            (listing the valid ones), wrong shapes, NaN or inf values, complex numbers,
-            booleans or strings as coordinates, non-unit quaternions, weights <= 0, a
-            non-positive tolerance or ``max_iterations < 1``.
+        ValueError: naming the argument, for unknown or non-effector target names (listing the
+            valid ones), wrong shapes, NaN or inf values, complex numbers, booleans or strings as
+            coordinates, non-unit quaternions, weights <= 0, a bad tolerance or max_iterations.
     """
+    options = {k: v for k, v in locals().items() if k not in ("skeleton", "targets", "floor", "balance")}
+    if floor is not None or balance is not False:  # (fabrik3d.solver.ground)
+        return grounded(skeleton, targets, solve, floor, balance, options)
     if check_skeleton(skeleton).riders:  # (the core solved, the fingers carried: fabrik3d.solver.riders)
-        return solve_riding(
-            skeleton, solve, targets, positions=positions, root_target=root_target, poles=poles, weights=weights,
-            tolerance=tolerance, max_iterations=max_iterations, posing=posing, relax_to=relax_to,
-            rotations=rotations, relax_rotations=relax_rotations, look_at=look_at,
-        )  # fmt: skip
+        return solve_riding(skeleton, solve, targets, **options)
     r = rig(skeleton)
     goals = tg.goals(skeleton, targets)
     w = tg.effector_weights(skeleton, weights)
