@@ -1,5 +1,8 @@
-"""Old import path, kept working: ``fabrik3d.presets`` is now ``fabrik3d.model.presets``."""
+"""Old import path, kept working: ``fabrik3d.presets`` is now ``fabrik3d.model.presets``; with the
+proportions of ``fabrik3d.model.proportions`` and ``repose`` (``fabrik3d.solver.proportions``)."""
 
 from fabrik3d.model.presets import get, humanoid, names, octopus, robot_arm
+from fabrik3d.model.proportions import Proportions, proportions_of
+from fabrik3d.solver.proportions import repose
 
-__all__ = ["get", "humanoid", "names", "octopus", "robot_arm"]
+__all__ = ["Proportions", "get", "humanoid", "names", "octopus", "proportions_of", "repose", "robot_arm"]

@@ -20,7 +20,11 @@ Only ``format``, ``version`` and ``joints`` are required. ``animation`` (version
 keys of ``fabrik3d.model.keys``. ``character`` (version 3), ``{"file": "hero.glb", "rig_map": {role:
 bone}}``, says that the skeleton is a rigged character's (``fabrik3d.io.character``): its file,
 relative to the scene file's folder (only a file inside that folder is opened, as a glTF's URIs are
-read: ``scene_character``), and the rig map it was set up with. ``posing`` (version 2) is the
+read: ``scene_character``), and the rig map it was set up with. ``proportions`` (read by version 3
+and written only where there are some), ``{"height": 1.5, "head": 1.0, "arm": 1.1, ...}``, says that
+the skeleton is ``presets.humanoid`` of these proportions (``fabrik3d.model.proportions``): the
+joints must be that body's (within 1e-6), and the skeleton read remembers them
+(``proportions_of``); a reader without it reads the same body from the joints. ``posing`` (version 2) is the
 skeleton's natural posing (``fabrik3d.model.posing``); a version 1 file has none and loads as
 it always did (the plain full-body chain). Positions are in scene
 units, Y up. Errors name the place in the file, e.g.
@@ -41,6 +45,7 @@ from fabrik3d import checks
 from fabrik3d.io import files
 from fabrik3d.model import presets
 from fabrik3d.model.keys import Animation
+from fabrik3d.model.proportions import Proportions, proportions_of, remember
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.skeleton_dict import _json_vector
 from fabrik3d.solver.tree import SolveResult, solve
@@ -65,6 +70,8 @@ class Scene:
         animation: keys on a timeline (``fabrik3d.model.keys.Animation``), or None.
         character: ``{"file": path, "rig_map": {role: bone}}`` of the rigged character whose
             skeleton this is (``scene_character`` opens it), or None.
+        proportions: the ``Proportions`` of the humanoid this skeleton is
+            (``presets.humanoid(...)``), or None; by default ``proportions_of(skeleton)``.
     """
 
     skeleton: Skeleton
@@ -75,8 +82,15 @@ class Scene:
     max_iterations: int = 100
     animation: Animation | None = None
     character: dict[str, Any] | None = None
+    proportions: Proportions | None = None
 
     def __post_init__(self) -> None:
+        if self.proportions is None:
+            self.proportions = proportions_of(self.skeleton)
+        elif not isinstance(self.proportions, Proportions):
+            raise ValueError(f"proportions: expected a Proportions, got {type(self.proportions).__name__}")
+        else:
+            _check_proportions(self.skeleton, self.proportions)
         effectors = self.skeleton.end_effectors
         for name in self.targets:
             if name not in effectors:
@@ -129,6 +143,8 @@ class Scene:
             out["animation"] = self.animation.to_dict()
         if self.character is not None:
             out["character"] = {"file": self.character["file"], "rig_map": dict(self.character["rig_map"])}
+        if self.proportions is not None:
+            out["proportions"] = self.proportions.to_dict()
         return out
 
     @classmethod
@@ -152,6 +168,10 @@ class Scene:
         if max_joints is not None and isinstance(joints, list) and len(joints) > max_joints:
             raise ValueError(f"joints: {len(joints)} joints, more than the {max_joints} allowed here")
         skeleton = Skeleton.from_dict(data)
+        proportions = None
+        if data.get("proportions") is not None:
+            proportions = Proportions.from_dict(data["proportions"])
+            remember(_check_proportions(skeleton, proportions), proportions)
         targets = _mapping(data.get("targets", {}), "targets")
         weights = data.get("weights")
         if weights is not None:
@@ -174,6 +194,7 @@ class Scene:
             solver.get("max_iterations", 100),
             None if data.get("animation") is None else Animation.from_dict(data["animation"]),
             data.get("character"),
+            proportions,
         )
 
 
@@ -189,6 +210,21 @@ def _character(value: Any) -> dict[str, Any]:
     ):
         raise ValueError("character.rig_map: expected an object of role -> bone name")
     return {"file": file, "rig_map": dict(rig_map)}
+
+
+def _check_proportions(skeleton: Skeleton, p: Proportions) -> Skeleton:
+    """``skeleton``, if it is ``presets.humanoid`` of proportions ``p`` (the same joints, the rest
+    positions within 1e-6); else a ``ValueError``."""
+    body = presets.humanoid(**p.to_dict())
+    if skeleton.names != body.names or not np.array_equal(skeleton.parents, body.parents):
+        raise ValueError("proportions: the joints are not the humanoid's (proportions are the humanoid preset's)")
+    off = np.linalg.norm(skeleton.rest_positions - body.rest_positions, axis=1)
+    if off.max() > 1e-6:
+        j = int(off.argmax())
+        raise ValueError(
+            f"proportions: joint {skeleton.names[j]!r} is {off[j]:.3g} m from where these proportions put it"
+        )
+    return skeleton
 
 
 def _mapping(value: Any, where: str) -> dict[str, Any]:

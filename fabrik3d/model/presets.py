@@ -2,13 +2,13 @@
 
 All are Y up, in metres, facing +Z (a character's left is +X).
 
-* ``humanoid``: about 1.75 m tall, pelvis root; spine_01..03, chest, neck, head;
-  per side (``_l``, ``_r``) clavicle, shoulder, elbow, wrist, hand and hip, knee,
-  ankle, toe. End effectors: head, hand_l, hand_r, toe_l, toe_r. T-pose with
-  elbows and knees slightly bent, so that FABRIK bends them the natural way, palms
-  down. Each wrist carries a thumb and four fingers (``FINGERS``: ``thumb_01_l``,
-  ``thumb_02_l``, ``thumb_03_l``, ``thumb_end_l``, ``index_01_l`` ... ``pinky_end_r``;
-  the hand is the middle knuckle, where ``middle_01`` starts): riders
+* ``humanoid``: 1.75 m tall (``humanoid(height, head=..., arm=..., ...)`` for other proportions:
+  ``fabrik3d.model.proportions``), pelvis root; spine_01..03, chest, neck, head; per side
+  (``_l``, ``_r``) clavicle, shoulder, elbow, wrist, hand and hip, knee, ankle, toe. End
+  effectors: head, hand_l, hand_r, toe_l, toe_r. T-pose with elbows and knees slightly bent, so
+  that FABRIK bends them the natural way, palms down. Each wrist carries a thumb and four fingers
+  (``FINGERS``: ``thumb_01_l``, ``thumb_02_l``, ``thumb_03_l``, ``thumb_end_l``, ``index_01_l``
+  ... ``pinky_end_r``; the hand is the middle knuckle, where ``middle_01`` starts): riders
   (``fabrik3d.model.skeleton``), posed by forward kinematics and carried by a solve.
 * ``robot_arm``: a six-joint serial arm (base, shoulder, elbow, wrist_1..3) with
   a tool tip, in an L pose.
@@ -26,6 +26,7 @@ from fabrik3d import checks
 from fabrik3d.model.constraints import Cone, Constraint, EllipticalCone, Hinge, Rigid, Twist
 from fabrik3d.model.fingers import FINGERS, is_finger_role, rig_finger_limits
 from fabrik3d.model.posing import Posing, Swivel
+from fabrik3d.model.proportions import DEFAULT_HEIGHT, Proportions, proportioned, remember
 from fabrik3d.model.skeleton import Skeleton
 
 
@@ -54,8 +55,30 @@ def _build(
     return Skeleton(names_, parents, [j[2] for j in joints], limits, posing=posing, riders=riders)
 
 
-def humanoid() -> Skeleton:
-    """The default humanoid (see the module docstring)."""
+def humanoid(
+    height: float = DEFAULT_HEIGHT,
+    *,
+    head: float = 1.0,
+    shoulder_width: float = 1.0,
+    hip_width: float = 1.0,
+    arm: float = 1.0,
+    leg: float = 1.0,
+    torso: float = 1.0,
+    hand: float = 1.0,
+) -> Skeleton:
+    """The humanoid (module docstring), ``height`` metres tall (ground to the top of the head) with
+    the factors of the default body's segments given (``fabrik3d.model.proportions``: bounds, what
+    each scales). The same joints, limits and natural posing; with every argument at its default,
+    the very skeleton of ``get("humanoid")``. ``ValueError`` naming the argument for a bad value."""
+    p = Proportions(height, head, shoulder_width, hip_width, arm, leg, torso, hand)
+    joints = _humanoid_joints()
+    if p.is_default:
+        return _humanoid(joints)
+    return remember(_humanoid(proportioned(joints, p)), p)
+
+
+def _humanoid_joints() -> list[tuple[str, str | None, tuple[float, float, float]]]:
+    """The default humanoid's joints: (name, parent, rest position), parents first."""
     joints: list[tuple[str, str | None, tuple[float, float, float]]] = [
         ("pelvis", None, (0.0, 0.95, 0.0)),
         ("spine_01", "pelvis", (0.0, 1.05, -0.01)),
@@ -82,6 +105,11 @@ def humanoid() -> Skeleton:
         ]
     for side, sx in (("l", 1.0), ("r", -1.0)):
         joints += _fingers(side, sx)
+    return joints
+
+
+def _humanoid(joints: list[tuple[str, str | None, tuple[float, float, float]]]) -> Skeleton:
+    """The humanoid of these joints (``_humanoid_joints``, maybe proportioned): its limits and posing."""
     names_ = [j[0] for j in joints]
     parents = [-1 if j[1] is None else names_.index(j[1]) for j in joints]
     fingers = {n: n for n in names_ if is_finger_role(n)}

@@ -14,6 +14,10 @@ Measures, all in metres and degrees, Y up, the humanoid facing +Z:
 * a *bad elbow*: it points up (its offset from the shoulder-wrist line more than 20 deg above
   the horizontal, where that line is more than 25 deg from vertical), toward the body's midline
   (the offset more than 30 deg inward), or lies inside the torso (a box about the spine).
+
+The places (target regions, the torso box, the face, the figure-eight) are the default 1.75 m
+body's, scaled by ``body_scale`` for a humanoid of another height (``presets.humanoid(height)``;
+exactly 1.0 for the default body, so its numbers are unchanged).
 """
 
 from __future__ import annotations
@@ -40,6 +44,11 @@ TORSO_HALF_WIDTH, TORSO_HALF_DEPTH, TORSO_Y = 0.13, 0.11, (0.9, 1.45)
 
 def humanoid() -> fabrik3d.Skeleton:
     return fabrik3d.presets.get("humanoid")
+
+
+def body_scale(sk: fabrik3d.Skeleton) -> float:
+    """The humanoid's height over the default's 1.75 m (its head joint's rest height)."""
+    return float(sk.rest_positions[sk.index("head")][1]) / 1.75
 
 
 def rest_pose(sk: fabrik3d.Skeleton) -> np.ndarray:
@@ -127,10 +136,11 @@ def bad_elbow(sk: fabrik3d.Skeleton, pose: Pose, side: str) -> str | None:
     """Why the elbow of ``side`` is unnatural ("up", "inward", "inside"), or ``None``."""
     e = pose[sk.index(f"elbow_{side}")]
     centre = pose[sk.index("spine_03")]
+    s = body_scale(sk)
     if (
-        abs(e[0] - centre[0]) < TORSO_HALF_WIDTH
-        and abs(e[2] - centre[2]) < TORSO_HALF_DEPTH
-        and TORSO_Y[0] < e[1] < TORSO_Y[1]
+        abs(e[0] - centre[0]) < TORSO_HALF_WIDTH * s
+        and abs(e[2] - centre[2]) < TORSO_HALF_DEPTH * s
+        and TORSO_Y[0] * s < e[1] < TORSO_Y[1] * s
     ):
         return "inside"
     got = elbow_offset(sk, pose, side)
@@ -186,10 +196,11 @@ def arm_reaches(sk: fabrik3d.Skeleton, seed: int, count: int) -> list[tuple[str,
     rest = rest_pose(sk)
     out: list[tuple[str, str, np.ndarray]] = []
     names = list(REGIONS)
+    scale = body_scale(sk)
     while len(out) < count:
         side = "lr"[int(rng.integers(2))]
         region = names[int(rng.integers(len(names)))]
-        centre, half = (np.array(v) for v in REGIONS[region])
+        centre, half = (np.array(v) * scale for v in REGIONS[region])
         t = centre + rng.uniform(-1, 1, 3) * half
         t[0] *= SIDES[side]
         shoulder = rest[sk.index(f"shoulder_{side}")]
@@ -323,11 +334,12 @@ def figure_eight(sk: fabrik3d.Skeleton, side: str, frames: int = 240) -> list[np
     """A smooth figure-eight of the hand in front of the chest, steps <= 1.5 cm a frame."""
     rest = rest_pose(sk)
     s = rest[sk.index(f"shoulder_{side}")]
-    centre = s + np.array([0.1 * SIDES[side], -0.15, 0.3])
+    scale = body_scale(sk)
+    centre = s + np.array([0.1 * SIDES[side], -0.15, 0.3]) * scale
     out = []
     for k in range(frames + 1):
         a = 2 * math.pi * k / frames
-        out.append(centre + np.array([0.18 * math.sin(a), 0.12 * math.sin(2 * a), 0.05 * math.cos(a)]))
+        out.append(centre + np.array([0.18 * math.sin(a), 0.12 * math.sin(2 * a), 0.05 * math.cos(a)]) * scale)
     return out
 
 
@@ -356,7 +368,7 @@ def round_trips(mode: Mode, sk: fabrik3d.Skeleton, side: str, trips: int = 3) ->
     the end: (largest move of a body joint from rest, largest move of an arm joint from rest)."""
     hand = f"hand_{side}"
     rest = rest_pose(sk)
-    face = np.array([0.03 * SIDES[side], 1.62, 0.14])
+    face = np.array([0.03 * SIDES[side], 1.62, 0.14]) * body_scale(sk)
     home = rest[sk.index(hand)]
     pose = rest
     steps = math.ceil(float(np.linalg.norm(face - home)) / 0.01)
