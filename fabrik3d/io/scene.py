@@ -90,7 +90,7 @@ class Scene:
         elif not isinstance(self.proportions, Proportions):
             raise ValueError(f"proportions: expected a Proportions, got {type(self.proportions).__name__}")
         else:
-            _check_proportions(self.skeleton, self.proportions)
+            remember(_check_proportions(self.skeleton, self.proportions), self.proportions)
         effectors = self.skeleton.end_effectors
         for name in self.targets:
             if name not in effectors:
@@ -168,10 +168,8 @@ class Scene:
         if max_joints is not None and isinstance(joints, list) and len(joints) > max_joints:
             raise ValueError(f"joints: {len(joints)} joints, more than the {max_joints} allowed here")
         skeleton = Skeleton.from_dict(data)
-        proportions = None
-        if data.get("proportions") is not None:
-            proportions = Proportions.from_dict(data["proportions"])
-            remember(_check_proportions(skeleton, proportions), proportions)
+        raw = data.get("proportions")
+        proportions = None if raw is None else Proportions.from_dict(raw)
         targets = _mapping(data.get("targets", {}), "targets")
         weights = data.get("weights")
         if weights is not None:

@@ -228,3 +228,12 @@ def test_scene_proportions_that_do_not_fit_are_one_error(edit, message: str) -> 
     edit(data)
     with pytest.raises(ValueError, match=message):
         Scene.from_dict(data)
+
+
+def test_a_scene_given_proportions_checks_them() -> None:
+    sk = presets.humanoid(1.5)
+    assert Scene(sk, proportions=Proportions(1.5)).proportions == Proportions(1.5)
+    with pytest.raises(ValueError, match=r"^proportions: joint '\w+' is .* m from where"):
+        Scene(presets.get("humanoid"), proportions=Proportions(1.5))
+    with pytest.raises(ValueError, match=r"^proportions: expected a Proportions, got dict$"):
+        Scene(sk, proportions={"height": 1.5})  # type: ignore[arg-type]
