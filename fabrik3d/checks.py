@@ -42,8 +42,12 @@ def names_list(names: Any, limit: int = NAMES_LIMIT, quote: bool = False) -> str
 
 
 def cut(text: str, limit: int = QUOTE_LIMIT) -> str:
-    """``text`` (a name, unquoted) cut to ``limit`` characters."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """``text`` (a name or a path, unquoted) cut to ``limit`` characters: its start and its end kept
+    (a path's file name stays readable)."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 3) // 2
+    return text[:head] + "..." + text[len(text) - (limit - 3 - head) :]
 
 
 def real_array(value: Any) -> np.ndarray:

@@ -175,6 +175,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     if args.scene is None and args.take is None:
         raise ValueError("export: give a scene or preset, or --take TAKE.json")
+    if args.mannequin and (args.take is not None or str(args.scene).lower().endswith((".glb", ".gltf"))):
+        raise ValueError("export: --mannequin dresses a scene or preset's pose (a character has its own mesh)")
     if args.scene is not None and args.scene.lower().endswith((".glb", ".gltf")):
         return _export_character(args)
     if args.scene is not None and args.take is not None:
@@ -195,7 +197,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     with _about(args.scene, args.output):
         scene = apply_targets(scene, args.target)
         result = _solve_scene(scene, args)
-    gltf.export_pose(scene.skeleton, result, args.output)
+    gltf.export_pose(scene.skeleton, result, args.output, mannequin=args.mannequin)
     state = "converged" if result.converged else "not converged"
     print(f"wrote {args.output}: pose of {len(scene.skeleton)} joints ({state}, {result.iterations} iterations)")
     return 0
@@ -319,6 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rig-map", metavar="MAP.json", help="the character's bones by role (JSON: role -> bone)")
     p.add_argument("--target", action="append", default=[], metavar="NAME=X,Y,Z", help="target for an effector")
     _turn_options(p)
+    p.add_argument("--mannequin", action="store_true", help="skin a mannequin's body to the pose, not the sticks")
     p.add_argument(
         "-o", "--output", type=_output_name, required=True, metavar="OUT.glb", help="output file, .glb or .gltf"
     )

@@ -44,15 +44,18 @@ from fabrik3d.io.gltf_format import (
     ARRAY_BUFFER,
     BIN_CHUNK,
     DATA_URI,
+    ELEMENT_ARRAY_BUFFER,
     FLOAT,
     JSON_CHUNK,
     MAX_SKIN_JOINTS,
     UBYTE,
+    UINT,
     USHORT,
     free_name,
 )
 from fabrik3d.io.gltf_import import import_skeleton, skeleton_from_bytes
 from fabrik3d.io.take import Take, check_pose
+from fabrik3d.model.mannequin import mannequin_mesh
 from fabrik3d.model.skeleton import Skeleton
 
 __all__ = [
@@ -72,9 +75,10 @@ _OFFSET_TOLERANCE = 1e-6
 # -- export ------------------------------------------------------------------------------------------------------
 
 
-def pose_glb_bytes(skeleton: Skeleton, result: Any) -> bytes:
-    """A ``.glb`` of one pose: ``result`` has ``.positions`` ``(n, 3)`` and ``.rotations`` ``(n, 4)``."""
-    return _glb(*_pose_document(skeleton, result))
+def pose_glb_bytes(skeleton: Skeleton, result: Any, mannequin: bool = False) -> bytes:
+    """A ``.glb`` of one pose: ``result`` has ``.positions`` ``(n, 3)`` and ``.rotations`` ``(n, 4)``; the
+    skinned mesh is the bones' sticks, or with ``mannequin`` a body (``fabrik3d.model.mannequin``)."""
+    return _glb(*_pose_document(skeleton, result, mannequin))
 
 
 def animation_glb_bytes(skeleton: Skeleton, frames: Iterable[Any], times: Any) -> bytes:
@@ -82,10 +86,10 @@ def animation_glb_bytes(skeleton: Skeleton, frames: Iterable[Any], times: Any) -
     return _glb(*_animation_document(Take.from_frames(skeleton, frames, times)))
 
 
-def export_pose(skeleton: Skeleton, result: Any, path: str | os.PathLike[str]) -> None:
+def export_pose(skeleton: Skeleton, result: Any, path: str | os.PathLike[str], mannequin: bool = False) -> None:
     """Write one pose to a ``.glb`` or ``.gltf`` file, atomically (see ``pose_glb_bytes``)."""
     encode = _encoder(path)
-    files.write_atomic(path, encode(*_pose_document(skeleton, result)))
+    files.write_atomic(path, encode(*_pose_document(skeleton, result, mannequin)))
 
 
 def export_animation(skeleton: Skeleton, frames: Iterable[Any], times: Any, path: str | os.PathLike[str]) -> None:
@@ -118,12 +122,12 @@ def local_transforms(skeleton: Skeleton, positions: np.ndarray, rotations: np.nd
     return t, q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
-def _pose_document(skeleton: Skeleton, result: Any) -> tuple[dict[str, Any], bytes]:
+def _pose_document(skeleton: Skeleton, result: Any, mannequin: bool = False) -> tuple[dict[str, Any], bytes]:
     if not (hasattr(result, "positions") and hasattr(result, "rotations")):
         raise ValueError(f"result: expected a SolveResult (with positions and rotations), got {type(result).__name__}")
     positions, rotations = check_pose(skeleton, result.positions, result.rotations)
     blob = _Blob()
-    return _rig(blob, skeleton, *local_transforms(skeleton, positions, rotations)), blob.data()
+    return _rig(blob, skeleton, *local_transforms(skeleton, positions, rotations), mannequin), blob.data()
 
 
 def _animation_document(take: Take) -> tuple[dict[str, Any], bytes]:
@@ -155,8 +159,9 @@ def _animation_document(take: Take) -> tuple[dict[str, Any], bytes]:
     return doc, blob.data()
 
 
-def _rig(blob: _Blob, skeleton: Skeleton, t: np.ndarray, q: np.ndarray) -> dict[str, Any]:
-    """The document's nodes, skin, mesh and scene; joint ``j`` is node ``j``, the mesh node is node ``n``."""
+def _rig(blob: _Blob, skeleton: Skeleton, t: np.ndarray, q: np.ndarray, mannequin: bool = False) -> dict[str, Any]:
+    """The document's nodes, skin, mesh (the sticks, or the mannequin's body) and scene; joint ``j`` is
+    node ``j``, the mesh node is node ``n``."""
     n = len(skeleton)
     if n > MAX_SKIN_JOINTS:
         raise ValueError(
@@ -176,13 +181,7 @@ def _rig(blob: _Blob, skeleton: Skeleton, t: np.ndarray, q: np.ndarray) -> dict[
     rest[:, 3, 3] = 1.0
     inverse_bind = np.linalg.inv(rest)
     inverse_bind[:, 3] = (0.0, 0.0, 0.0, 1.0)
-    position, normal, joints, weights = _bone_mesh(skeleton)
-    attributes = {
-        "POSITION": blob.add(position, "VEC3", min_max=True, target=ARRAY_BUFFER),
-        "NORMAL": blob.add(normal, "VEC3", target=ARRAY_BUFFER),
-        "JOINTS_0": blob.add(joints, "VEC4", target=ARRAY_BUFFER),
-        "WEIGHTS_0": blob.add(weights, "VEC4", target=ARRAY_BUFFER),
-    }
+    primitive, material = _body(blob, skeleton) if mannequin else (_sticks(blob, skeleton), None)
     return {
         "asset": {"version": "2.0", "generator": f"fabrik3d {__version__}"},
         "scene": 0,
@@ -196,10 +195,48 @@ def _rig(blob: _Blob, skeleton: Skeleton, t: np.ndarray, q: np.ndarray) -> dict[
                 "inverseBindMatrices": blob.add(inverse_bind.transpose(0, 2, 1).reshape(n, 16), "MAT4"),
             }
         ],
-        "meshes": [{"name": free_name("fabrik3d_bones", taken), "primitives": [{"attributes": attributes}]}],
+        "meshes": [{"name": free_name("fabrik3d_body" if mannequin else "fabrik3d_bones", taken),
+                    "primitives": [primitive]}],
+        **({"materials": [material]} if material else {}),
         "accessors": blob.accessors,
         "bufferViews": blob.views,
+    }  # fmt: skip
+
+
+def _sticks(blob: _Blob, skeleton: Skeleton) -> dict[str, Any]:
+    """The primitive of the bones' sticks (``_bone_mesh``)."""
+    position, normal, joints, weights = _bone_mesh(skeleton)
+    return {
+        "attributes": {
+            "POSITION": blob.add(position, "VEC3", min_max=True, target=ARRAY_BUFFER),
+            "NORMAL": blob.add(normal, "VEC3", target=ARRAY_BUFFER),
+            "JOINTS_0": blob.add(joints, "VEC4", target=ARRAY_BUFFER),
+            "WEIGHTS_0": blob.add(weights, "VEC4", target=ARRAY_BUFFER),
+        }
     }
+
+
+def _body(blob: _Blob, skeleton: Skeleton) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The primitive of the mannequin's body (``fabrik3d.model.mannequin``, indexed) and its material."""
+    position, normal, joint, _, triangles = mannequin_mesh(skeleton)
+    joints = np.zeros((len(joint), 4), np.uint8 if len(skeleton) <= 256 else np.uint16)
+    joints[:, 0] = joint
+    weights = np.zeros((len(joint), 4), np.float32)
+    weights[:, 0] = 1.0
+    index_type = np.uint16 if len(position) <= 65535 else np.uint32
+    primitive = {
+        "attributes": {
+            "POSITION": blob.add(position, "VEC3", min_max=True, target=ARRAY_BUFFER),
+            "NORMAL": blob.add(normal, "VEC3", target=ARRAY_BUFFER),
+            "JOINTS_0": blob.add(joints, "VEC4", target=ARRAY_BUFFER),
+            "WEIGHTS_0": blob.add(weights, "VEC4", target=ARRAY_BUFFER),
+        },
+        "indices": blob.add(triangles.reshape(-1, 1).astype(index_type), "SCALAR", target=ELEMENT_ARRAY_BUFFER),
+        "material": 0,
+    }
+    wood = {"name": "mannequin wood", "pbrMetallicRoughness": {"baseColorFactor": [0.78, 0.6, 0.4, 1.0],
+            "metallicFactor": 0.0, "roughnessFactor": 0.7}}  # fmt: skip
+    return primitive, wood
 
 
 def _bone_mesh(skeleton: Skeleton) -> tuple[np.ndarray, ...]:
@@ -253,6 +290,7 @@ class _Blob:
         np.dtype(np.float32): FLOAT,
         np.dtype(np.uint8): UBYTE,
         np.dtype(np.uint16): USHORT,
+        np.dtype(np.uint32): UINT,
     }
 
     def __init__(self) -> None:

@@ -5,8 +5,8 @@ how both name things uniquely."""
 
 from collections.abc import Iterable
 
-FLOAT, UBYTE, USHORT = 5126, 5121, 5123
-ARRAY_BUFFER = 34962
+FLOAT, UBYTE, USHORT, UINT = 5126, 5121, 5123, 5125
+ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER = 34962, 34963
 JSON_CHUNK, BIN_CHUNK = 0x4E4F534A, 0x004E4942
 DATA_URI = "data:application/octet-stream;base64,"
 # JOINTS_0 holds unsigned bytes or shorts: a skinned mesh indexes at most this many joints.

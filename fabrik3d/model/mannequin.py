@@ -1,0 +1,170 @@
+"""A mannequin body for a skeleton: smooth solid segments, like a wooden artist's mannequin.
+
+Each bone ``p -> c`` gets an ellipsoid around it, rigidly bound to joint ``p`` (whose frame carries
+the bone); ball joints sit on the shoulders, elbows, wrists, hips, knees, ankles and the neck; the
+head has a nose on its face (+Z at rest: the side the body faces). For a humanoid (roles of
+``fabrik3d.model.rig_map``) the widths are a human's (``WIDTHS``: half-widths across and through
+each segment, metres for a 1.75 m body, scaled by the skeleton's height); a torso segment is wide
+left to right, a palm across the hand and flat toward the palm; the foot runs heel to toe tip. Other
+skeletons get a round segment of ``GENERIC_WIDTH`` of each bone's length.
+
+``mannequin_mesh(skeleton)`` gives the rest-pose mesh as numpy arrays, indexed triangles,
+counter-clockwise seen from outside, one influence per vertex (weights 1), ready for glTF and for
+``fabrik3d.model.skinning.Skinner``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fabrik3d.model import mass
+from fabrik3d.model.fingers import FINGERS
+
+# role of a bone's child -> (half-width across (left-right or across the palm), half-width through (front
+# to back, or palm thickness)), metres at 1.75 m.
+WIDTHS: dict[str, tuple[float, float]] = {
+    "spine_01": (0.15, 0.10),
+    "spine_02": (0.13, 0.095),
+    "spine_03": (0.14, 0.10),
+    "chest": (0.16, 0.11),
+    "neck": (0.05, 0.05),
+    "clavicle": (0.035, 0.035),
+    "shoulder": (0.04, 0.04),
+    "elbow": (0.047, 0.047),
+    "wrist": (0.037, 0.035),
+    "hand": (0.045, 0.015),
+    "hip": (0.06, 0.06),
+    "knee": (0.07, 0.07),
+    "ankle": (0.05, 0.05),
+    "toe": (0.045, 0.035),
+}
+BALLS: dict[str, float] = {"neck": 0.045, "shoulder": 0.05, "elbow": 0.04, "wrist": 0.032, "hip": 0.065,
+                           "knee": 0.05, "ankle": 0.04}  # fmt: skip
+FINGER_WIDTH = 0.009
+THUMB_WIDTH = 0.011
+HEAD = (0.085, 0.115, 0.1)  # half-widths across, up, front to back
+GENERIC_WIDTH = 0.12
+# Resolution of an ellipsoid: points round it and rings along it.
+AROUND, ALONG = 16, 10
+
+
+def mannequin_mesh(skeleton: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(positions (v, 3), normals (v, 3), joints (v,), weights (v,), triangles (t, 3))``, float32 and
+    uint32, in the rest pose, scene units (module docstring)."""
+    rest = np.asarray(skeleton.rest_positions, dtype=float)
+    at = mass.humanoid_roles(skeleton)
+    role_of = {j: r for r, j in at.items()}
+    humanoid = len(at) >= 8
+    scale = _scale(rest, at) if humanoid else 1.0
+    up, side = np.array([0.0, 1.0, 0.0]), np.array([1.0, 0.0, 0.0])
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []
+    for c in range(len(skeleton)):
+        p = int(skeleton.parents[c])
+        if p < 0:
+            continue
+        a, b = rest[p], rest[c]
+        role = role_of.get(c, "")
+        base = role[:-2] if role[-2:] in ("_l", "_r") else role
+        if humanoid and base == "head":
+            continue  # (the head below)
+        if humanoid and role_of.get(p, "").startswith("pelvis") and base == "hip":
+            continue  # (inside the pelvis)
+        if humanoid and base == "toe":  # (heel to toe tip, the sole on the rest ground)
+            along = _unit(b - a) if np.linalg.norm(b - a) > 0 else side
+            length = float(np.linalg.norm(b - a))
+            a, b = a - 0.55 * length * along, b + 0.4 * length * along
+            ground = float(rest[:, 1].min()) - mass.REST_CLEARANCE
+            a[1], b[1] = ground + scale * WIDTHS["toe"][1], ground + 0.8 * scale * WIDTHS["toe"][1]
+        if humanoid and base in WIDTHS:
+            across, through = (scale * w for w in WIDTHS[base])
+        elif humanoid and role.split("_")[0] in FINGERS:
+            across = through = scale * (THUMB_WIDTH if role.startswith("thumb") else FINGER_WIDTH)
+        else:
+            across = through = GENERIC_WIDTH * float(np.linalg.norm(b - a))
+        wide = side
+        if humanoid and base == "hand":
+            bases = [at.get(f"{f}_01_{role[-1]}") for f in ("index", "pinky")]
+            if None not in bases:
+                wide = rest[bases[0]] - rest[bases[1]]
+        parts.append((*_segment(a, b, wide, across, through, up), p))
+    if humanoid and "neck" in at and "head" in at:
+        n, h = rest[at["neck"]], rest[at["head"]]
+        centre = n + 0.55 * (h - n)
+        frame = np.eye(3)
+        parts.append((*_ellipsoid(centre, frame, scale * np.array(HEAD)), at["neck"]))
+        nose = centre + np.array([0.0, -0.01, scale * HEAD[2]])
+        parts.append((*_ellipsoid(nose, frame, scale * np.array([0.012, 0.018, 0.02])), at["neck"]))
+    if humanoid and "pelvis" in at:
+        centre = rest[at["pelvis"]] - np.array([0.0, 0.03 * scale, 0.0])
+        parts.append((*_ellipsoid(centre, np.eye(3), scale * np.array([0.16, 0.1, 0.11])), at["pelvis"]))
+    for role, j in at.items():
+        base = role[:-2] if role[-2:] in ("_l", "_r") else role
+        if humanoid and base in BALLS:
+            radius = scale * BALLS[base]
+            parts.append((*_ellipsoid(rest[j], np.eye(3), np.array([radius] * 3)), j))
+    return _joined(parts)
+
+
+def _scale(rest: np.ndarray, at: dict[str, int]) -> float:
+    """The body's height over 1.75 m (pelvis to head top and the legs, where it has them)."""
+    top = rest[at["head"], 1] if "head" in at else rest[:, 1].max()
+    return max(0.05, float(top - rest[:, 1].min() + mass.REST_CLEARANCE) / 1.75)
+
+
+def _segment(
+    a: np.ndarray, b: np.ndarray, wide: np.ndarray, across: float, through: float, up: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An ellipsoid round the bone ``a -> b``, ``across`` wide along ``wide`` (made perpendicular)."""
+    length = float(np.linalg.norm(b - a))
+    y = _unit(b - a) if length > 0 else up
+    x = wide - y * float(wide @ y)
+    if np.linalg.norm(x) < 1e-9:
+        x = np.cross(y, np.array([0.0, 0.0, 1.0]))
+        if np.linalg.norm(x) < 1e-9:
+            x = np.cross(y, np.array([1.0, 0.0, 0.0]))
+    x = _unit(x)
+    z = np.cross(x, y)
+    radii = np.array([across, 0.5 * length * 1.08 + 0.3 * min(across, through), through])
+    return _ellipsoid(0.5 * (a + b), np.column_stack([x, y, z]), radii)
+
+
+def _ellipsoid(centre: np.ndarray, frame: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Points, normals and triangles of an ellipsoid (``frame`` columns its axes, ``radii`` along them)."""
+    theta = np.linspace(0.0, np.pi, ALONG + 1)  # pole to pole along the second axis
+    phi = np.linspace(0.0, 2.0 * np.pi, AROUND, endpoint=False)
+    t, f = np.meshgrid(theta, phi, indexing="ij")
+    unit = np.stack([np.sin(t) * np.cos(f), -np.cos(t), np.sin(t) * np.sin(f)], axis=-1).reshape(-1, 3)
+    local = unit * radii
+    normal = unit / radii
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+    tris = []
+    for i in range(ALONG):
+        for k in range(AROUND):
+            a, b = i * AROUND + k, i * AROUND + (k + 1) % AROUND
+            c, d = a + AROUND, b + AROUND
+            tris += [(a, c, b), (b, c, d)]
+    return centre + local @ frame.T, normal @ frame.T, np.array(tris)
+
+
+def _joined(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]) -> tuple[np.ndarray, ...]:
+    positions, normals, joints, triangles, offset = [], [], [], [], 0
+    for p, n, t, j in parts:
+        positions.append(p)
+        normals.append(n)
+        joints.append(np.full(len(p), j))
+        triangles.append(t + offset)
+        offset += len(p)
+    pos = np.concatenate(positions).astype(np.float32)
+    tri = np.concatenate(triangles).astype(np.uint32)
+    # (a triangle counter-clockwise seen from outside: its normal along the vertices')
+    face = np.cross(pos[tri[:, 1]] - pos[tri[:, 0]], pos[tri[:, 2]] - pos[tri[:, 0]])
+    nor = np.concatenate(normals).astype(np.float32)
+    flip = np.einsum("ij,ij->i", face, nor[tri].sum(axis=1)) < 0
+    tri[flip] = tri[flip][:, [0, 2, 1]]
+    return pos, nor, np.concatenate(joints).astype(np.uint32), np.ones(len(pos), np.float32), tri
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / float(np.linalg.norm(v))
