@@ -75,9 +75,13 @@ def test_a_huge_target_list_and_a_huge_target_name_are_not_echoed(tmp_path: Path
     )
     assert "99999" not in line
     scene = humanoid_scene(tmp_path / "name.json", targets={"n" * 10**6: [0, 1, 0]})
-    assert_short(run("solve", str(scene)), r"name\.json: targets\.n+\.\.\.n+: not an end effector; valid names are head")
+    assert_short(
+        run("solve", str(scene)), r"name\.json: targets\.n+\.\.\.n+: not an end effector; valid names are head"
+    )
     # on the command line (an argument holds at most 128 KiB)
-    assert_short(run("solve", "humanoid", "--target", "m" * 100_000 + "=0,1,0"), r"humanoid: --target m+\.\.\.m+: not an")
+    assert_short(
+        run("solve", "humanoid", "--target", "m" * 100_000 + "=0,1,0"), r"humanoid: --target m+\.\.\.m+: not an"
+    )
     assert_short(run("solve", "humanoid", "--target", "hand_l=" + ",".join(["1"] * 30_000)), r"--target 'hand_l=1,1")
     assert_short(run("bake", str(scene), "-o", "o.glb", "--fps", "x" * 100_000), r"argument --fps: invalid float")
 
