@@ -282,6 +282,10 @@ def _turn_options(p: argparse.ArgumentParser) -> None:
         help="turn a targeted effector from its rest orientation (XYZ Euler, degrees, world axes)",
     )
     p.add_argument("--look", metavar="X,Y,Z", help="a point the head looks at (neck and head turn)")
+    p.add_argument(
+        "--floor", metavar="Y", help="a floor's height, or none (default: the scene's; the humanoid's ground)"
+    )
+    p.add_argument("--balance", action="store_true", help="keep the centre of mass over the feet on the ground")
     shapes = ", ".join(SHAPES)
     p.add_argument("--hand", action="append", default=[], metavar="SIDE=SHAPE", help=f"shape a hand: l=fist ({shapes})")
 

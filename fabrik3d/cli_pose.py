@@ -74,6 +74,21 @@ def turned_goals(skeleton: Skeleton, targets: dict[str, Any], specs: Sequence[st
     return goals
 
 
+def parse_floor(text: str | None, default: float | None) -> float | None:
+    """``--floor Y`` (a height, or ``none``); ``default`` (the scene's) without it."""
+    if text is None:
+        return default
+    if text.strip().lower() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise ValueError(f"--floor {text[:60]!r}: expected a height or none")
+    return value
+
+
 def _solve_scene(scene: Scene, args: argparse.Namespace, head: str = "head") -> SolveResult:
     """The scene solved with its targets, ``--turn`` orientations and ``--look``, its hands shaped by
     ``--hand SIDE=SHAPE`` (``fabrik3d.solver.hands.shape_hand``)."""
@@ -86,6 +101,8 @@ def _solve_scene(scene: Scene, args: argparse.Namespace, head: str = "head") -> 
         tolerance=scene.tolerance,
         max_iterations=scene.max_iterations,
         look_at=look,
+        floor=parse_floor(getattr(args, "floor", None), scene.floor),
+        balance=scene.balance or bool(getattr(args, "balance", False)),
     )
     for spec in getattr(args, "hand", []):
         side, _, shape = spec.partition("=")

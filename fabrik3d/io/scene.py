@@ -26,7 +26,8 @@ the skeleton is ``presets.humanoid`` of these proportions (``fabrik3d.model.prop
 joints must be that body's (within 1e-6), and the skeleton read remembers them
 (``proportions_of``); a reader without it reads the same body from the joints. ``posing`` (version 2) is the
 skeleton's natural posing (``fabrik3d.model.posing``); a version 1 file has none and loads as
-it always did (the plain full-body chain). Positions are in scene
+it always did (the plain full-body chain). ``solver`` may also hold ``"floor": 0.0`` (a floor's
+height, ``solve(..., floor=)``) and ``"balance": true`` (any version). Positions are in scene
 units, Y up. Errors name the place in the file, e.g.
 ``joints[4].parent: unknown joint 'hipp'``.
 """
@@ -45,6 +46,7 @@ from fabrik3d import checks
 from fabrik3d.io import files
 from fabrik3d.model import presets
 from fabrik3d.model.keys import Animation
+from fabrik3d.model.mass import rest_ground
 from fabrik3d.model.proportions import Proportions, proportions_of, remember
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.skeleton_dict import _json_vector
@@ -72,6 +74,8 @@ class Scene:
             skeleton this is (``scene_character`` opens it), or None.
         proportions: the ``Proportions`` of the humanoid this skeleton is
             (``presets.humanoid(...)``), or None; by default ``proportions_of(skeleton)``.
+        floor: the floor's height (scene units; ``solve(..., floor=)``), or None for none.
+        balance: whether solves keep the centre of mass over the feet (``solve(..., balance=)``).
     """
 
     skeleton: Skeleton
@@ -83,6 +87,8 @@ class Scene:
     animation: Animation | None = None
     character: dict[str, Any] | None = None
     proportions: Proportions | None = None
+    floor: float | None = None
+    balance: bool = False
 
     def __post_init__(self) -> None:
         if self.proportions is None:
@@ -108,6 +114,10 @@ class Scene:
                 checks.positive(value, f"weights.{name}")
             self.weights = {k: float(v) for k, v in self.weights.items()}
         self.tolerance, self.max_iterations = checks.settings(self.tolerance, self.max_iterations)
+        if self.floor is not None:
+            self.floor = float(checks.vec((0.0, self.floor, 0.0), "floor")[1])
+        if not isinstance(self.balance, bool):
+            raise ValueError(f"balance: expected true or false, got {checks.quoted(self.balance)}")
         if self.character is not None:
             self.character = _character(self.character)
         if self.animation is not None:
@@ -128,6 +138,8 @@ class Scene:
             weights=self.weights,
             tolerance=self.tolerance,
             max_iterations=self.max_iterations,
+            floor=self.floor,
+            balance=self.balance,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -139,6 +151,10 @@ class Scene:
         if self.weights is not None:
             out["weights"] = dict(self.weights)
         out["solver"] = {"tolerance": self.tolerance, "max_iterations": self.max_iterations}
+        if self.floor is not None:
+            out["solver"]["floor"] = self.floor
+        if self.balance:
+            out["solver"]["balance"] = True
         if self.animation is not None:
             out["animation"] = self.animation.to_dict()
         if self.character is not None:
@@ -175,7 +191,7 @@ class Scene:
         if weights is not None:
             weights = _mapping(weights, "weights")
         solver = _mapping(data.get("solver", {}), "solver")
-        unknown = set(solver) - {"tolerance", "max_iterations"}
+        unknown = set(solver) - {"tolerance", "max_iterations", "floor", "balance"}
         if unknown:
             raise ValueError(f"solver: unknown settings {sorted(unknown)}")
         root = data.get("root_target")
@@ -193,7 +209,23 @@ class Scene:
             None if data.get("animation") is None else Animation.from_dict(data["animation"]),
             data.get("character"),
             proportions,
+            _solver_floor(solver.get("floor")),
+            _solver_balance(solver.get("balance", False)),
         )
+
+
+def _solver_floor(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"solver.floor: expected a height or null, got {checks.quoted(value)}")
+    return float(value)
+
+
+def _solver_balance(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"solver.balance: expected true or false, got {checks.quoted(value)}")
+    return value
 
 
 def _character(value: Any) -> dict[str, Any]:
@@ -248,13 +280,15 @@ def save_scene(scene: Scene, path: str | os.PathLike[str]) -> None:
 
 
 def scene_or_preset(arg: str) -> Scene:
-    """A preset by name (``fabrik3d.model.presets``, with no targets), or else the scene file at path ``arg``.
+    """A preset by name (``fabrik3d.model.presets``, with no targets; the humanoid on a floor at the ground its
+    rest feet stand on), or else the scene file at path ``arg``.
 
     Raises:
         ValueError: naming ``arg`` when it is neither, or as ``load_scene`` does for a bad file.
     """
     if arg in presets.names():
-        return Scene(presets.get(arg))
+        skeleton = presets.get(arg)
+        return Scene(skeleton, floor=rest_ground(skeleton) if arg == "humanoid" else None)
     if not os.path.exists(arg):
         raise ValueError(
             f"{checks.cut(arg)}: neither a preset ({checks.names_list(presets.names())}) nor an existing scene file"

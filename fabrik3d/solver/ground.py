@@ -19,6 +19,7 @@ pelvis back).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -62,7 +63,10 @@ def grounded(
         result, goals, options = _balanced(skeleton, goals, solve, options, result, height)
     if height is not None:
         result = _on_floor(skeleton, goals, solve, options, result, np.maximum(height, clear - FOOT_GIVE))
-    return result
+    # (the errors are to the targets asked for: one the floor held above is not reached)
+    errors = {k: _error(skeleton, result.positions, k, v) for k, v in targets.items()}
+    converged = all(v <= options.get("tolerance", 1e-3) for v in errors.values())
+    return dataclasses.replace(result, errors=errors, converged=converged)
 
 
 def clearances(skeleton: Skeleton, floor: float) -> np.ndarray:

@@ -118,3 +118,31 @@ def test_a_foot_that_meets_the_floor_lies_on_it() -> None:
 def test_bad_floor_and_balance_fail_clearly(kw, message) -> None:
     with pytest.raises(ValueError, match=message):
         fabrik3d.solve(BODY, TOES, **kw)
+
+
+def test_scenes_keep_the_floor_and_balance_and_the_cli_uses_them(tmp_path) -> None:
+    import json
+
+    from helpers.cli import assert_one_line_error, run
+
+    from fabrik3d.io.scene import Scene, load_scene, parse_scene, save_scene, scene_or_preset
+
+    assert scene_or_preset("humanoid").floor == pytest.approx(0.0)  # (the humanoid stands on a floor)
+    scene = Scene(BODY, {"toe_l": [0.09, -0.3, 0.13]}, floor=0.0, balance=True)
+    save_scene(scene, tmp_path / "s.json")
+    back = load_scene(tmp_path / "s.json")
+    assert back.floor == 0.0 and back.balance is True
+    r = back.solve()
+    assert r.positions[:, 1].min() >= -1e-3 and not r.converged  # (the floor holds the toe up)
+    assert r.errors["toe_l"] == pytest.approx(np.linalg.norm(r.positions[BODY.index("toe_l")] - [0.09, -0.3, 0.13]))
+    data = json.loads((tmp_path / "s.json").read_text())
+    data["solver"]["floor"] = "low"
+    with pytest.raises(ValueError, match=r"solver\.floor: expected a height or null"):
+        parse_scene(json.dumps(data), "s.json")
+    errors = {}
+    for floor in ("0", "none"):
+        proc = run("solve", str(tmp_path / "s.json"), "--floor", floor)
+        assert proc.returncode == 0, proc.stderr
+        errors[floor] = float(proc.stdout.split("toe_l: error ")[1].split()[0])
+    assert errors["0"] == pytest.approx(0.32, abs=0.01) and errors["none"] < 0.3  # (without it, the leg reaches down)
+    assert_one_line_error(run("solve", "humanoid", "--floor", "abc"), "--floor 'abc': expected a height or none")
