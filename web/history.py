@@ -19,6 +19,9 @@ from fabrik3d.io.scene import Scene
 from fabrik3d.model.keys import Animation
 
 HISTORY = 200  # undo steps kept
+# Opened characters the undo steps may hold (a character's meshes can take hundreds of MB): the steps
+# before the oldest of them are forgotten.
+HISTORY_CHARACTERS = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +102,14 @@ class History:
         self.undo_stack.append(snapshot or self._snapshot())
         del self.undo_stack[:-HISTORY]
         self.redo_stack.clear()
+        kept = {id(self.character)} if self.character is not None else set()
+        for k in range(len(self.undo_stack) - 1, -1, -1):  # (newest first: the oldest characters go)
+            held = self.undo_stack[k].character
+            if held is not None and id(held) not in kept:
+                if len(kept) >= HISTORY_CHARACTERS:
+                    del self.undo_stack[: k + 1]
+                    break
+                kept.add(id(held))
 
     def _restore(self, snap: Snapshot) -> None:
         self.targets = {k: v.copy() for k, v in snap.targets.items()}
