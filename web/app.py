@@ -27,6 +27,8 @@ from fabrik3d.io.scene import Scene
 from fabrik3d.model import presets
 
 from . import panel
+from .body_panel import BodyActions
+from .body_view import BodyView
 from .character_panel import CharacterActions
 from .controller import Controller
 from .delivery import ImageDelivery
@@ -58,6 +60,7 @@ class WebApp(
     CharacterActions,
     HandActions,
     PoseActions,
+    BodyActions,
     ScreenPoints,
 ):
     """The web UI of one scene (see the module docstring).
@@ -76,6 +79,7 @@ class WebApp(
         self.controller = Controller(scene, source, character)
         self.scene = SceneView(self.grab_handle, self.drag_handle, self.release_handle)
         self.meshes = MeshView(self.scene.renderer)
+        self.body = BodyView(self.scene.renderer)
         self._watch_joint_drags()
         self._watch_target_turns()
         self._dragging: tuple[str, str] | None = None
@@ -264,6 +268,7 @@ class WebApp(
             for k, t in enumerate(c.take_times):
                 await asyncio.sleep(max(0.0, t - (time.perf_counter() - start)))
                 self.scene.show_pose(c.take_positions[k], c.take_rotations[k], {}, None, [])
+                self._show_body(c.take_positions[k], c.take_rotations[k])
                 self._render()
         finally:
             with self.state:
@@ -278,8 +283,8 @@ class WebApp(
 
     @page_trigger("export_pose_glb")
     def export_pose_glb(self) -> Any:
-        """The user clicked export pose: the current pose as a binary glTF."""
-        return self._file(self.controller.pose_glb)
+        """The user clicked export pose: the current pose as a binary glTF (with the mannequin if chosen)."""
+        return self._file(lambda: self.controller.pose_glb(self.state.export_mannequin is True))
 
     @page_trigger("export_take_glb")
     def export_take_glb(self) -> Any:
@@ -321,6 +326,7 @@ class WebApp(
         c = self.controller
         self.scene.set_skeleton(c.scene.skeleton, c.size, c.head_name())
         self._show_character()
+        self._show_body_skeleton()
         sk = c.scene.skeleton
         stiff = [n for n, v in c.posing.stiffness.items() if v > 0.0] or [sk.names[j] for j in sk.order[1:2]]
         self.state.update({"limit_joints": [], "limits_on": c.limits, "stiffness_joint": stiff[0] if stiff else None})
@@ -342,6 +348,7 @@ class WebApp(
         )
         if c.character is not None and self.meshes.visible:
             self.meshes.show(c.skinned())
+        self._show_body()
 
     def _publish(self) -> None:
         """Copy the controller's state to trame's state and the scene; render unless dragging."""
@@ -351,6 +358,7 @@ class WebApp(
         self.state.update({**settings, **c.timeline_state()})
         self._publish_angles()
         self._publish_hands()
+        self._publish_body()
         self._prebake()
         self._own(
             {

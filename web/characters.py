@@ -90,11 +90,11 @@ class Characters:
         stem = re.sub(r"\.(json|glb|gltf)$", "", stem, flags=re.IGNORECASE)
         return re.sub(r"[^A-Za-z0-9_-]+", "_", stem).strip("_")[:60] or "fabrik3d"
 
-    def pose_glb(self) -> bytes:
+    def pose_glb(self, mannequin: bool = False) -> bytes:
         """The current pose as a binary glTF: the character's own file with it, or a new file of the
-        skeleton (``fabrik3d.gltf.pose_glb_bytes``)."""
+        skeleton (``fabrik3d.gltf.pose_glb_bytes``; with ``mannequin``, the mannequin's body skinned)."""
         if self.character is None:
-            return gltf.pose_glb_bytes(self.scene.skeleton, self.result)
+            return gltf.pose_glb_bytes(self.scene.skeleton, self.result, mannequin)
         return self._character_glb(pose=self.result)
 
     def animation_glb(self, take: Take, name: str) -> bytes:

@@ -24,9 +24,10 @@ import numpy as np
 
 import fabrik3d
 from fabrik3d import checks, display
-from fabrik3d.io.scene import Scene, parse_scene
+from fabrik3d.io.scene import Scene, parse_scene, scene_or_preset
 from fabrik3d.model import presets
 
+from .body import Body
 from .characters import MAX_CHARACTER_BYTES, Characters, is_character_file
 from .hands import Hands
 from .history import History
@@ -45,7 +46,7 @@ MAX_ITERATIONS = 1000  # the iteration limit the panel accepts (a drag solves on
 _KEEP: Any = object()  # "leave as it is", for an optional argument whose None means "none"
 
 
-class Controller(History, Recording, PosingControls, Timeline, Turning, Orienting, Characters, Hands, Poses):
+class Controller(History, Recording, PosingControls, Timeline, Turning, Orienting, Characters, Hands, Poses, Body):
     """The state of the web UI and everything the user can do to it.
 
     Attributes:
@@ -62,7 +63,7 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Orientin
 
     def __init__(self, scene: Scene | None = None, source: str = "humanoid", character: Any = None) -> None:
         self.limits = True
-        self.load(scene if scene is not None else Scene(presets.get("humanoid")), source, character)
+        self.load(scene if scene is not None else scene_or_preset("humanoid"), source, character)
 
     # -- loading ------------------------------------------------------------------------------
     def load(self, scene: Scene, source: str = "scene", character: Any = None) -> None:
@@ -103,7 +104,7 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Orientin
         """Load the preset ``name`` (``ValueError`` listing the presets if unknown)."""
         if not isinstance(name, str):
             raise ValueError(f"preset: expected a name, got {name!r}")
-        self.load(Scene(presets.get(name)), name)
+        self.load(scene_or_preset(name) if name in presets.names() else Scene(presets.get(name)), name)
 
     def load_scene_text(self, text: str | bytes, source: str = "upload") -> None:
         """Load a scene from JSON text (a file's contents); on any problem nothing changes."""
@@ -323,7 +324,6 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Orientin
         )
         return json.dumps(scene.to_dict(), indent=2, allow_nan=False) + "\n"
 
-    # -- exports ------------------------------------------------------------------------------
     # -- internals ----------------------------------------------------------------------------
     def _effector_list(self) -> str:
         return ", ".join(self.scene.skeleton.end_effectors)
@@ -364,6 +364,8 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Orientin
             relax_to=None if built is None else built.positions,
             rotations=start_rotations,
             relax_rotations=None if built is None else built.rotations,
+            floor=self.scene.floor,
+            balance=self.scene.balance,
         )
         self.solve_ms = (time.perf_counter() - t0) * 1e3
         if not (np.all(np.isfinite(result.positions)) and np.all(np.isfinite(result.rotations))):

@@ -13,7 +13,7 @@ from trame.widgets import client, html
 from trame.widgets import vtk as vtk_widgets
 from trame.widgets import vuetify3 as v3
 
-from . import character_panel, hands_panel, poses_panel, posing_panel, turning_panel, view_js
+from . import body_panel, character_panel, hands_panel, poses_panel, posing_panel, turning_panel, view_js
 from .delivery import INTERACTIVE_QUALITY, STILL_RATIO
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
@@ -239,6 +239,13 @@ def drawer(app: Any) -> None:
         with html.Div(classes="d-flex", style="gap: 6px"):
             download_button("btn-download-scene", "Scene .json", "scene.json", app.download_scene, "application/json")
             download_button("btn-export-pose", "Pose .glb", "pose.glb", app.export_pose_glb, "model/gltf-binary")
+            v3.VCheckbox(label="Mannequin", v_model=("export_mannequin", True), id="export-mannequin",
+                         disabled=("!has_mannequin",), density="compact", hide_details=True)  # fmt: skip
+
+        _section("Body")
+        body_panel.section(app)
+        _section("Proportions")
+        body_panel.proportions_section(app)
 
         _section("Solver")
         with html.Div(classes="d-flex", style="gap: 6px"):
