@@ -144,7 +144,7 @@ def proportions_section(app: Any) -> None:
     with html.Div(v_show="proportions", classes="d-flex flex-column", id="proportions-panel"):
         for name in PROPORTIONS:
             low, high = BOUNDS[name]
-            with html.Div(classes="d-flex align-center", style="gap: 6px"):
+            with html.Div(classes="d-flex align-center", style="gap: 6px", id=f"proportion-{name}"):
                 html.Div(LABELS.get(name, name), classes="text-body-2", style="width: 84px")
                 v3.VSlider(
                     model_value=(f"proportions && proportions.{name}",),
@@ -153,7 +153,6 @@ def proportions_section(app: Any) -> None:
                     min=low,
                     max=high,
                     step=0.01,
-                    id=f"proportion-{name}",
                     density="compact",
                     hide_details=True,
                     color="primary",
