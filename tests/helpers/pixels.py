@@ -37,7 +37,8 @@ def red_pixels(image: np.ndarray) -> int:
     axes' corner (bottom left, whose X axis is red)."""
     h, w, _ = image.shape
     rgb = image.astype(int)
-    red = (rgb[..., 0] > 170) & (rgb[..., 1] < 110) & (rgb[..., 2] < 110)
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    red = (r > 150) & (g < 90) & (b < 90) & (np.abs(g - b) < 30)  # (not the orange of a target's edge)
     red[int(0.7 * h) :, : int(0.2 * w)] = False
     return int(red.sum())
 
