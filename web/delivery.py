@@ -29,6 +29,9 @@ STILL_RATIO = 1.0
 INTERACTIVE_QUALITY = 70
 # Seconds after a render at which its encoded image is asked for (see ImageDelivery.rendered).
 PICKUP_DELAYS = (0.004, 0.012, 0.03, 0.08, 0.2)
+# A change shown "image first" (``ImageDelivery.image_first``: a hand shape, a frame stepped or clicked
+# on the timeline): its small image at once, the panel and the full-size still image this much later.
+PANEL_DELAY_S = 0.06
 # What hovering a handle shows, by its kind (``name``: the effector's or root's name).
 HANDLE_LABELS = {
     "target": "{name}",
@@ -91,6 +94,22 @@ class ImageDelivery:
         self.scene.renderer.SetUseFXAA(not moving)
         self.scene.renderer.SetUseOIT(not moving)
         self.hold_stream(moving)
+
+    def image_first(self, then: Any) -> None:
+        """Send the view's image now, small and quick as a drag's frame, and after ``PANEL_DELAY_S``
+        go back to still images and run ``then()`` (the panel's state: the page's work on it would
+        hold up the image). Not serving (tests in-process): ``then()`` at once."""
+        self.set_moving(True)
+        self.push_now()
+
+        def settle() -> None:
+            self.set_moving(False)
+            then()
+
+        try:
+            asyncio.get_running_loop().call_later(PANEL_DELAY_S, settle)
+        except RuntimeError:
+            settle()
 
     def tracked_view(self) -> dict[str, Any] | None:
         """trame-vtk's record of the view's stream (None before a page shows it)."""

@@ -11,7 +11,6 @@ the server's).
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from trame.decorators import change
@@ -24,9 +23,6 @@ from fabrik3d.solver.hands import SHAPES
 from .security import page_trigger
 from .vtk_parts import check_view, frame_camera
 
-# A new hand shape's image is sent at once, small as a drag's; the panel and the full-size still
-# image follow it this much later (the page's work on the panel would hold up the image).
-PANEL_DELAY_S = 0.06
 _SLIDER = {"hide_details": True, "density": "compact", "start": "trigger('begin_hand')", "end": "trigger('end_hand')"}
 
 
@@ -65,15 +61,9 @@ class HandActions:
             self._publish()
             return
         self._show_pose()
-        self.delivery.set_moving(True)  # (a drag's quick small image first, the still image after it)
-        self.delivery.push_now()
-        try:  # (the panel a little later: the page's work on it would hold up the image)
-            asyncio.get_running_loop().call_later(PANEL_DELAY_S, self._publish_panel)
-        except RuntimeError:  # (not serving: tests in-process)
-            self._publish()
+        self.delivery.image_first(self._publish_panel)  # (a drag's quick small image first)
 
     def _publish_panel(self) -> None:
-        self.delivery.set_moving(False)
         with self.state:
             self._publish()
 

@@ -93,9 +93,25 @@ class TimelineActions:
         c = self.controller
         if isinstance(step, bool) or not isinstance(step, int):
             self.report(f"step_frame: expected a whole number of frames, got {str(step)[:40]!r}")
-        else:
-            self._attempt(c.go_to_frame, min(max(c.frame + step, c.animation.start), c.animation.last))
+        elif self._attempt(c.go_to_frame, min(max(c.frame + step, c.animation.start), c.animation.last)):
+            self._frame_first()
+            return
         self._publish()
+
+    def _frame_first(self) -> None:
+        """The frame just stepped to: its image at once, small as a drag's, the panel and the still
+        image a moment later (``ImageDelivery.image_first``; issue 32: a frame stepped with the arrow
+        keys shows as fast as a dragged one)."""
+        self._show_pose()
+        delivery = getattr(self, "delivery", None)
+        if delivery is None:
+            self._publish()
+            return
+        delivery.image_first(self._publish_frame_panel)
+
+    def _publish_frame_panel(self) -> None:
+        with self.state:
+            self._publish()
 
     @page_trigger("begin_scrub")
     def begin_scrub(self) -> None:
