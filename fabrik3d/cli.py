@@ -29,8 +29,9 @@ from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
 from fabrik3d import checks
+from fabrik3d.cli_bake import add_bake_parser
 from fabrik3d.cli_pose import _solve_scene, apply_targets, parse_target
-from fabrik3d.io import bake, bake_file, character, character_export, files, gltf, take
+from fabrik3d.io import bake, character, character_export, files, gltf, take
 from fabrik3d.io.scene import Scene, scene_or_preset
 from fabrik3d.model import presets
 from fabrik3d.solver.hands import SHAPES
@@ -244,35 +245,6 @@ def _frames(text: str) -> tuple[int, int]:
         ) from None
 
 
-def _cmd_bake(args: argparse.Namespace) -> int:
-    scene = scene_or_preset(args.scene)
-    if scene.animation is None or not scene.animation.keys:
-        raise ValueError(f"{args.scene}: no keys to bake (a scene file of version 3 with an 'animation')")
-    animation = scene.animation
-    if args.fps is not None:
-        try:
-            animation = dataclasses.replace(animation, fps=args.fps)
-        except ValueError as exc:
-            raise ValueError(f"--fps: {str(exc).removeprefix('fps: ')}") from None
-    t0 = time.perf_counter()
-    span = bake_file.bake_to_file(
-        scene.skeleton,
-        animation,
-        args.output,
-        frames=args.frames,
-        method=args.method,
-        tolerance=scene.tolerance,
-        max_iterations=scene.max_iterations,
-        source=args.scene,
-    )
-    ms = (time.perf_counter() - t0) * 1e3
-    print(
-        f"wrote {args.output}: frames {span.start}..{span.stop - 1} at {animation.fps:g} fps "
-        f"({len(span)} poses of {len(scene.skeleton)} joints, baked in {ms:.0f} ms)"
-    )
-    return 0
-
-
 def _turn_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--turn",
@@ -330,15 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
         "-o", "--output", type=_output_name, required=True, metavar="OUT.glb", help="output file, .glb or .gltf"
     )
     p.set_defaults(func=_cmd_export)
-    p = sub.add_parser("bake", help="solve every frame of a scene's keys and write the animation")
-    p.add_argument("scene", metavar="SCENE.json", help="scene file with keys (version 3)")
-    p.add_argument(
-        "-o", "--output", type=_output_name, required=True, metavar="OUT", help="output .glb, .gltf or take .json"
-    )
-    p.add_argument("--frames", type=_frames, metavar="A:B", help="frames to bake, inclusive (default the range)")
-    p.add_argument("--fps", type=float, help="frames per second (default the scene's)")
-    p.add_argument("--method", choices=bake.METHODS, default="warm", help="warm: frame by frame; batch: all at once")
-    p.set_defaults(func=_cmd_bake)
+    add_bake_parser(sub, _frames, _output_name, bake.METHODS)
     return parser
 
 

@@ -1,0 +1,83 @@
+"""Baking many scenes (issue 34, item 1): in process and on a local dask cluster, outputs byte-identical
+to ``fabrik3d bake`` one scene at a time, a failing scene reported by name while the others complete,
+the exit status the number that failed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import missing_tool
+from helpers.cli import run
+
+import fabrik3d
+from fabrik3d.animation import Animation, Key
+from fabrik3d.cli import main
+from fabrik3d.io.bake_many import bake_many, outputs_for
+from fabrik3d.io.scene import Scene, save_scene
+
+BODY = fabrik3d.presets.get("humanoid")
+HAND = BODY.rest_positions[BODY.index("hand_l")]
+
+
+def keyed(folder: Path, name: str, reach: float) -> Path:
+    anim = Animation((Key(0, {"hand_l": HAND}), Key(8, {"hand_l": HAND + np.array([-0.2, -reach, 0.3])})), fps=24)
+    path = folder / f"{name}.json"
+    save_scene(Scene(BODY, animation=anim), path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def scenes(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], Path]:
+    folder = tmp_path_factory.mktemp("scenes")
+    good = [keyed(folder, f"walk{k}", 0.1 * k) for k in range(3)]
+    bad = folder / "broken.json"
+    bad.write_text('{"format": "fabrik3d.scene", "version": 3, "joints": []}')
+    serial = folder / "serial"
+    serial.mkdir()
+    for scene in good:
+        proc = run("bake", str(scene), "-o", str(serial / f"{scene.stem}.glb"))
+        assert proc.returncode == 0, proc.stderr
+    return [*good, bad], serial
+
+
+def test_in_process_the_outputs_are_the_serial_bakes_and_a_failure_is_named(scenes, tmp_path: Path) -> None:
+    paths, serial = scenes
+    seen = []
+    results = bake_many([str(p) for p in paths], tmp_path / "out", progress=lambda d, t, b: seen.append((d, t)))
+    assert seen == [(k, len(paths)) for k in range(1, len(paths) + 1)]
+    for scene, baked in zip(paths, results):
+        if scene.stem == "broken":
+            assert baked.output is None and baked.error.startswith(str(scene)[:20]) and "\n" not in baked.error
+            assert not (tmp_path / "out" / "broken.glb").exists()
+        else:
+            assert (tmp_path / "out" / f"{scene.stem}.glb").read_bytes() == (serial / f"{scene.stem}.glb").read_bytes()
+    with pytest.raises(ValueError, match=r"would both write a\.glb"):
+        outputs_for(["x/a.json", "y/a.json"], tmp_path)
+
+
+def test_on_a_local_dask_cluster_from_the_command_line(scenes, tmp_path: Path) -> None:
+    try:
+        import dask.distributed  # noqa: F401
+    except ImportError:
+        missing_tool("dask is not installed (pip install 'fabrik3d[scale]')")
+    paths, serial = scenes
+    out = tmp_path / "cluster"
+    proc = run("bake", *map(str, paths), "-o", str(out), "--workers", "2")
+    assert proc.returncode == 1, proc.stderr  # (one scene failed)
+    assert "3 of 4 scenes" in proc.stdout and "scenes," in proc.stderr and "frames/s" in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("fabrik3d: error:")]
+    assert len(errors) == 1 and "broken.json" in errors[0]
+    for scene in paths[:3]:
+        assert (out / f"{scene.stem}.glb").read_bytes() == (serial / f"{scene.stem}.glb").read_bytes()
+    assert not list(out.glob("*.tmp*")) and not list(out.glob(".*"))
+
+
+def test_without_dask_the_message_names_the_extra(scenes, tmp_path: Path, monkeypatch, capsys) -> None:
+    paths, _ = scenes
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)
+    status = main(["bake", str(paths[0]), "-o", str(tmp_path / "o"), "--workers", "2"])
+    assert status == 2 and "pip install 'fabrik3d[scale]'" in capsys.readouterr().err
+    assert main(["bake", str(paths[0]), "-o", str(tmp_path / "o"), "--workers", "0"]) == 2
