@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 
 import fabrik3d
-from fabrik3d import presets
 from fabrik3d import rotations as rot
 from fabrik3d.io.scene import Scene
-from fabrik3d.model import mass
+from fabrik3d.model import mass, presets
 from fabrik3d.model.mannequin import mannequin_mesh
 from fabrik3d.model.proportions import FACTOR, HEIGHT, Proportions
 from fabrik3d.model.skinning import Skinner
+from fabrik3d.solver.proportions import repose
 
 # The proportions the panel offers (Proportions' fields) and their bounds.
 PROPORTIONS = tuple(f.name for f in dataclasses.fields(Proportions))
@@ -211,7 +211,7 @@ class Body:
     def _use_proportions(self, new: Proportions) -> None:
         old_sk = self.scene.skeleton
         sk = presets.humanoid(**new.to_dict()).with_posing(old_sk.posing)
-        positions, rotations = presets.repose(old_sk, sk, self.result.positions, self.result.rotations)
+        positions, rotations = repose(old_sk, sk, self.result.positions, self.result.rotations)
         moved = {name: positions[sk.index(name)].copy() for name in self.targets}
         root = None if self.root_target is None else positions[sk.root].copy()
         shift = positions[sk.root] - self.result.positions[sk.root]

@@ -53,6 +53,9 @@ def test_the_x_button_drags_a_hand_along_x_only(page) -> None:
 
 
 def test_holding_y_drags_the_pelvis_straight_down(page) -> None:
+    # (without the floor: with it, free feet do not bend and the pose is lifted back onto it)
+    page.evaluate("window.trame.state.set('floor_on', false)")
+    wh.wait_until(page, "() => window.trame.state.get('floor_on') === false && !window.trame.state.get('balance_on')")
     start = joint(page, "pelvis")
     page.keyboard.down("y")
     try:
