@@ -7,8 +7,9 @@ on it. Each joint keeps a clearance: a foot's joints (the ankles and toes of a h
 solve runs with targets lifted to their clearance; then, while a joint is below its clearance (at most
 ``FLOOR_ROUNDS`` more solves, each warm from the last): a joint of an effector's limb end (the
 effector, its riders: a hand's fingers) lifts that effector's target, or pins a free effector where
-it is, lifted; another joint (a knee, the pelvis) lifts the root. Whatever is left below the floor
-after that, the whole pose is lifted rigidly: the floor always holds.
+it is, lifted; another joint (a knee, the pelvis) lifts the root, in a round where no effector had
+to be placed (a free foot pinned on the floor lets the legs bend before the root is lifted). Whatever
+is left below the floor after that, the whole pose is lifted rigidly: the floor always holds.
 
 **Balance**: with feet on the ground (their targets, or free feet in contact pinned where they are),
 the root shifts along the ground until the centre of mass (``fabrik3d.model.mass.center_of_mass``)
@@ -62,7 +63,7 @@ def grounded(
     if balance:
         result, goals, options = _balanced(skeleton, goals, solve, options, result, height)
     if height is not None:
-        result = _on_floor(skeleton, goals, solve, options, result, np.maximum(height, clear - FOOT_GIVE))
+        result = _on_floor(skeleton, goals, solve, options, result, clear, np.maximum(height, clear - FOOT_GIVE))
     # (the errors are to the targets asked for: one the floor held above is not reached)
     errors = {k: _error(skeleton, result.positions, k, v) for k, v in targets.items()}
     converged = all(v <= options.get("tolerance", 1e-3) for v in errors.values())
@@ -88,15 +89,18 @@ def _on_floor(
     options: dict[str, Any],
     result: SolveResult,
     clear: np.ndarray,
+    lowest: np.ndarray,
 ) -> SolveResult:
+    """The floor's rounds (module docstring): ``lowest`` ``(n,)`` the heights joints may not go below,
+    ``clear`` where a placed effector goes."""
     ends = {skeleton.index(e): e for e in skeleton.end_effectors}
     owner = _limb_ends(skeleton, ends)
     for _ in range(FLOOR_ROUNDS):
-        below = clear - result.positions[:, 1]
+        below = lowest - result.positions[:, 1]
         if below.max() <= FLOOR_SLACK:
             return result
         goals = dict(goals)
-        lift_root = 0.0
+        lift_root, placed = 0.0, False
         for j in np.flatnonzero(below > FLOOR_SLACK):
             e = owner.get(int(j))
             if e is None:
@@ -106,12 +110,13 @@ def _on_floor(
             point = np.array(_position(goals[name]) if name in goals else result.positions[e], dtype=float)
             point[1] = max(point[1], clear[e]) + (below[j] if j != e else 0.0)
             goals[name] = _moved(goals.get(name), point)
+            placed = True
         more = dict(options, positions=result.positions, rotations=result.rotations)
-        if lift_root > 0.0:
+        if lift_root > 0.0 and not placed:  # (feet and hands placed first: then the legs bend)
             root = result.positions[skeleton.root] + np.array([0.0, lift_root, 0.0])
             more["root_target"] = _moved(options.get("root_target"), root)
         result = solve(skeleton, goals, **more)
-    below = float((clear - result.positions[:, 1]).max())
+    below = float((lowest - result.positions[:, 1]).max())
     if below > FLOOR_SLACK:  # (the floor holds: the whole pose lifted)
         positions = result.positions + np.array([0.0, below, 0.0])
         errors = {k: _error(skeleton, positions, k, v) for k, v in goals.items() if k in result.errors}

@@ -82,7 +82,9 @@ def test_the_floor_keeps_every_joint_above_it() -> None:
     sk = c.scene.skeleton
     c.move_root(c.result.positions[sk.root] - [0.0, 0.4, 0.0])
     assert c.result.positions[:, 1].min() >= -1e-3
+    assert c.result.positions[sk.root, 1] < 0.6  # (the free feet placed on the floor, the legs bent)
     c.set_floor(False)
+    c.move_root(c.result.positions[sk.root] - [0.0, 0.4, 0.0])
     assert c.result.positions[:, 1].min() < -0.05
 
 
