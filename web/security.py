@@ -79,6 +79,8 @@ SERVER_OWNED = (
     "has_mannequin",
     "library_rows",
     "library_problem",
+    "character",
+    "timeline_playing",
     "error_message",
 )
 

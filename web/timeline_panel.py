@@ -181,7 +181,7 @@ class TimelineActions:
         frame takes longer than its time), from the start again with ``loop``, until paused."""
         c = self.controller
         with self.state:
-            self.state.timeline_playing = True
+            self._own({"timeline_playing": True})
         self._stream_frames(True)
         try:
             first = c.frame if c.frame < c.animation.last else c.animation.start
@@ -204,7 +204,7 @@ class TimelineActions:
         finally:
             self._stream_frames(False)
             with self.state:
-                self.state.timeline_playing = False
+                self._own({"timeline_playing": False})
                 self._publish()
 
     def _prebake(self) -> None:
@@ -255,7 +255,8 @@ def _typed_into(name: str) -> str:
 def timeline_bar(app: Any) -> None:
     """Under the 3D view: play, loop, the ruler with its key markers over the frame slider and the
     frame; below, Key and Delete key, the range, frame rate and interpolation, and the downloads."""
-    app.state.update({"loop": True, "timeline_playing": False, "key_drag": None, "key_drop": None})
+    app.state.update({"loop": True, "key_drag": None, "key_drop": None})
+    app._own({"timeline_playing": False})
     with html.Div(id="timeline", classes="px-2 pb-1", style="width: 100%; border-top: 1px solid #ddd"):
         with html.Div(classes="d-flex align-center", style="gap: 4px"):
             v3.VBtn(

@@ -157,7 +157,15 @@ def wait_for_error(page: Any, text: str) -> str:
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("pose", "garbage"), ("joint_names", []), ("iterations", -1), ("fps", 1e9), ("presets", ["x"])],
+    [
+        ("pose", "garbage"),
+        ("joint_names", []),
+        ("iterations", -1),
+        ("fps", 1e9),
+        ("presets", ["x"]),
+        ("character", {"name": "fake", "joints": 1}),
+        ("timeline_playing", True),
+    ],
 )
 def test_server_owned_state_is_put_back_and_reported(page: Any, key: str, value: Any) -> None:
     before = wh.get_state(page, key)
