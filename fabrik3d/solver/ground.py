@@ -56,9 +56,10 @@ def grounded(
     if not isinstance(balance, bool):
         raise ValueError(f"balance: expected True or False, got {str(balance)[:80]!r}")
     clear = clearances(skeleton, mass.rest_ground(skeleton) if height is None else height)
-    goals = dict(targets) if isinstance(targets, Mapping) else targets
-    if height is not None:
-        goals = {name: _lifted(value, clear[skeleton.index(name)]) for name, value in goals.items()}
+    if height is not None and isinstance(targets, Mapping):  # (a bad argument: the solve names it)
+        goals = {n: _lifted(v, clear[skeleton.index(n)]) if n in skeleton else v for n, v in targets.items()}
+    else:
+        goals = targets
     result = solve(skeleton, goals, **options)
     if balance:
         result, goals, options = _balanced(skeleton, goals, solve, options, result, height)

@@ -118,6 +118,9 @@ def test_a_foot_that_meets_the_floor_lies_on_it() -> None:
 def test_bad_floor_and_balance_fail_clearly(kw, message) -> None:
     with pytest.raises(ValueError, match=message):
         fabrik3d.solve(BODY, TOES, **kw)
+    for bad, said in (({"nope": [0, 1, 0]}, "not an end effector"), ([1, 2], "expected a mapping")):
+        with pytest.raises(ValueError, match=said):  # (the solve's own messages, with a floor too)
+            fabrik3d.solve(BODY, bad, floor=0.0, balance=True)
 
 
 def test_scenes_keep_the_floor_and_balance_and_the_cli_uses_them(tmp_path) -> None:
