@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 install: $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[web,notebook,scale,test]"
+	$(BIN)/python -m pip install --quiet -e ".[web,notebook,scale,fast,test]"
 
 tests/js/node_modules: tests/js/package.json
 	cd tests/js && npm ci --no-audit --no-fund --loglevel=error

@@ -26,6 +26,7 @@ convergence bit for bit; errors within a unit or two in the last place).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,9 +34,9 @@ from typing import Any
 import numpy as np
 
 from fabrik3d import checks
+from fabrik3d.batch import backends, inputs
 from fabrik3d.batch import chain as batch_chain
 from fabrik3d.batch import frames as batch_frames
-from fabrik3d.batch import inputs
 from fabrik3d.batch import tree as batch_tree
 from fabrik3d.batch.constrained import solve as batch_limited
 from fabrik3d.batch.riders import riding
@@ -83,6 +84,7 @@ def solve_batch(
     rotations: Any = None,
     relax_rotations: Any = None,
     look_at: Any = None,
+    backend: str = "numpy",
 ) -> BatchResult:
     """Solve ``B`` independent problems on ``skeleton`` (see the module docstring).
 
@@ -114,11 +116,14 @@ def solve_batch(
         ValueError: naming the argument, for unknown names (listing the valid ones),
             wrong shapes, batch sizes that disagree between arguments, NaN or inf
             values, non-unit quaternions, weights <= 0, a non-positive tolerance
-            or ``max_iterations < 1``. The caller's arrays are never modified.
+            or ``max_iterations < 1``, an unknown ``backend``. The caller's arrays are never modified.
+        RuntimeError: ``backends.BackendError``, naming what a compiled backend lacks here
+            (numba, a GPU).
     """
+    backends.check_backend(backend)
     if check_skeleton(skeleton).riders:  # (the core solved, the fingers carried: fabrik3d.solver.riders)
         core_options = dict(root_target=root_target, poles=poles, weights=weights, tolerance=tolerance)
-        core_options.update(max_iterations=max_iterations, posing=posing, look_at=look_at)
+        core_options.update(max_iterations=max_iterations, posing=posing, look_at=look_at, backend=backend)
         return riding(solve_batch, skeleton, targets, positions, rotations, relax_to, relax_rotations, core_options)
     tol, max_it = checks.settings(tolerance, max_iterations)
     w = tg.effector_weights(skeleton, weights)
@@ -175,7 +180,7 @@ def solve_batch(
             (frames, relax_frames, look),
         )
     if not (skeleton.constraints or pole_points or turns or root_frame is not None):
-        return _vectorised(skeleton, bsize, points, start, root, w, tol, max_it)
+        return _vectorised(skeleton, bsize, points, start, root, w, tol, max_it, backend)
     one_by_one = not points or not set(pole_points) <= set(points) or bsize < batch_limited.MIN_BATCH
     if one_by_one or any(rig(skeleton).rolls):  # (rolling joints are not vectorised yet)
         return _one_by_one(
@@ -199,8 +204,10 @@ def _vectorised(
     weights: dict[int, float] | None,
     tol: float,
     max_it: int,
+    backend: str,
 ) -> BatchResult:
-    """The plain solve, vectorised over the batch; positions are filled as ``(n, 3, B)`` views of the result."""
+    """The plain solve, vectorised over the batch (a single chain compiled on the compiled ``backend``s);
+    positions are filled as ``(n, 3, B)`` views of the result."""
     r = rig(skeleton)
     n = len(skeleton)
     pts = skeleton.rest_positions[None] if start is None else start
@@ -208,6 +215,7 @@ def _vectorised(
     out = np.empty((bsize, n, 3))
     pose = out.transpose(1, 2, 0)  # (n, 3, B): joint, coordinate, problem
     goal = {e: np.broadcast_to(a, (bsize, 3)) for e, a in points.items()}
+    chains = batch_chain.solve_chains if backend == "numpy" else functools.partial(backends.solve_chains, backend)
     if not goal:
         pose[...] = first
         active, iterations = [False] * n, np.zeros(bsize, dtype=np.int64)
@@ -216,11 +224,11 @@ def _vectorised(
         path = list(skeleton.path_to_root(e))
         lengths = [r.lengths[j] for j in path[1:]]
         if path == list(range(n)):  # a plain chain: its results are the positions
-            iterations = batch_chain.solve_chains(first, lengths, np.ascontiguousarray(t.T), tol, max_it, out)
+            iterations = chains(first, lengths, np.ascontiguousarray(t.T), tol, max_it, out)
         else:
             pose[...] = first
             res = np.empty((bsize, len(path), 3))
-            iterations = batch_chain.solve_chains(first[path], lengths, np.ascontiguousarray(t.T), tol, max_it, res)
+            iterations = chains(first[path], lengths, np.ascontiguousarray(t.T), tol, max_it, res)
             out[:, path] = res
         on_path = set(path)
         active = [j in on_path for j in range(n)]

@@ -20,6 +20,10 @@ Functions the batch code calls as they are (``solver.chain.stalled`` and ``settl
 twin: they are one function for both. ``tests/batch/test_twins.py`` checks the table against
 the code.
 
+A scalar function may also have one *compiled* twin, in ``fabrik3d.batch.kernels``: the same
+expressions per problem, on scalars, compiled with numba for ``solve_batch``'s ``backend="cpu"``
+and ``"cuda"`` (``fabrik3d.batch.backends``).
+
 Riders (fingers) are carried by one function for both, ``fabrik3d.solver.riders.carry``, on any
 batch shape.
 
@@ -46,6 +50,12 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     # -- the plain solve: chain, tree, frames ------------------------------------------------------
     (f"{_S}.chain.run_chain", f"{_B}.chain.solve_chains", (_TINY2, f"{_S}.chain.MAX_BENDS", f"{_S}.chain.STRAIGHT")),
     (f"{_S}.chain._bend_if_straight", f"{_B}.chain._straight", (_TINY2, f"{_S}.chain.STRAIGHT")),
+    # -- the compiled backends' kernel: run_chain per problem (with _toward, _bend_if_straight inside) --
+    (
+        f"{_S}.chain.run_chain",
+        f"{_B}.kernels.build",
+        (_TINY2, f"{_S}.chain.STALL", f"{_S}.chain.MAX_BENDS", f"{_S}.chain.STRAIGHT", f"{_S}.chain.BEND_DEG"),
+    ),
     (f"{_S}.tree._start_pose", f"{_B}.tree.start_pose", ()),
     (f"{_S}.rig.Rig.bone_pose", f"{_B}.tree.start_pose", (_TINY2,)),
     (f"{_S}.tree._solve_tree", f"{_B}.tree.solve_tree", (_TINY2,)),
@@ -156,6 +166,8 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (f"{_SC}.poles._distance_to_line", f"{_BC}.poles._distance_to_line", ()),
     # -- batch-only plumbing ---------------------------------------------------------------------------
     (None, f"{_B}.chain.LiveColumns.compact", ("the kernels' live columns: stopped problems leave the arrays",)),
+    (None, f"{_B}.backends.check_backend", ("argument checks: the backend's name, numba and a GPU present",)),
+    (None, f"{_B}.backends.solve_chains", ("the compiled backends' driver: arrays to and from kernels.build",)),
     (None, f"{_B}.chain.blocks", ("views of preallocated scratch for the live columns",)),
     (None, f"{_B}.inputs.batch_targets", ("argument checks: solve checks one problem (model.targets.goals)",)),
     (None, f"{_B}.inputs.named_points", ("argument checks: solve checks one problem (model.targets.pole_points)",)),

@@ -128,5 +128,7 @@ def test_every_public_batch_function_and_method_is_mapped() -> None:
 
 
 def test_each_scalar_function_has_at_most_one_twin() -> None:
-    scalars = [s for s, _, _ in PAIRS]
-    assert len(scalars) == len(set(scalars))
+    """One numpy twin and one compiled twin (``fabrik3d.batch.kernels``) at most."""
+    for compiled in (False, True):
+        scalars = [s for s, b, _ in PAIRS if b.startswith("fabrik3d.batch.kernels.") == compiled]
+        assert len(scalars) == len(set(scalars))

@@ -1,0 +1,159 @@
+"""``solve_batch``'s backends: ``"numpy"`` (the default, vectorised numpy) and the compiled ones.
+
+* ``"cpu"``: the kernel of ``fabrik3d.batch.kernels`` compiled with numba's ``njit(parallel=True)``,
+  one loop per problem, the problems shared among the CPU cores (``prange`` over blocks of problems;
+  ``numba.set_num_threads`` or ``NUMBA_NUM_THREADS`` sets how many cores).
+* ``"cuda"``: the same kernel source compiled with ``numba.cuda.jit``, one GPU thread per problem.
+
+numba is the optional extra ``fabrik3d[fast]``; it is imported here inside functions only, so the
+core stays importable with numpy alone. Each kernel compiles once per process, on first use (about
+a second or two), then runs at compiled speed. A backend that cannot run says what is missing
+(``BackendError``, a ``RuntimeError``); an unknown name is a ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from fabrik3d.batch.kernels import build
+
+BACKENDS = ("numpy", "cpu", "cuda")
+INSTALL = "pip install 'fabrik3d[fast]'"
+# Blocks of problems per CPU thread: iterations vary per problem, so smaller blocks share the work out.
+BLOCKS_PER_THREAD = 8
+# Problems one CPU thread solves side by side, interleaved joint by joint (fabrik3d.batch.kernels.block).
+LANES = 8
+# GPU threads per block.
+CUDA_THREADS = 128
+
+
+class BackendError(RuntimeError):
+    """A compiled backend was asked for and cannot run here; the message names what is missing."""
+
+
+def check_backend(backend: Any) -> str:
+    """``backend`` checked: one of ``BACKENDS``, and able to run (numba, and for cuda a GPU)."""
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        raise ValueError(f"backend: expected one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
+    if backend == "cpu":
+        _numba("cpu")
+    elif backend == "cuda":
+        _cuda()
+    return backend
+
+
+def _numba(backend: str) -> Any:
+    try:
+        import numba
+    except ImportError as exc:
+        raise BackendError(
+            f"backend={backend!r} needs numba, the optional extra fabrik3d[fast]: {INSTALL} ({exc})"
+        ) from None
+    return numba
+
+
+def _cuda() -> Any:
+    numba = _numba("cuda")
+    need = "backend='cuda' needs an NVIDIA GPU and numba's CUDA target"
+    try:
+        from numba import cuda
+    except ImportError as exc:
+        raise BackendError(f"{need}: numba {numba.__version__} has no CUDA target ({exc})") from None
+    try:
+        ok = bool(cuda.is_available())
+    except Exception as exc:  # (a broken driver install raises rather than answering)
+        raise BackendError(f"{need}: {type(exc).__name__}: {exc}") from None
+    if not ok:
+        raise BackendError(
+            f"{need}: no usable GPU or CUDA driver was found (numba.cuda.is_available() is False; "
+            "numba.cuda.detect() says why); backend='cpu' runs the same kernel on the CPU cores"
+        )
+    return cuda
+
+
+def solve_chains(
+    backend: str, start: np.ndarray, lengths: list[float], target: np.ndarray, tol: float, max_it: int, out: np.ndarray
+) -> np.ndarray:
+    """``fabrik3d.batch.chain.solve_chains`` (the same arguments and results) on a compiled backend."""
+    starts = np.ascontiguousarray(start.transpose(2, 0, 1), dtype=np.float64)  # (S, L, 3)
+    goals = np.ascontiguousarray(target.T, dtype=np.float64)  # (B, 3)
+    bones = np.array(lengths, dtype=np.float64)
+    reach = float(sum(lengths))  # (run_chain's sum, in order)
+    bsize = goals.shape[0]
+    iterations = np.zeros(bsize, dtype=np.int64)
+    pose = out if out.flags.c_contiguous and out.dtype == np.float64 else np.empty(out.shape)
+    if backend == "cuda":
+        _cuda_chains(starts, bones, reach, goals, tol, max_it, pose, iterations)
+    else:
+        numba = _numba("cpu")
+        blocks = max(1, min(bsize, numba.get_num_threads() * BLOCKS_PER_THREAD))
+        state = _lane_state(blocks, LANES, starts.shape[1])
+        _cpu_kernel()(starts, bones, reach, goals, float(tol), int(max_it), pose, iterations, *state)
+    if pose is not out:
+        out[...] = pose
+    return iterations
+
+
+@functools.cache
+def _cpu_kernel() -> Any:
+    numba = _numba("cpu")
+    block = build(numba.njit(fastmath=False))
+
+    @numba.njit(parallel=True)
+    def run(starts, bones, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents):  # type: ignore[no-untyped-def]
+        bsize = pose.shape[0]
+        blocks = lanes.shape[0]
+        for k in numba.prange(blocks):
+            lo, hi = bsize * k // blocks, bsize * (k + 1) // blocks
+            block(k, lo, hi, starts, bones, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents)
+
+    return run
+
+
+@functools.cache
+def _cuda_kernel() -> Any:
+    cuda = _cuda()
+    block = build(cuda.jit(device=True))
+
+    @cuda.jit
+    def run(starts, bones, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents):  # type: ignore[no-untyped-def]
+        b = cuda.grid(1)  # one thread, one lane, one problem
+        if b < pose.shape[0]:
+            block(b, b, b + 1, starts, bones, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents)
+
+    return run
+
+
+def _cuda_chains(
+    starts: np.ndarray,
+    bones: np.ndarray,
+    reach: float,
+    goals: np.ndarray,
+    tol: float,
+    max_it: int,
+    pose: np.ndarray,
+    iterations: np.ndarray,
+) -> None:
+    """The chain kernel on the GPU: inputs copied over, results copied back into ``pose`` and ``iterations``."""
+    cuda = _cuda()
+    kernel = _cuda_kernel()
+    bsize = pose.shape[0]
+    d_pose = cuda.device_array(pose.shape, dtype=np.float64)
+    d_its = cuda.device_array(bsize, dtype=np.int64)
+    state = [cuda.to_device(a) for a in _lane_state(bsize, 1, pose.shape[1])]
+    grid = (bsize + CUDA_THREADS - 1) // CUDA_THREADS
+    args = (cuda.to_device(starts), cuda.to_device(bones), reach, cuda.to_device(goals), float(tol), int(max_it))
+    kernel[grid, CUDA_THREADS](*args, d_pose, d_its, *state)
+    d_pose.copy_to_host(pose)
+    d_its.copy_to_host(iterations)
+
+
+def _lane_state(blocks: int, lanes: int, joints: int) -> tuple[np.ndarray, ...]:
+    """The kernel's per-lane state for ``blocks`` blocks of ``lanes`` lanes: stage-1 rows, problems,
+    errors, iterations, bends (``fabrik3d.batch.kernels.block``)."""
+    q = np.empty((blocks, lanes, joints, 3))
+    ints = [np.zeros((blocks, lanes), dtype=np.int64) for _ in range(3)]
+    return q, ints[0], np.empty((blocks, lanes)), ints[1], ints[2]
