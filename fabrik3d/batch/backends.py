@@ -30,6 +30,11 @@ LANES = 8
 CUDA_THREADS = 128
 
 
+# numba.cuda once the cuda kernel is built: a module global, as numba's CUDA simulator (which the tests
+# run the cuda path on without a GPU) swaps only globals that name numba.cuda for its thread-local API.
+_CUDA: Any = None
+
+
 class BackendError(RuntimeError):
     """A compiled backend was asked for and cannot run here; the message names what is missing."""
 
@@ -115,12 +120,13 @@ def _cpu_kernel() -> Any:
 
 @functools.cache
 def _cuda_kernel() -> Any:
-    cuda = _cuda()
+    global _CUDA
+    _CUDA = cuda = _cuda()
     block = build(cuda.jit(device=True))
 
     @cuda.jit
     def run(starts, bones, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents):  # type: ignore[no-untyped-def]
-        b = cuda.grid(1)  # one thread, one lane, one problem
+        b = _CUDA.grid(1)  # one thread, one lane, one problem
         if b < pose.shape[0]:
             block(b, b, b + 1, starts, bones, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents)
 

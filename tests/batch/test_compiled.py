@@ -1,0 +1,199 @@
+"""The compiled backends (``solve_batch(..., backend="cpu" | "cuda")``, ``fabrik3d.batch.backends``):
+results equal to the numpy backend's (iterations; positions within 1e-12, in fact bit for bit on the
+CPU), and the errors for a bad name, a missing numba and a missing GPU.
+
+numba is the extra ``fabrik3d[fast]``: without it the kernel tests skip (fail under ``CI=true``); the
+kernel source itself (``kernels.build`` run as plain Python) is checked against ``run_chain`` always.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import ROOT, missing_tool
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fabrik3d
+from fabrik3d.batch import backends, kernels
+from fabrik3d.solver.chain import run_chain
+
+TOL = 1e-3
+
+
+@pytest.fixture(scope="module")
+def numba() -> object:
+    try:
+        import numba
+    except ImportError:
+        missing_tool("numba is not installed (pip install 'fabrik3d[fast]')")
+    return numba
+
+
+def chain_skeleton(rest: np.ndarray) -> fabrik3d.Skeleton:
+    n = len(rest)
+    return fabrik3d.Skeleton([f"j{i}" for i in range(n)], list(range(-1, n - 1)), rest)
+
+
+@st.composite
+def chain_problems(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """A chain (its rest pose), ``(B, 3)`` targets of every kind, and start poses (or None: rest)."""
+    n = draw(st.integers(2, 9))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    straight = draw(st.booleans())
+    if straight:  # bones along one line (some folded back), targets on it too
+        u = rng.normal(size=3)
+        u /= np.linalg.norm(u)
+        steps = rng.uniform(0.2, 2.0, n - 1) * rng.choice([1.0, 1.0, 1.0, -1.0], n - 1)
+    else:
+        steps = rng.uniform(0.2, 2.0, n - 1)[:, None] * rng.normal(size=(n - 1, 3))
+        steps = np.where(np.linalg.norm(steps, axis=1, keepdims=True) < 1e-3, 1.0, steps)
+    base = rng.uniform(-3, 3, 3)
+    rest = np.vstack([base, base + np.cumsum(steps[:, None] * u if straight else steps, axis=0)])
+    reach = float(np.linalg.norm(np.diff(rest, axis=0), axis=1).sum())
+    b = draw(st.integers(1, 48))
+    kinds = rng.integers(0, 4, b)
+    d = rng.normal(size=(b, 3))
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    if straight:
+        d = np.where(rng.random((b, 1)) < 0.5, u, -u)
+    radius = np.where(kinds == 0, rng.uniform(0, 1, b) * reach, rng.uniform(1.01, 2.0, b) * reach)
+    targets = base + d * radius[:, None]
+    targets[kinds == 2] = rest[-1]  # already solved
+    targets[kinds == 3] = rest[-1] + rng.normal(size=(int((kinds == 3).sum()), 3)) * TOL * 0.3
+    starts = None
+    if draw(st.booleans()):
+        starts = rest + rng.normal(size=(b, n, 3)) * draw(st.sampled_from([0.0, 0.1, 1.0]))
+    return rest, targets, starts
+
+
+def assert_same(a: fabrik3d.BatchResult, b: fabrik3d.BatchResult) -> None:
+    np.testing.assert_array_equal(a.iterations, b.iterations)
+    np.testing.assert_allclose(b.positions, a.positions, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b.rotations, a.rotations, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(a.converged, b.converged)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chain_problems())
+def test_cpu_equals_numpy_on_random_chains(numba: object, problem: tuple) -> None:
+    rest, targets, starts = problem
+    sk = chain_skeleton(rest)
+    effector = sk.names[-1]
+    want = fabrik3d.solve_batch(sk, {effector: targets}, positions=starts, tolerance=TOL)
+    got = fabrik3d.solve_batch(sk, {effector: targets}, positions=starts, tolerance=TOL, backend="cpu")
+    assert_same(want, got)
+    assert np.array_equal(want.positions, got.positions)  # (bit for bit on the CPU, in fact)
+
+
+def test_cpu_equals_numpy_on_the_chain_workload_with_a_root_target_and_few_iterations(numba: object) -> None:
+    rest = np.array([[0.0, float(i), 0.0] for i in range(11)])
+    sk = chain_skeleton(rest)
+    rng = np.random.default_rng(0)
+    targets = rng.normal(size=(3000, 3)) * 5
+    for options in ({}, {"root_target": rng.normal(size=(3000, 3))}, {"max_iterations": 3}):
+        want = fabrik3d.solve_batch(sk, {"j10": targets}, **options)
+        assert_same(want, fabrik3d.solve_batch(sk, {"j10": targets}, backend="cpu", **options))
+
+
+def test_cpu_on_a_chain_inside_a_tree_equals_numpy(numba: object) -> None:
+    """One target on a branching skeleton: the kernel solves its root path, numpy the rest (the frames,
+    the carried branches); several targets (the tree solve, not compiled yet) run on numpy."""
+    humanoid = fabrik3d.presets.get("humanoid")
+    plain = fabrik3d.Skeleton(humanoid.names, humanoid.parents, humanoid.rest_positions)
+    hand = plain.rest_positions[plain.index("hand_l")]
+    foot = plain.rest_positions[plain.index("toe_r")]
+    rng = np.random.default_rng(1)
+    one = {"hand_l": hand + rng.normal(size=(64, 3)) * 0.2}
+    assert_same(fabrik3d.solve_batch(plain, one), fabrik3d.solve_batch(plain, one, backend="cpu"))
+    two = {**one, "toe_r": foot + rng.normal(size=(64, 3)) * 0.05}
+    assert_same(fabrik3d.solve_batch(plain, two), fabrik3d.solve_batch(plain, two, backend="cpu"))
+
+
+def test_the_kernel_source_as_plain_python_is_run_chain() -> None:
+    """``kernels.build`` without a compiler (no numba needed): ``run_chain``'s floats and iterations,
+    on straight chains (the bend) and folded ones (the landing-on-a-joint fallbacks) too."""
+    block = kernels.build(lambda f: f)
+    rng = np.random.default_rng(3)
+    rests = [np.array([[0.0, float(i), 0.0] for i in range(6)])]  # straight, targets on its line
+    rests.append(np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]))  # folded
+    rests.append(np.cumsum(rng.normal(size=(7, 3)), axis=0))
+    for rest in rests:
+        n = len(rest)
+        lengths = np.linalg.norm(np.diff(rest, axis=0), axis=1)
+        targets = np.vstack([[[0.0, 3.0, 0.0], [0.0, -2.0, 0.0], rest[0], rest[1]], rng.normal(size=(20, 3)) * 4])
+        bsize = len(targets)
+        pose = np.empty((bsize, n, 3))
+        iterations = np.zeros(bsize, dtype=np.int64)
+        state = backends._lane_state(1, 3, n)
+        args = (rest[None], lengths, float(sum(lengths.tolist())), targets, TOL, 100, pose, iterations)
+        block(0, 0, bsize, *args, *state)
+        for b, t in enumerate(targets):
+            xs, ys, zs = (list(c) for c in rest.T)
+            its, _ = run_chain(xs, ys, zs, lengths.tolist(), t.tolist(), TOL, 100)
+            assert iterations[b] == its, b
+            assert np.array_equal(pose[b], np.array([xs, ys, zs]).T), b
+
+
+@pytest.mark.parametrize("name", ["gpu", "CPU", "", None, 1])
+def test_an_unknown_backend_is_named_with_the_valid_ones(name: object) -> None:
+    sk = chain_skeleton(np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]))
+    with pytest.raises(ValueError, match=r"backend: expected one of 'numpy', 'cpu', 'cuda', got"):
+        fabrik3d.solve_batch(sk, {"j1": [0.5, 0.5, 0.0]}, backend=name)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["cpu", "cuda"])
+def test_without_numba_a_compiled_backend_names_the_extra(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setitem(sys.modules, "numba", None)  # (import numba raises ImportError)
+    sk = chain_skeleton(np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]))
+    with pytest.raises(RuntimeError, match=rf"backend='{name}' needs numba.*pip install 'fabrik3d\[fast\]'"):
+        fabrik3d.solve_batch(sk, {"j1": [0.5, 0.5, 0.0]}, backend=name)
+    assert fabrik3d.solve_batch(sk, {"j1": [0.5, 0.5, 0.0]}).iterations.shape == (1,)  # numpy needs nothing
+
+
+def test_cuda_without_a_gpu_says_what_is_missing(numba: object) -> None:
+    from numba import cuda
+
+    if cuda.is_available():
+        pytest.skip("a GPU is present (test_cuda_equals_numpy_on_a_gpu runs the kernel)")
+    sk = chain_skeleton(np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]))
+    with pytest.raises(backends.BackendError, match=r"backend='cuda' needs an NVIDIA GPU and numba's CUDA target: "):
+        fabrik3d.solve_batch(sk, {"j1": [0.5, 0.5, 0.0]}, backend="cuda")
+
+
+def test_cuda_equals_numpy_on_a_gpu(numba: object) -> None:
+    from numba import cuda
+
+    if not cuda.is_available():
+        pytest.skip("no NVIDIA GPU here (numba.cuda.is_available() is False)")
+    rest = np.array([[0.0, float(i), 0.0] for i in range(11)])
+    targets = np.random.default_rng(0).normal(size=(20000, 3)) * 5
+    sk = chain_skeleton(rest)
+    assert_same(fabrik3d.solve_batch(sk, {"j10": targets}), fabrik3d.solve_batch(sk, {"j10": targets}, backend="cuda"))
+
+
+SIMULATED = """
+import numpy as np, fabrik3d
+rng = np.random.default_rng(2)
+rest = np.cumsum(rng.normal(size=(6, 3)), axis=0)
+sk = fabrik3d.Skeleton([f"j{i}" for i in range(6)], list(range(-1, 5)), rest)
+t = np.vstack([rng.normal(size=(30, 3)) * 4, rest[-1:]])
+a = fabrik3d.solve_batch(sk, {"j5": t})
+b = fabrik3d.solve_batch(sk, {"j5": t}, backend="cuda")
+assert (a.iterations == b.iterations).all() and np.abs(a.positions - b.positions).max() <= 1e-12
+print("same")
+"""
+
+
+def test_the_cuda_path_on_numbas_cuda_simulator(numba: object) -> None:
+    """The cuda driver and the kernel compiled as device functions, run by numba's CUDA simulator (no GPU)."""
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-c", SIMULATED], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env
+    )
+    assert proc.returncode == 0 and "same" in proc.stdout, proc.stderr[-3000:]
