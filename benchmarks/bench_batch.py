@@ -33,6 +33,7 @@ adds cProfile tables of ``solve_batch`` on the chain and on the humanoid, larges
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 import tracemalloc
@@ -186,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         rows[-1][7:] = [common.ratio(single[CHAIN], us), common.ratio(single[SOLVE], us)]
     rows += humanoid_rows(args)
     print(common.format_table(HEADERS, rows))
+    print()
+    print(backend_table(skeleton, args.quick))
     print()
     if ik_note:
         print(ik_note)
@@ -344,6 +347,55 @@ def humanoid_rows(args: Any) -> list[list[Any]]:
             [label, BATCH, size, size, reached, float(res.iterations.mean()), us, "", common.ratio(loop_us, us)]
         )
     return rows
+
+
+BACKEND_HEADERS = ["B", "backend", "threads", "it mean", "ns/problem", "kernel ns/problem", "vs numpy", "same"]
+
+
+def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
+    """The chain workload (B targets in the ball of radius 9, ``ball_points`` on ``default_rng(0)``)
+    per backend of ``solve_batch``: numpy, and "cpu" (numba, the extra fabrik3d[fast]) on one thread
+    and on every core, compiled before timing. ``ns/problem``: the whole ``solve_batch`` call (the
+    fastest of 3 passes, 1 at 10^6), ``kernel``: the chain solve alone (``solve_chains``), ``vs numpy``:
+    numpy's ns/problem over this row's, ``same``: iterations equal and positions within 1e-12."""
+    from fabrik3d.batch import backends
+    from fabrik3d.batch import chain as batch_chain
+
+    try:
+        import numba
+    except ImportError:
+        return f"backends: only numpy here (numba is missing: {backends.INSTALL})"
+    rest = skeleton.rest_positions
+    start, lengths = rest[:, :, None], np.linalg.norm(np.diff(rest, axis=0), axis=1).tolist()
+    cores = numba.get_num_threads()
+    rows = []
+    for size in (1000,) if quick else (10**4, 10**5, 10**6):
+        targets = common.ball_points(np.random.default_rng(0), size, 9.0)
+        goals = np.ascontiguousarray(targets.T)
+        out = np.empty((size, len(rest), 3))
+        repeats = 1 if size >= 10**6 else 3
+        base, base_ns = None, 0.0
+        for backend, threads in [("numpy", 1), ("cpu", 1), ("cpu", cores)][: 2 if cores == 1 else 3]:
+            numba.set_num_threads(threads)
+            if backend == "cpu":
+                fabrik3d.solve_batch(skeleton, {"j10": targets[:64]}, backend="cpu")  # compile
+                kernel = functools.partial(backends.solve_chains, "cpu")
+            else:
+                kernel = batch_chain.solve_chains
+            goal = {"j10": targets}
+            res, seconds = time_batch(lambda g=goal, b=backend: fabrik3d.solve_batch(skeleton, g, backend=b), repeats)
+            _, k_seconds = time_batch(lambda k=kernel, g=goals, o=out: k(start, lengths, g, TOL, MAX_IT, o), repeats)
+            ns = 1e9 * seconds / size
+            if base is None:
+                base, base_ns = res, ns
+            same = (
+                np.array_equal(base.iterations, res.iterations)
+                and np.abs(base.positions - res.positions).max() <= 1e-12
+            )
+            rows.append([size, backend, threads, float(res.iterations.mean()), ns, 1e9 * k_seconds / size])
+            rows[-1] += [common.ratio(base_ns, ns), "yes" if same else "NO"]
+        numba.set_num_threads(cores)
+    return "backends of solve_batch, chain workload:\n" + common.format_table(BACKEND_HEADERS, rows)
 
 
 if __name__ == "__main__":
