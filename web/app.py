@@ -36,6 +36,7 @@ from .dragging import DragActions
 from .hands_panel import HandActions
 from .joint_drag import JointDrag
 from .mesh_view import MeshView
+from .pages import watch_closed_pages
 from .poses_panel import PoseActions
 from .posing_panel import PosingActions
 from .scene_view import SceneView
@@ -107,6 +108,7 @@ class WebApp(
         self.delivery = ImageDelivery(self.server, self.scene)
         self.server.controller.on_client_connected.add(self.page_connected)
         self.server.controller.on_client_exited.add(self.page_connected)
+        watch_closed_pages(self.server, self.page_connected)
 
     @property
     def state(self) -> Any:

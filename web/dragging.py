@@ -151,14 +151,17 @@ class DragActions:
             self._publish()
 
     def page_connected(self, **_: Any) -> None:
-        """A page connected or left: a drag, a joint's turn or a camera's turn that a page left in
-        the middle (its button never released) ends where it was, and the view renders again."""
+        """A page connected or left (``fabrik3d_web.pages``: its tab closed): a drag, a joint's turn,
+        a camera's turn or a scrub that a page left in the middle (its button never released) ends
+        where it was, its undo step too, and the view renders again: trame-vtk's stream, held while
+        something moved, is released for the pages still open (issue 33 item 8)."""
+        scrubbing, self._scrubbing = getattr(self, "_scrubbing", False), False
         if self._dragging is not None or any(
             getattr(self, k, None) is not None for k in ("_turning", "_target_turning")
         ):
             self._dragging, self._turning, self._target_turning = None, None, None
             self.controller.end_drag()
-        elif not self.delivery.held:
+        elif not (self.delivery.held or scrubbing):
             return
         self.delivery.set_moving(False)
         with self.state:
