@@ -71,39 +71,53 @@ class HandActions:
     def curl_finger(self, finger: Any, curl: Any, sliding: Any = False) -> None:
         """The user moved a finger's curl slider (``sliding``: during its drag, one undo step)."""
         c = self.controller
-        self._attempt(lambda: c.curl_finger(self.state.hand_side, finger, curl, undoable=sliding is not True))
-        self._publish()
+        done = self._attempt(lambda: c.curl_finger(self.state.hand_side, finger, curl, undoable=sliding is not True))
+        self._hand_changed(done, sliding)
 
     @page_trigger("spread_hand")
     def spread_hand(self, degrees: Any, sliding: Any = False) -> None:
         """The user moved the spread slider."""
         c = self.controller
-        self._attempt(lambda: c.spread_hand(self.state.hand_side, degrees, undoable=sliding is not True))
-        self._publish()
+        done = self._attempt(lambda: c.spread_hand(self.state.hand_side, degrees, undoable=sliding is not True))
+        self._hand_changed(done, sliding)
 
     @page_trigger("blend_hand")
     def blend_hand(self, amount: Any, sliding: Any = False) -> None:
         """The user moved the amount slider."""
         c = self.controller
-        self._attempt(lambda: c.set_hand_amount(self.state.hand_side, amount, undoable=sliding is not True))
-        self._publish()
+        done = self._attempt(lambda: c.set_hand_amount(self.state.hand_side, amount, undoable=sliding is not True))
+        self._hand_changed(done, sliding)
 
     @page_trigger("begin_hand")
     def begin_hand(self) -> None:
-        """The user took a hand slider (one undo step for its whole drag)."""
+        """The user took a hand slider (one undo step for its whole drag; its images small and quick,
+        as a drag's, until it is let go)."""
         self.controller.begin_drag()
+        self.delivery.set_moving(True)
 
     @page_trigger("end_hand")
     def end_hand(self) -> None:
-        """The user let go of a hand slider."""
+        """The user let go of a hand slider: the still image and the panel."""
         self.controller.end_drag()
+        self.delivery.set_moving(False)
         self._publish()
 
     @page_trigger("mirror_hand")
     def mirror_hand(self) -> None:
         """The user clicked "Mirror hand to the other side"."""
-        self._attempt(self.controller.mirror_hand, self.state.hand_side)
-        self._publish()
+        self._hand_changed(self._attempt(self.controller.mirror_hand, self.state.hand_side), False)
+
+    def _hand_changed(self, done: Any, sliding: Any) -> None:
+        """Show a hand's change: during a slider's drag its image alone, small and quick (the panel when
+        it is let go); otherwise the image first, the panel a moment later; a refused change, the panel."""
+        if not done:
+            self._publish()
+            return
+        self._show_pose()
+        if sliding is True and self.delivery.held:
+            self.delivery.push_now()
+        else:
+            self.delivery.image_first(self._publish_panel)
 
     @page_trigger("frame_hand")
     def frame_hand(self, view: Any = "perspective") -> None:

@@ -151,3 +151,27 @@ def go_to(page, frame: int, expected: np.ndarray | None = None) -> None:
         arg=[tip, expected[tip].tolist()],
     )
     assert wh.get_state(page, "frame") == frame and not wh.get_state(page, "error_message")
+
+
+def test_a_curl_slider_drag_streams_small_images_and_is_one_undo_step(page) -> None:
+    """A curl slider held and moved: each move's image sent at once (as a drag's), the panel and one
+    undo step when it is let go; the mirror button shows its hand at once too."""
+    page.evaluate("() => window.trame.state.set('hand_side', 'r')")
+    wh.wait_until(page, "() => window.trame.state.get('hand_side') === 'r'")
+    wh.trigger(page, "choose_hand_shape", ["open"])
+    wh.wait_until(page, "() => window.trame.state.get('hand_shape') === 'open'")
+    wh.settle(page)
+    before = pose(page)
+    frames = wh.frame_count(page)
+    wh.trigger(page, "begin_hand")
+    for value in np.linspace(0.1, 1.0, 6):
+        wh.trigger(page, "curl_finger", ["index", float(value), True])
+    wh.wait_until(page, f"() => window.__fabrik.frames.length >= {frames + 3}")  # (images while held)
+    wh.trigger(page, "end_hand")
+    wh.wait_until(page, "() => (window.trame.state.get('hand_curls') || {}).index > 0.95")
+    curled = pose(page)
+    j = BODY.index("index_end_r")
+    assert np.linalg.norm(curled[j] - before[j]) > 0.03
+    wh.trigger(page, "undo")
+    wh.wait_until(page, "() => (window.trame.state.get('hand_curls') || {}).index < 0.05")
+    np.testing.assert_allclose(pose(page)[j], before[j], atol=1e-9)
