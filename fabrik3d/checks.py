@@ -167,6 +167,18 @@ def positive(value: Any, name: str) -> float:
     return v
 
 
+def number(value: Any, name: str, expected: str = "a finite number") -> float:
+    """A finite float (not a bool); ``ValueError`` "``name``: expected ``expected``, got ..." otherwise."""
+    if not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)):
+        try:
+            v = float(value)
+        except OverflowError:  # an int beyond float range
+            v = math.inf
+        if math.isfinite(v):
+            return v
+    raise ValueError(f"{name}: expected {expected}, got {quoted(value)}")
+
+
 def settings(tolerance: Any, max_iterations: Any) -> tuple[float, int]:
     """Checked ``(tolerance, max_iterations)``: tolerance finite > 0, iterations an int >= 1."""
     if type(tolerance) is float and 0.0 < tolerance < math.inf and type(max_iterations) is int and max_iterations >= 1:

@@ -31,12 +31,12 @@ def riding(
     frames = None if rotations is None else inputs.batch_array(rotations, "rotations", (n, 4))
     relax = None if relax_to is None else inputs.batch_array(relax_to, "relax_to", (n, 3))
     relax_frames = None if relax_rotations is None else inputs.batch_array(relax_rotations, "relax_rotations", (n, 4))
-    if start is None:
-        before_p = np.array(skeleton.rest_positions)[None]
-        before_q = np.array(skeleton.rest_frames)[None] if frames is None else frames
+    if frames is not None:
+        before_q = frames
+    elif start is None:
+        before_q = np.array(skeleton.rest_frames)[None]
     else:
-        before_p = start
-        before_q = frames if frames is not None else np.array([fitted_frames(skeleton, p) for p in start])
+        before_q = np.array([fitted_frames(skeleton, p) for p in start])
     got = solve_batch(
         skeleton.core,
         targets,
@@ -46,4 +46,4 @@ def riding(
         relax_rotations=None if relax_frames is None else relax_frames[:, keep],
         **options,
     )
-    return carried(skeleton, got, before_p, before_q)
+    return carried(skeleton, got, before_q)

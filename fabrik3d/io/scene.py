@@ -115,7 +115,7 @@ class Scene:
             self.weights = {k: float(v) for k, v in self.weights.items()}
         self.tolerance, self.max_iterations = checks.settings(self.tolerance, self.max_iterations)
         if self.floor is not None:
-            self.floor = float(checks.vec((0.0, self.floor, 0.0), "floor")[1])
+            self.floor = checks.number(self.floor, "floor", "a finite height or None")
         if not isinstance(self.balance, bool):
             raise ValueError(f"balance: expected true or false, got {checks.quoted(self.balance)}")
         if self.character is not None:
@@ -215,11 +215,7 @@ class Scene:
 
 
 def _solver_floor(value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"solver.floor: expected a height or null, got {checks.quoted(value)}")
-    return float(value)
+    return None if value is None else checks.number(value, "solver.floor", "a height or null")
 
 
 def _solver_balance(value: Any) -> bool:

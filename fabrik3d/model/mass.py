@@ -107,7 +107,7 @@ def support_area(
     touches the ground (or the skeleton has no feet). ``floor``: the ground's height (default the rest
     pose's)."""
     p = _pose(skeleton, positions)
-    ground = rest_ground(skeleton) if floor is None else checks.vec((0.0, floor, 0.0), "floor")[1]
+    ground = rest_ground(skeleton) if floor is None else checks.number(floor, "floor", "a finite height or None")
     at = humanoid_roles(skeleton, rig_map)
     rest = np.asarray(skeleton.rest_positions)
     base = rest_ground(skeleton)

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from fabrik3d import checks
 from fabrik3d.model import mass
 from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.model.targets import Target
@@ -201,11 +202,7 @@ def _limb_ends(skeleton: Skeleton, ends: dict[int, str]) -> dict[int, int]:
 
 
 def _floor(value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"floor: expected a finite height or None, got {str(value)[:80]!r}")
-    return float(value)
+    return None if value is None else checks.number(value, "floor", "a finite height or None")
 
 
 def _position(value: Any) -> np.ndarray:

@@ -124,7 +124,7 @@ def shape_hand(
     for finger, value in _checked_curls(curls, fingers).items():
         wanted[finger] = (tuple(value * a for a in _FIST[finger]), wanted[finger][1])
     if spread is not None:
-        degrees = _number(spread, "spread")
+        degrees = checks.number(spread, "spread")
         for finger in fingers:
             wanted[finger] = (wanted[finger][0], degrees * _SPREAD[finger] / _SPREAD["index"])
     if shape == "pinch" and "thumb" in fingers and "index" in fingers:
@@ -281,14 +281,8 @@ def _unit(v: Any) -> np.ndarray:
     return a / float(np.linalg.norm(a))
 
 
-def _number(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"{name}: expected a finite number, got {str(value)[:80]!r}")
-    return float(value)
-
-
 def _fraction(value: Any, name: str) -> float:
-    v = _number(value, name)
+    v = checks.number(value, name)
     if not 0.0 <= v <= 1.0:
         raise ValueError(f"{name}: expected a number from 0 to 1, got {v!r}")
     return v

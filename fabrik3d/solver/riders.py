@@ -189,30 +189,31 @@ def solve_riding(skeleton: Skeleton, solve: Callable[..., SolveResult], targets:
     n = len(skeleton)
     p0, q0 = before(skeleton, options.get("positions"), options.get("rotations"))
     given = dict(options)
-    for name, width in (("positions", 3), ("rotations", 4), ("relax_to", 3), ("relax_rotations", 4)):
-        value = given.get(name)
-        if value is None:
-            continue
-        if name == "relax_to":
-            arr = checks.points(value, name)
-            if arr.shape != (n, 3):
-                raise ValueError(f"relax_to: expected shape ({n}, 3), got {arr.shape}")
-        elif name == "relax_rotations":
-            arr = checks.frames(value, n, name)
-        else:
-            arr = p0 if width == 3 else q0
-        given[name] = arr[keep]
-    return carried(skeleton, solve(core, targets, **given), p0, q0)
+    checked = {
+        "positions": lambda v: p0,
+        "rotations": lambda v: q0,
+        "relax_to": lambda v: _shaped(checks.points(v, "relax_to"), n),
+        "relax_rotations": lambda v: checks.frames(v, n, "relax_rotations"),
+    }
+    for name, check in checked.items():
+        if given.get(name) is not None:
+            given[name] = check(given[name])[keep]
+    return carried(skeleton, solve(core, targets, **given), q0)
 
 
-def carried(skeleton: Skeleton, got: Any, before_p: np.ndarray, before_q: np.ndarray) -> Any:
+def _shaped(points: np.ndarray, n: int) -> np.ndarray:
+    if points.shape != (n, 3):
+        raise ValueError(f"relax_to: expected shape ({n}, 3), got {points.shape}")
+    return points
+
+
+def carried(skeleton: Skeleton, got: Any, before_q: np.ndarray) -> Any:
     """``got`` (a ``SolveResult`` or a ``BatchResult`` of ``skeleton.core``: positions ``(..., m, 3)``)
-    made the whole skeleton's: its core joints as solved, the riders carried from the pose before,
-    ``before_p`` ``(..., n, 3)`` and ``before_q`` ``(..., n, 4)`` (broadcast to ``got``'s batch)."""
+    made the whole skeleton's: its core joints as solved, the riders carried (``carry``) from their turns
+    in the world frames before the solve, ``before_q`` ``(..., n, 4)`` (broadcast to ``got``'s batch)."""
     lead = got.positions.shape[:-2]
     n = len(skeleton)
-    p = np.array(np.broadcast_to(before_p, (*lead, n, 3)))
-    q = np.array(np.broadcast_to(before_q, (*lead, n, 4)))
+    p, q = np.empty((*lead, n, 3)), np.empty((*lead, n, 4))  # (every joint is the core's or a rider)
     keep = skeleton.core_joints
     p[..., keep, :], q[..., keep, :] = got.positions, got.rotations
     carry(skeleton, before_q, p, q)
