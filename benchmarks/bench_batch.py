@@ -27,8 +27,9 @@ single-solve means by it (how many times faster). Peak memory per problem is
 ``tracemalloc``'s peak during one ``solve_batch`` call divided by B (the constrained humanoid at
 the smaller B only: under tracemalloc it takes about 35 s at B = 1000).
 
-Run: ``python benchmarks/bench_batch.py [--quick] [--repeats N] [--budget S] [--profile]`` (``--profile``
-adds cProfile tables of ``solve_batch`` on the chain and on the humanoid, largest B).
+Run: ``python benchmarks/bench_batch.py [--quick] [--repeats N] [--budget S] [--profile] [--backends]``
+(``--profile`` adds cProfile tables of ``solve_batch`` on the chain and on the humanoid, largest B;
+``--backends`` prints only the table of compiled backends, with "cuda" rows where a GPU is present).
 """
 
 from __future__ import annotations
@@ -118,9 +119,14 @@ def ikpy_rows(targets: np.ndarray, budget_s: float) -> tuple[list[Any], str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = common.parse_args(__doc__, argv, budget_s=2.0, repeats=3)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    only_backends = "--backends" in argv
+    args = common.parse_args(__doc__, [a for a in argv if a != "--backends"], budget_s=2.0, repeats=3)
     common.print_header("fabrik3d batch benchmark: solve_batch vs single solves", args)
     rest, reach, _ = common.chain_workload(args.quick)
+    if only_backends:
+        print(backend_table(chain_skeleton(rest), args.quick))
+        return 0
     sizes = (20, 200) if args.quick else (1000, 10000)
     batches = {sizes[0]: reach, sizes[1]: common.ball_points(np.random.default_rng(0), sizes[1], 9.0)}
     skeleton = chain_skeleton(rest)
@@ -356,8 +362,10 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
     """The chain workload (B targets in the ball of radius 9, ``ball_points`` on ``default_rng(0)``)
     per backend of ``solve_batch``: numpy, and "cpu" (numba, the extra fabrik3d[fast]) on one thread
     and on every core, compiled before timing. ``ns/problem``: the whole ``solve_batch`` call (the
-    fastest of 3 passes, 1 at 10^6), ``kernel``: the chain solve alone (``solve_chains``), ``vs numpy``:
-    numpy's ns/problem over this row's, ``same``: iterations equal and positions within 1e-12."""
+    fastest of 3 passes, 1 at 10^6), ``kernel``: the chain solve alone (``solve_chains``; for "cuda" the
+    copies to and from the GPU included), ``vs numpy``: numpy's ns/problem over this row's, ``same``:
+    iterations equal and positions within 1e-12. Where numba sees an NVIDIA GPU, "cuda" rows follow,
+    and a last table times the GPU kernel alone on arrays already on the GPU (CUDA events)."""
     from fabrik3d.batch import backends
     from fabrik3d.batch import chain as batch_chain
 
@@ -368,6 +376,7 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
     rest = skeleton.rest_positions
     start, lengths = rest[:, :, None], np.linalg.norm(np.diff(rest, axis=0), axis=1).tolist()
     cores = numba.get_num_threads()
+    gpu = cuda_available()
     rows = []
     for size in (1000,) if quick else (10**4, 10**5, 10**6):
         targets = common.ball_points(np.random.default_rng(0), size, 9.0)
@@ -375,11 +384,12 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
         out = np.empty((size, len(rest), 3))
         repeats = 1 if size >= 10**6 else 3
         base, base_ns = None, 0.0
-        for backend, threads in [("numpy", 1), ("cpu", 1), ("cpu", cores)][: 2 if cores == 1 else 3]:
-            numba.set_num_threads(threads)
-            if backend == "cpu":
-                fabrik3d.solve_batch(skeleton, {"j10": targets[:64]}, backend="cpu")  # compile
-                kernel = functools.partial(backends.solve_chains, "cpu")
+        plan = [("numpy", 1), ("cpu", 1), ("cpu", cores)][: 2 if cores == 1 else 3] + [("cuda", 0)] * gpu
+        for backend, threads in plan:
+            numba.set_num_threads(max(threads, 1))
+            if backend != "numpy":
+                fabrik3d.solve_batch(skeleton, {"j10": targets[:64]}, backend=backend)  # compile
+                kernel = functools.partial(backends.solve_chains, backend)
             else:
                 kernel = batch_chain.solve_chains
             goal = {"j10": targets}
@@ -395,7 +405,56 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
             rows.append([size, backend, threads, float(res.iterations.mean()), ns, 1e9 * k_seconds / size])
             rows[-1] += [common.ratio(base_ns, ns), "yes" if same else "NO"]
         numba.set_num_threads(cores)
-    return "backends of solve_batch, chain workload:\n" + common.format_table(BACKEND_HEADERS, rows)
+    table = "backends of solve_batch, chain workload:\n" + common.format_table(BACKEND_HEADERS, rows)
+    if gpu:
+        table += "\n\n" + cuda_kernel_table(start, lengths, quick)
+    return table
+
+
+def cuda_available() -> bool:
+    """Whether numba's CUDA target sees a GPU (False without numba's CUDA target)."""
+    try:
+        from numba import cuda
+
+        return bool(cuda.is_available())
+    except Exception:
+        return False
+
+
+CUDA_HEADERS = ["B", "kernel ms", "ns/problem", "solves/s"]
+
+
+def cuda_kernel_table(start: np.ndarray, lengths: list[float], quick: bool) -> str:
+    """The cuda kernel alone on arrays already on the GPU: the median of 5 launches timed by CUDA events."""
+    from numba import cuda
+
+    from fabrik3d.batch import backends, kernels
+
+    kernel = backends._cuda_kernel()
+    starts = cuda.to_device(np.ascontiguousarray(start.transpose(2, 0, 1)))
+    bones = cuda.to_device(np.array(lengths))
+    arc = cuda.to_device(kernels.arc_table(len(lengths)))
+    rows = []
+    for size in (1000,) if quick else (10**4, 10**5, 10**6, 10**7):
+        goals = cuda.to_device(np.ascontiguousarray(common.ball_points(np.random.default_rng(0), size, 9.0)))
+        pose = cuda.device_array((size, start.shape[0], 3))
+        its = cuda.device_array(size, dtype=np.int64)
+        state = [cuda.to_device(a) for a in backends._lane_state(size, 1, start.shape[0])]
+        grid = (size + backends.CUDA_THREADS - 1) // backends.CUDA_THREADS
+        times = []
+        for _ in range(6):
+            t0, t1 = cuda.event(), cuda.event()
+            t0.record()
+            kernel[grid, backends.CUDA_THREADS](
+                starts, bones, arc, float(sum(lengths)), goals, TOL, MAX_IT, pose, its, *state
+            )
+            t1.record()
+            t1.synchronize()
+            times.append(cuda.event_elapsed_time(t0, t1))
+        ms = float(np.median(times[1:]))
+        rows.append([size, ms, 1e6 * ms / size, f"{size / ms * 1e3:.3g}"])
+        del goals, pose, its, state
+    return "cuda kernel alone (arrays on the GPU, float64):\n" + common.format_table(CUDA_HEADERS, rows)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from fabrik3d.batch.kernels import build
+from fabrik3d.batch.kernels import arc_table, build
 
 BACKENDS = ("numpy", "cpu", "cuda")
 INSTALL = "pip install 'fabrik3d[fast]'"
@@ -96,7 +96,8 @@ def solve_chains(
         numba = _numba("cpu")
         blocks = max(1, min(bsize, numba.get_num_threads() * BLOCKS_PER_THREAD))
         state = _lane_state(blocks, LANES, starts.shape[1])
-        _cpu_kernel()(starts, bones, reach, goals, float(tol), int(max_it), pose, iterations, *state)
+        args = (starts, bones, arc_table(len(lengths)), reach, goals, float(tol), int(max_it), pose, iterations)
+        _cpu_kernel()(*args, *state)
     if pose is not out:
         out[...] = pose
     return iterations
@@ -108,12 +109,14 @@ def _cpu_kernel() -> Any:
     block = build(numba.njit(fastmath=False))
 
     @numba.njit(parallel=True)
-    def run(starts, bones, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents):  # type: ignore[no-untyped-def]
+    def run(starts, bones, arc, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents):  # type: ignore[no-untyped-def]
         bsize = pose.shape[0]
         blocks = lanes.shape[0]
         for k in numba.prange(blocks):
             lo, hi = bsize * k // blocks, bsize * (k + 1) // blocks
-            block(k, lo, hi, starts, bones, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents)
+            block(
+                k, lo, hi, starts, bones, arc, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents
+            )
 
     return run
 
@@ -125,10 +128,12 @@ def _cuda_kernel() -> Any:
     block = build(cuda.jit(device=True))
 
     @cuda.jit
-    def run(starts, bones, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents):  # type: ignore[no-untyped-def]
+    def run(starts, bones, arc, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents):  # type: ignore[no-untyped-def]
         b = _CUDA.grid(1)  # one thread, one lane, one problem
         if b < pose.shape[0]:
-            block(b, b, b + 1, starts, bones, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents)
+            block(
+                b, b, b + 1, starts, bones, arc, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents
+            )
 
     return run
 
@@ -144,14 +149,28 @@ def _cuda_chains(
     iterations: np.ndarray,
 ) -> None:
     """The chain kernel on the GPU: inputs copied over, results copied back into ``pose`` and ``iterations``."""
-    cuda = _cuda()
-    kernel = _cuda_kernel()
+    _launch(_cuda(), _cuda_kernel(), starts, bones, reach, goals, tol, max_it, pose, iterations)
+
+
+def _launch(
+    cuda: Any,
+    kernel: Any,
+    starts: np.ndarray,
+    bones: np.ndarray,
+    reach: float,
+    goals: np.ndarray,
+    tol: float,
+    max_it: int,
+    pose: np.ndarray,
+    iterations: np.ndarray,
+) -> None:
     bsize = pose.shape[0]
     d_pose = cuda.device_array(pose.shape, dtype=np.float64)
     d_its = cuda.device_array(bsize, dtype=np.int64)
     state = [cuda.to_device(a) for a in _lane_state(bsize, 1, pose.shape[1])]
     grid = (bsize + CUDA_THREADS - 1) // CUDA_THREADS
-    args = (cuda.to_device(starts), cuda.to_device(bones), reach, cuda.to_device(goals), float(tol), int(max_it))
+    arc = cuda.to_device(arc_table(len(bones)))
+    args = (cuda.to_device(starts), cuda.to_device(bones), arc, reach, cuda.to_device(goals), float(tol), int(max_it))
     kernel[grid, CUDA_THREADS](*args, d_pose, d_its, *state)
     d_pose.copy_to_host(pose)
     d_its.copy_to_host(iterations)

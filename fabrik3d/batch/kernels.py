@@ -25,11 +25,23 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from fabrik3d.rotations import TINY2
 from fabrik3d.solver.chain import BEND_DEG, MAX_BENDS, STALL, STRAIGHT
 
 # chain.py's math.radians(BEND_DEG) as CPython computes it (x * (pi / 180)), for targets without radians.
 _BEND = BEND_DEG * (math.pi / 180.0)
+
+
+def arc_table(bones: int) -> np.ndarray:
+    """``(bones, 2)``: the cosine and sine by which ``chain._bend_if_straight`` turns bone ``i`` of a chain
+    of ``bones`` bones, computed as it computes them (``math`` on this machine)."""
+    table = np.empty((bones, 2))
+    for i in range(bones):
+        a = _BEND * (i + 1) / bones
+        table[i] = math.cos(a), math.sin(a)
+    return table
 
 
 def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
@@ -47,8 +59,10 @@ def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
         return px + dx * s, py + dy * s, pz + dz * s
 
     @jit
-    def bend_if_straight(pose, b, lengths, reach, tx, ty, tz):  # type: ignore[no-untyped-def]
-        """``chain._bend_if_straight`` on ``pose[b]``: bend it into an arc; False if it is not straight."""
+    def bend_if_straight(pose, b, lengths, arc, reach, tx, ty, tz):  # type: ignore[no-untyped-def]
+        """``chain._bend_if_straight`` on ``pose[b]``: bend it into an arc; False if it is not straight.
+        ``arc`` ``(L - 1, 2)``: bone ``i``'s cosine and sine (``arc_table``, from the host's ``math``, as a GPU's
+        own cosine may differ in the last place)."""
         n = pose.shape[1]
         bx, by, bz = pose[b, 0, 0], pose[b, 0, 1], pose[b, 0, 2]
         far = 1
@@ -93,8 +107,7 @@ def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
                 + (pose[b, i + 1, 2] - pose[b, i, 2]) * uz
             )
             sign = 1.0 if along >= 0 else -1.0
-            a = _BEND * (i + 1) / m
-            c, s = math.cos(a) * sign, math.sin(a)
+            c, s = arc[i, 0] * sign, arc[i, 1]
             d = lengths[i]
             pose[b, i + 1, 0] = pose[b, i, 0] + d * (ux * c + wx * s)
             pose[b, i + 1, 1] = pose[b, i, 1] + d * (uy * c + wy * s)
@@ -131,7 +144,7 @@ def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
         return -1
 
     @jit
-    def block(k, lo, hi, starts, lengths, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents):  # type: ignore[no-untyped-def]
+    def block(k, lo, hi, starts, lengths, arc, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents):  # type: ignore[no-untyped-def]
         """``run_chain`` on problems ``lo`` to ``hi - 1`` in ``G`` lanes (``lanes[k]``: each lane's problem,
         or -1), the lanes interleaved joint by joint (independent work for the core between dependent
         steps), a lane refilled with the next problem as its own stops. Lane state: ``errs``, ``its``,
@@ -198,7 +211,7 @@ def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
                 err = errs[k, g]
                 stop = False
                 if err - new < STALL * tol and new > tol:  # chain.stalled
-                    if bents[k, g] < MAX_BENDS and bend_if_straight(pose, b, lengths, reach, tx, ty, tz):
+                    if bents[k, g] < MAX_BENDS and bend_if_straight(pose, b, lengths, arc, reach, tx, ty, tz):
                         bents[k, g] += 1
                         new = math.inf  # the bent pose starts afresh
                     else:
