@@ -296,8 +296,11 @@ class NaturalSolve(StiffLevels, Swivelling):
                 continue  # (a limb that falls short runs straight at its target: no swivel to choose)
             bend = self.bend(e, fp, origin, pose, frames) if self.swivelling else None
             if bend is not None:
+                gradual = e in self.gradual
+                # (a limb with a held joint swivels back from the drift of its solve: ``swivel``'s ``prior``)
+                prior = self.miss(e, self.start_pose, bend) if gradual and e in self.holding.values() else None
                 local_pose, local_frames = self.swivel(
-                    sub, goals, weights, at, e, rot.rotate_inv(fp, bend), local_pose, local_frames, e in self.gradual
+                    sub, goals, weights, at, e, rot.rotate_inv(fp, bend), local_pose, local_frames, gradual, prior
                 )
         if hinted:  # (a hint aims a foot's bone; its frame keeps the swing rule: no twist from it)
             sr = self.sub_rig

@@ -144,6 +144,7 @@ class Swivelling:
         pose: list[rot.Vec],
         frames: list[rot.Quat],
         gradual: bool = False,
+        prior: float | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """Turn ``e``'s limb (``limb``) about the line from its hinge's parent to the limb's end
         toward ``bend`` (local coordinates): a move that keeps the joint angles and leaves the
@@ -152,7 +153,10 @@ class Swivelling:
         first: after one whose turn stood at least as far as the next would turn, no more; after one
         the limits gave back, only those whose half turn is within what stood of it). ``gradual``
         (an arm, not poled): the turn moves the hinge at most ``SWIVEL_RATE`` times ``step``, the
-        farthest target's distance from its effector at the start of the solve (scene units)."""
+        farthest target's distance from its effector at the start of the solve (scene units), beyond
+        what brings the limb back to ``prior``, if given (its angle from the bend at the start of the
+        solve, ``miss``): a solve that drifted the hinge away from its bend does not keep the drift (a
+        held wrist, whose arm's solve lets the elbow ride up as the hand comes in)."""
         got = self.limb(e)
         if got is None or got[0] not in at or got[2] not in at:
             return pose, frames
@@ -174,7 +178,10 @@ class Swivelling:
         aside = math.sqrt(max(0.0, rot.dot(v, v) - rot.dot(v, axis) ** 2))
         turn = angle * min(1.0, aside / (SWIVEL_BENT * self.reach_of(e)))
         if gradual and abs(turn) * aside > SWIVEL_RATE * self.step:
-            turn = math.copysign(SWIVEL_RATE * self.step / aside, turn)  # (a drag's hinge turns gradually)
+            # (a drag's hinge turns gradually: by the rate, and back by as much as it drifted since the start)
+            cap = SWIVEL_RATE * self.step / aside
+            drift = 0.0 if prior is None else abs(angle) - max(0.0, prior - cap)
+            turn = math.copysign(min(abs(turn), max(cap, drift)), turn)
         if abs(turn) < MIN_SWIVEL:
             return pose, frames
         before = max(rot.dist(pose[k], g.position) for k, g in goals.items())
@@ -221,6 +228,20 @@ class Swivelling:
             if miss <= SWIVEL_CLOSE:
                 break
         return best[1], best[2]
+
+    def miss(self, e: int, pose: list[rot.Vec], bend: rot.Vec) -> float | None:
+        """How far (radians) effector ``e``'s limb in ``pose`` is turned from ``bend`` about the line from
+        its hinge's parent to its end (both in one frame); ``None`` for a straight limb or no limb."""
+        got = self.limb(e)
+        if got is None:
+            return None
+        a = pose[got[0]]
+        axis = rot.unit(_sub(pose[got[2]], a))
+        off = None if axis is None else _across(_sub(pose[got[1][0]], a), axis)
+        want = None if axis is None else _across(bend, axis)
+        if off is None or want is None:
+            return None
+        return float(np.arccos(max(-1.0, min(1.0, rot.dot(off, want)))))
 
     @staticmethod
     def orientation_misses(goals: dict[int, Goal], frames: list[rot.Quat]) -> list[float]:
