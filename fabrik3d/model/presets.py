@@ -221,8 +221,20 @@ def _arm_swivel(sx: float) -> Swivel:
 
 
 _TORSO = ("spine_01", "spine_02", "spine_03", "chest")
+# The wrists hold their bend from the forearm while the arm reaches (a stiff joint below the arm's
+# free joints: ``fabrik3d.solver.natural``); they bend where the arm alone cannot reach, where the
+# hand's target has an orientation, and near the arm's full length or its shoulder
+# (``fabrik3d.solver.levels.LOOSE_REACH``).
+WRIST_STIFFNESS = 0.3
 HUMANOID_POSING = Posing(
-    stiffness={**{name: 0.7 for name in _TORSO}, "neck": 0.4, "clavicle_l": 0.4, "clavicle_r": 0.4},
+    stiffness={
+        **{name: 0.7 for name in _TORSO},
+        "neck": 0.4,
+        "clavicle_l": 0.4,
+        "clavicle_r": 0.4,
+        "wrist_l": WRIST_STIFFNESS,
+        "wrist_r": WRIST_STIFFNESS,
+    },
     reach={"hand_l": "spine_01", "hand_r": "spine_01", "head": "spine_01", "toe_l": "hip_l", "toe_r": "hip_r"},
     swivel={
         "hand_l": _arm_swivel(1.0),

@@ -212,6 +212,16 @@ def humanoid_setup(
 
     pose = presets.HUMANOID_POSING
     stiffness = {rig_map[r]: v for r, v in pose.stiffness.items() if rig_map.get(r) in index}
+    for side in "lr":  # (a palm between a held wrist and the hand's end holds with it)
+        wrist, end = rig_map.get(f"wrist_{side}"), ends.get(_PRESET_END[f"hand_{side}"])
+        if wrist not in stiffness or end not in index:
+            continue
+        between, j = [], parents[index[end]]
+        while j >= 0 and names[j] != wrist:
+            between.append(names[j])
+            j = parents[j]
+        if j >= 0:
+            stiffness.update({bone: stiffness[wrist] for bone in between if bone not in stiffness})
     reach, swivel = {}, {}
     for effector, stop in pose.reach.items():
         end, above = ends.get(_PRESET_END[effector]), name(stop)

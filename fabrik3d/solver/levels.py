@@ -18,8 +18,17 @@ from fabrik3d.solver.constrained.solve import LimitedSolve
 from fabrik3d.solver.rig import Rig
 from fabrik3d.solver.subtree import forward, local
 
+# A held joint (a wrist) turns freely in a solve whose target lies nearer its limb's root (the
+# shoulder) than the first share of the limb's length held at its bend, or beyond the second:
+# ``StiffLevels.loosen``.
+LOOSE_REACH = (0.4, 0.95)
 # Probes of the share of a stiffer level's turn (a first guess, then halvings).
 BISECTIONS = 4
+# Where every pose that reaches jumps, a stiffer level's pose is taken over the freer levels' only if
+# it moves the joints less than this share as far, or within RETRY_JUMP times the whole step: an arm
+# straightening onto a target at its full length moves its elbow several times the hand's step
+# whatever joins, and the spine would spare little.
+STIFFER_GAIN = 0.75
 # A probe of a share of a stiffer level's turn that leaves an unreached target within this share of
 # its chain's length from the end of the chain's reach pulls the chain nearly straight, where the
 # solve converges slowly: it gets STRAINED_ITERATIONS at most (if they do not reach, a larger share
@@ -32,9 +41,10 @@ PROBE_ITERATIONS = 20
 
 
 class StiffLevels:
-    """The share steps of a natural solve (its ``r``, ``goals``, ``tol``, ``stiffness``, ``levels``,
-    the start's pose and frames, ``far``, ``deferred``, and its ``chain``, ``tier``, ``reached``
-    and ``shortfall``)."""
+    """The levels and share steps of a natural solve (its ``r``, ``goals``, ``tol``, ``stiffness``, the
+    start's pose and frames, ``far``, ``bar``, ``deferred``, and its ``chain``, ``held``, ``limb``,
+    ``tier``, ``reached`` and ``shortfall``): ``stiffened`` sets ``levels``, ``gradual`` and ``holding``,
+    ``loosen`` frees held joints for a solve."""
 
     r: Rig
     goals: dict[int, Goal]
@@ -44,21 +54,72 @@ class StiffLevels:
     start_pose: list[rot.Vec]
     start_frames: list[rot.Quat]
     far: float
+    bar: float
     deferred: set[int]
+    poles: dict[int, rot.Vec]
+    stop: dict[int, int]
+    gradual: set[int]
+    holding: dict[int, int]
 
     # (the natural solve's own, ``fabrik3d.solver.natural.NaturalSolve``)
     chain: Callable[[int, Callable[[int], bool]], list[int]]
+    held: Callable[[list[int], float], list[int]]
+    limb: Callable[[int], tuple[int, list[int], int] | None]
     tier: Callable[..., tuple[list[rot.Vec], list[rot.Quat]]]
     reached: Callable[..., bool]
     shortfall: Callable[[list[rot.Vec], list[rot.Quat]], tuple[float, float]]
     unswivelled: Callable[[Callable[[], tuple[list[rot.Vec], list[rot.Quat]]]], tuple[list[rot.Vec], list[rot.Quat]]]
+
+    def stiffened(self) -> None:
+        """The levels, the gradual swivels and the held joints, from ``stiffness``."""
+        on_chains = {j for e in self.goals for j in self.chain(e, lambda _: True)}
+        self.levels = sorted({self.stiffness[j] for j in on_chains}) or [0.0]
+        # (the unpoled effectors whose first level's chains a stiffer level lengthens: their swivel is gradual)
+        first = self.levels[0]
+        self.gradual = {
+            e
+            for e in self.goals
+            if e not in self.poles and self.chain(e, lambda j: self.stiffness[j] <= first)[-1:] != [self.stop[e]]
+        }
+        # (the stiff joints of the first level's chains below their free joints, each with its effector:
+        # held as they are while the freer joints reach, ``held``)
+        self.holding = {
+            j: e for e in self.goals for j in self.held(self.chain(e, lambda j: self.stiffness[j] <= first), first)
+        }
+
+    def loosen(self, pose: list[rot.Vec]) -> None:
+        """Free for this solve the held joints whose effector's target has an orientation, and those of
+        each limb (``limb``) whose target lies nearer the hinge's parent (the shoulder) than the first of
+        ``LOOSE_REACH`` times the limb's length held at its bend (hinge parent to hinge, hinge to the
+        limb's end in ``pose``), or beyond the second. Near its full length a held limb's hinge swings
+        several times the end's step (the elbow straightens or leaves the line); near its root the
+        hinge folds to its limit. There the held joint helps (a wrist bends to touch the face), and it
+        holds again, relaxing back (``HOLD_RATE``), once the target is within."""
+        loose = []
+        near, far = LOOSE_REACH
+        for j, e in self.holding.items():
+            g, got = self.goals[e], self.limb(e)
+            if g.orientation is not None:  # (an orientation target turns the hand: the held joint serves it)
+                loose.append(j)
+            elif got is not None:
+                a, m, end = (pose[k] for k in (got[0], got[1][0], got[2]))
+                length = rot.dist(m, a) + rot.dist(end, m)  # (held at its bend)
+                target = rot.add(end, rot.sub(g.position, pose[e]))  # (the limb's end follows the effector)
+                if not near * length <= rot.dist(target, a) <= far * length:
+                    loose.append(j)
+        if loose:
+            for j in loose:
+                self.stiffness[j] = 0.0
+            self.stiffened()
 
     def share(
         self, pose: list[rot.Vec], frames: list[rot.Quat], below: float, level: float
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """The least share of level ``level``'s turn with which the joints up to ``below`` reach
         without a jump (``jumps``); if every pose that reaches jumps, the one that moves the least (the
-        whole level solved once more without swivelling its limbs among them).
+        whole level solved once more without swivelling its limbs among them), unless ``pose`` reaches
+        and that one moves a joint beyond ``bar`` (``RETRY_JUMP`` times the whole step) and no less than
+        ``STIFFER_GAIN`` times as far as ``pose`` does.
 
         The whole level is solved from the last frame's pose (again from this one's if that does not
         reach); then the share is bisected; the first probe is where the reach's slack (the distance from each
@@ -117,7 +178,11 @@ class StiffLevels:
             still = self.unswivelled(lambda: self.tier(*forward(r, pose, frames, warm), level, below_freed))
             if self.reached(*still):
                 reaching.append(still)
-            return min(reaching, key=lambda pf: self.moved(pf[0]))
+            least = min(reaching, key=lambda pf: self.moved(pf[0]))
+            spared = self.moved(least[0])
+            if self.reached(pose, frames) and spared > max(self.bar, STIFFER_GAIN * self.moved(pose)):
+                return pose, frames  # (the stiffer joints would spare little: the freer levels' pose)
+            return least
         return best
 
     def moved(self, pose: list[rot.Vec]) -> float:

@@ -9,10 +9,11 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
    runs up from its parent through the joints no stiffer than the level, to its reach joint at
    most; stiffer joints below the chain's first free one are held (a stiff wrist keeps its bend
    from the forearm while the arm reaches: locked at its rotation, ``Rig.locked``, relaxing toward
-   the reference by at most ``HOLD_RATE`` times the step a solve). The chain's top joint keeps its
-   position and its parent's frame, and the subtree below it is solved as a skeleton of its own
-   in that parent's frame (``sub_skeleton``). Chains with the same top are solved together, the
-   tops nearest the root first.
+   the reference by at most ``HOLD_RATE`` times the step a solve; free where its target has an
+   orientation, or lies near the limb's full length or its root: ``StiffLevels.loosen``). The
+   chain's top joint keeps its position and its parent's frame, and the subtree below it is solved
+   as a skeleton of its own in that parent's frame (``sub_skeleton``). Chains with the same top are
+   solved together, the tops nearest the root first.
 3. **Only as much as needed** (``fabrik3d.solver.levels``). When a level leaves a target
    unreached, or reaches it only by a jump (a joint moving more than ``RETRY_JUMP`` times the
    target's step from where it was: the drag's last pose), the next level's joints are freed: the
@@ -95,32 +96,19 @@ class NaturalSolve(StiffLevels, Swivelling):
         self.stiffness = [posing.stiffness.get(name, 0.0) for name in names]
         root = r.order[0]
         self.stop = {e: skeleton.index(posing.reach[names[e]]) if names[e] in posing.reach else root for e in goals}
-        on_chains = {j for e in goals for j in self.chain(e, lambda _: True)}
-        self.levels = sorted({self.stiffness[j] for j in on_chains}) or [0.0]
         self.swivels = {
             e: (skeleton.index(posing.swivel[names[e]].frame), posing.swivel[names[e]])
             for e in goals
             if names[e] in posing.swivel
         }
-        # (the unpoled effectors whose first level's chains a stiffer level lengthens: their swivel is gradual)
-        first = self.levels[0]
-        self.gradual = {
-            e
-            for e in goals
-            if e not in poles and self.chain(e, lambda j: self.stiffness[j] <= first)[-1:] != [self.stop[e]]
-        }
-        # (the stiff joints of the first level's chains below their free joints, each with its effector:
-        # held as they are while the freer joints reach, ``held``)
-        self.holding = {
-            j: e for e in goals for j in self.held(self.chain(e, lambda j: self.stiffness[j] <= first), first)
-        }
+        self.hinges: dict[int, int | None] = {}
+        self.limbs: dict[int, tuple[int, list[int], int] | None] = {}
+        self.stiffened()
         self.swivelling = True  # (off: the limbs keep the side their solve left them on)
         self.carrying = False  # (whether this solve keeps the turns about the bones it was given: ``run``)
         self.iterations = 0
         # (top, effectors) -> the parent's frame and position, and the targets, of its last solve
         self.done: dict[tuple[int, tuple[int, ...]], Any] = {}
-        self.hinges: dict[int, int | None] = {}
-        self.limbs: dict[int, tuple[int, list[int], int] | None] = {}
         self.deferred: set[int] = set()  # (effectors whose chains the first level left unsolved)
         self.sub_rig: Rig = r  # (the rig of the subtree being solved, its held joints locked: ``solve_below``)
 
@@ -150,9 +138,15 @@ class NaturalSolve(StiffLevels, Swivelling):
         self.step = self.error(pose)
         # (less the tolerance at either end, the effector's own step may fall short of the target's by
         # as much; but at least half the step: a step of a few tolerances moves the limb that much)
+        # (and as far again as a limb pulled straight must swing its hinge in: ``straightening``)
+        forced = self.straightening(pose)
         self.far = (
-            math.inf if RETRY_JUMP is None or self.poles else RETRY_JUMP * max(self.step - 2.0 * tol, 0.5 * self.step)
+            math.inf
+            if RETRY_JUMP is None or self.poles
+            else RETRY_JUMP * max(self.step - 2.0 * tol, 0.5 * self.step) + forced
         )
+        self.bar = math.inf if math.isinf(self.far) else RETRY_JUMP * self.step + forced  # (the whole step: ``share``)
+        self.loosen(pose)
         stiff = {j: local(r, reference, j) for j in r.order[1:] if self.stiffness[j] > 0.0}
         for j, e in self.holding.items():  # (a held joint relaxes gradually: its effector moves at most the step)
             now, rate = local(r, frames, j), HOLD_RATE * self.step / max(rot.dist(pose[j], pose[e]), tol)

@@ -243,6 +243,23 @@ class Swivelling:
             return None
         return float(np.arccos(max(-1.0, min(1.0, rot.dot(off, want)))))
 
+    def straightening(self, pose: list[rot.Vec]) -> float:
+        """The most (scene units) that reaching the targets from ``pose`` forces a limb's hinge toward the
+        line from its parent to the limb's end (``limb``), the limb's bend below the hinge kept, as the
+        end follows its effector's step: a bent arm pulled to its full length swings its elbow in
+        several times as far as the hand's step, whatever else joins."""
+        most = 0.0
+        for e, g in self.goals.items():
+            got = self.limb(e)
+            if got is None:
+                continue
+            a_at, m_at, end_at = pose[got[0]], pose[got[1][0]], pose[got[2]]
+            a, b = rot.dist(m_at, a_at), rot.dist(end_at, m_at)
+            moved_end = _add(end_at, _sub(g.position, pose[e]))
+            before, after = (_hinge_offset(a, b, rot.dist(end, a_at)) for end in (end_at, moved_end))
+            most = max(most, before - after)
+        return most
+
     @staticmethod
     def orientation_misses(goals: dict[int, Goal], frames: list[rot.Quat]) -> list[float]:
         """Per goal with an orientation, the angle (radians) between it and the effector's frame."""
@@ -252,3 +269,11 @@ class Swivelling:
 def _across(v: rot.Vec, axis: rot.Vec) -> rot.Vec | None:
     """The unit part of ``v`` across the unit ``axis`` (``None`` when ``v`` runs along it)."""
     return rot.unit(_add(v, axis, -rot.dot(v, axis)))
+
+
+def _hinge_offset(a: float, b: float, d: float) -> float:
+    """The distance of the hinge of a two-bone limb (bones ``a`` and ``b``) from the line between its
+    ends, ``d`` apart (clamped to what the bones span)."""
+    d = min(max(d, abs(a - b), 1e-12), a + b)
+    x = (a * a - b * b + d * d) / (2.0 * d)
+    return math.sqrt(max(0.0, a * a - x * x))

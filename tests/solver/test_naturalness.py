@@ -65,15 +65,16 @@ def test_an_arm_stuck_or_jumping_in_a_drag_moves_the_least(seed_5, monkeypatch) 
     """A chain that a stiffer level can lengthen, stuck short of its target in a drag or moving a
     joint more than RETRY_JUMP times the target's step, takes the least-motion steps' pose
     (``LimitedSolve.least_motion``) and is not re-solved from the rest pose beyond that bound:
-    without either (each switched off in turn: the test can fail), seed 5's drags jump by more
-    than twice as far."""
+    without either (each switched off in turn: the test can fail), seed 5's drags move a joint more
+    than 3x the hand's step (with held wrists: 3.9x without the least motion, 34x without the bound)."""
     from fabrik3d.solver import natural
     from fabrik3d.solver.constrained import solve as constrained
 
     _, worst = seed_5
+    assert worst <= 3.0
     with monkeypatch.context() as m:
         m.setattr(constrained, "LEAST_MOTION_STEPS", 0)  # (a limb slides along a limit)
-        assert seed_5_drags()[1] > 2.0 * worst
+        assert seed_5_drags()[1] > 3.0
     with monkeypatch.context() as m:
         m.setattr(natural, "RETRY_JUMP", None)  # (retries from rest jump, and nothing bounds a level's pose)
         assert seed_5_drags()[1] > 2.0 * worst
