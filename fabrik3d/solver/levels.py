@@ -10,6 +10,7 @@ Positions are ``(x, y, z)`` and frames ``(x, y, z, w)`` tuples (``fabrik3d.rotat
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from fabrik3d import rotations as rot
@@ -22,6 +23,12 @@ from fabrik3d.solver.subtree import forward, local
 # shoulder) than the first share of the limb's length held at its bend, or beyond the second:
 # ``StiffLevels.loosen``.
 LOOSE_REACH = (0.4, 0.95)
+# A solve that leaves a held limb turned more than this (radians, 60 deg) from its hinge's side is
+# solved once more with its held joint free (``StiffLevels.misturned``).
+MISTURNED = math.radians(60.0)
+# An orientation target counts as reached within this angle (radians, 1 deg) when the levels choose
+# whether a stiffer one must join.
+ORIENTATION_REACHED = 0.0175
 # Probes of the share of a stiffer level's turn (a first guess, then halvings).
 BISECTIONS = 4
 # Where every pose that reaches jumps, a stiffer level's pose is taken over the freer levels' only if
@@ -65,9 +72,9 @@ class StiffLevels:
     chain: Callable[[int, Callable[[int], bool]], list[int]]
     held: Callable[[list[int], float], list[int]]
     limb: Callable[[int], tuple[int, list[int], int] | None]
+    bend: Callable[..., rot.Vec | None]
+    miss: Callable[[int, list[rot.Vec], rot.Vec], float | None]
     tier: Callable[..., tuple[list[rot.Vec], list[rot.Quat]]]
-    reached: Callable[..., bool]
-    shortfall: Callable[[list[rot.Vec], list[rot.Quat]], tuple[float, float]]
     unswivelled: Callable[[Callable[[], tuple[list[rot.Vec], list[rot.Quat]]]], tuple[list[rot.Vec], list[rot.Quat]]]
 
     def stiffened(self) -> None:
@@ -88,7 +95,8 @@ class StiffLevels:
         }
 
     def loosen(self, pose: list[rot.Vec]) -> None:
-        """Free for this solve the held joints whose effector's target has an orientation, and those of
+        """Free for this solve the held joints whose effector's target has an orientation or whose limb has
+        a pole (the user turns the hand, or the elbow, and the wrist serves), and those of
         each limb (``limb``) whose target lies nearer the hinge's parent (the shoulder) than the first of
         ``LOOSE_REACH`` times the limb's length held at its bend (hinge parent to hinge, hinge to the
         limb's end in ``pose``), or beyond the second. Near its full length a held limb's hinge swings
@@ -99,7 +107,7 @@ class StiffLevels:
         near, far = LOOSE_REACH
         for j, e in self.holding.items():
             g, got = self.goals[e], self.limb(e)
-            if g.orientation is not None:  # (an orientation target turns the hand: the held joint serves it)
+            if g.orientation is not None or e in self.poles:  # (a hand turned, an elbow poled: the wrist serves)
                 loose.append(j)
             elif got is not None:
                 a, m, end = (pose[k] for k in (got[0], got[1][0], got[2]))
@@ -111,6 +119,24 @@ class StiffLevels:
             for j in loose:
                 self.stiffness[j] = 0.0
             self.stiffened()
+
+    def misturned(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> list[int]:
+        """The held joints of the limbs that ``pose`` leaves turned more than ``MISTURNED`` from the side
+        their hinge bends toward (``bend``, ``miss``) where the start left them within it, or straight:
+        from a straight arm, a hand brought along the arm's own line bends the elbow up, and the held
+        wrist's limits keep the swivel from bringing it down. (A drag's limb already off its side comes
+        round gradually: it is left to the swivel.)"""
+        out = []
+        for j, e in self.holding.items():
+            if e in self.poles:
+                continue
+            side = self.bend(e, rot.IDENTITY, (0.0, 0.0, 0.0), pose, frames)
+            before = self.bend(e, rot.IDENTITY, (0.0, 0.0, 0.0), self.start_pose, self.start_frames)
+            miss = None if side is None else self.miss(e, pose, side)
+            was = None if before is None else self.miss(e, self.start_pose, before)
+            if miss is not None and miss > MISTURNED and (was is None or was <= MISTURNED):
+                out.append(j)
+        return out
 
     def share(
         self, pose: list[rot.Vec], frames: list[rot.Quat], below: float, level: float
@@ -246,3 +272,29 @@ class StiffLevels:
                     out.add(e)
                     break
         return out
+
+    # -- measures ----------------------------------------------------------------------------
+    def error(self, pose: list[rot.Vec]) -> float:
+        """The largest distance of a targeted effector from its target."""
+        return max((rot.dist(pose[e], g.position) for e, g in self.goals.items()), default=0.0)
+
+    def shortfall(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[float, float]:
+        """How far a pose falls short: (the largest distance beyond the tolerance, the sum of the
+        orientation targets' angles beyond ``ORIENTATION_REACHED``)."""
+        turned = sum(
+            max(0.0, rot.angle_between(frames[e], g.orientation) - ORIENTATION_REACHED)
+            for e, g in self.goals.items()
+            if g.orientation is not None
+        )
+        return max(0.0, self.error(pose) - self.tol), turned
+
+    def reached(self, pose: list[rot.Vec], frames: list[rot.Quat] | None = None) -> bool:
+        """Every target within the tolerance, and (with ``frames``) every orientation target within
+        ``ORIENTATION_REACHED``: a stiffer level joins the reach for an orientation too."""
+        if self.error(pose) > self.tol:
+            return False
+        return frames is None or all(
+            rot.angle_between(frames[e], g.orientation) <= ORIENTATION_REACHED
+            for e, g in self.goals.items()
+            if g.orientation is not None
+        )

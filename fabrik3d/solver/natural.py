@@ -68,9 +68,6 @@ RETRY_JUMP = 3.0
 # turn that moves its effector this many times the farthest target's distance from its effector (its
 # step in a drag) per solve, so that the arm need not jump to make up for it.
 HOLD_RATE = 1.0
-# An orientation target counts as reached within this angle (radians, 1 deg) when the levels choose
-# whether a stiffer one must join.
-ORIENTATION_REACHED = 0.0175
 
 Solver = Callable[..., Any]
 T = TypeVar("T")
@@ -147,6 +144,22 @@ class NaturalSolve(StiffLevels, Swivelling):
         )
         self.bar = math.inf if math.isinf(self.far) else RETRY_JUMP * self.step + forced  # (the whole step: ``share``)
         self.loosen(pose)
+        start = pose, frames
+        pose, frames = self.levelled(*start, reference)
+        misturned = self.misturned(pose, frames)
+        if misturned:  # (a held wrist kept the elbow from its side: once more, the wrist free)
+            for j in misturned:
+                self.stiffness[j] = 0.0
+            self.stiffened()
+            self.done = {}
+            pose, frames = self.levelled(*start, reference)
+        return pose, frames, self.iterations
+
+    def levelled(
+        self, pose: list[rot.Vec], frames: list[rot.Quat], reference: list[rot.Quat]
+    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        """Steps 1 to 3 (module docstring) from the projected start ``pose`` and ``frames``."""
+        r, tol = self.r, self.tol
         stiff = {j: local(r, reference, j) for j in r.order[1:] if self.stiffness[j] > 0.0}
         for j, e in self.holding.items():  # (a held joint relaxes gradually: its effector moves at most the step)
             now, rate = local(r, frames, j), HOLD_RATE * self.step / max(rot.dist(pose[j], pose[e]), tol)
@@ -168,7 +181,7 @@ class NaturalSolve(StiffLevels, Swivelling):
         # (every frame is by the solver's rules, limits held: the start projected, the stiff joints
         # turned to the projected reference's rotations, each chain's subtree solved by the
         # constrained solve, the rest carried rigidly; a last projection moved nothing, 1e-12)
-        return pose, frames, self.iterations
+        return pose, frames
 
     def tier(
         self,
@@ -347,32 +360,6 @@ class NaturalSolve(StiffLevels, Swivelling):
         )
         self.iterations = max(self.iterations, iterations)  # (each chain's solve is bounded alike)
         return pose, frames
-
-    # -- measures ----------------------------------------------------------------------------
-    def error(self, pose: list[rot.Vec]) -> float:
-        """The largest distance of a targeted effector from its target."""
-        return max((rot.dist(pose[e], g.position) for e, g in self.goals.items()), default=0.0)
-
-    def shortfall(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[float, float]:
-        """How far a pose falls short: (the largest distance beyond the tolerance, the sum of the
-        orientation targets' angles beyond ``ORIENTATION_REACHED``)."""
-        turned = sum(
-            max(0.0, rot.angle_between(frames[e], g.orientation) - ORIENTATION_REACHED)
-            for e, g in self.goals.items()
-            if g.orientation is not None
-        )
-        return max(0.0, self.error(pose) - self.tol), turned
-
-    def reached(self, pose: list[rot.Vec], frames: list[rot.Quat] | None = None) -> bool:
-        """Every target within the tolerance, and (with ``frames``) every orientation target within
-        ``ORIENTATION_REACHED``: a stiffer level joins the reach for an orientation too."""
-        if self.error(pose) > self.tol:
-            return False
-        return frames is None or all(
-            rot.angle_between(frames[e], g.orientation) <= ORIENTATION_REACHED
-            for e, g in self.goals.items()
-            if g.orientation is not None
-        )
 
 
 def reference_frames(r: Rig, relax: list[rot.Vec] | None, twist: list[rot.Quat] | None = None) -> list[rot.Quat]:

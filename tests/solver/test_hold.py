@@ -180,3 +180,16 @@ def test_a_rigs_palm_between_the_wrist_and_the_hands_end_holds_with_the_wrist() 
         palm.append(abs(bend(r.positions, "wrist_l", "palm_l", "hand_l") - bend(base, "wrist_l", "palm_l", "hand_l")))
     assert len(reached) >= 5 and np.mean(reached) >= 0.98
     assert np.percentile(palm, 95) <= 2.0 and np.percentile(wrist, 95) <= 10.0, (palm, wrist)
+
+
+@pytest.mark.parametrize("x", [0.5, 0.45, 0.55])
+def test_a_hand_brought_along_its_straight_arm_bends_the_elbow_down_not_up(x: float) -> None:
+    """From the rest pose (the arm straight along X), a hand target on the arm's own line: the held arm's
+    solve bends the elbow up and the held wrist's limits keep the swivel from bringing it down; the solve
+    runs once more with the wrist free (``StiffLevels.misturned``), as the web UI's typed X = 0.5 does."""
+    hand = np.array([x, 1.43, -0.01])  # (as typed: the rest hand's height and depth, exactly on the arm's line)
+    r = fabrik3d.solve(HELD, {"hand_l": hand})
+    assert r.converged
+    assert nt.bad_elbow(BODY, r.positions, "l") is None
+    elbow = r.positions[BODY.index("elbow_l")]
+    assert elbow[1] < REST.positions[BODY.index("shoulder_l")][1]  # (below the shoulder: down, the swivel's side)
