@@ -149,21 +149,7 @@ def _cuda_chains(
     iterations: np.ndarray,
 ) -> None:
     """The chain kernel on the GPU: inputs copied over, results copied back into ``pose`` and ``iterations``."""
-    _launch(_cuda(), _cuda_kernel(), starts, bones, reach, goals, tol, max_it, pose, iterations)
-
-
-def _launch(
-    cuda: Any,
-    kernel: Any,
-    starts: np.ndarray,
-    bones: np.ndarray,
-    reach: float,
-    goals: np.ndarray,
-    tol: float,
-    max_it: int,
-    pose: np.ndarray,
-    iterations: np.ndarray,
-) -> None:
+    cuda, kernel = _cuda(), _cuda_kernel()
     bsize = pose.shape[0]
     d_pose = cuda.device_array(pose.shape, dtype=np.float64)
     d_its = cuda.device_array(bsize, dtype=np.int64)
