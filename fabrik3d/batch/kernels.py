@@ -144,6 +144,21 @@ def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
         return -1
 
     @jit
+    def refill(k, g, nxt, hi, starts, reach, lengths, goals, tol, pose, iterations, q, lanes, errs, its, bents):  # type: ignore[no-untyped-def]
+        """Lane ``g`` of block ``k`` (empty: ``lanes[k, g]`` is -1) takes problems from ``nxt`` on (before
+        ``hi``) until one needs iterating (``begin``); those done at the start get their iterations.
+        Returns the next problem not taken."""
+        while nxt < hi and lanes[k, g] < 0:
+            b = nxt
+            nxt += 1
+            done = begin(b, 0 if starts.shape[0] == 1 else b, starts, reach, lengths, goals, pose, q, k, g, errs)
+            if done >= 0 or not errs[k, g] > tol:
+                iterations[b] = 0 if done < 0 else done
+            else:
+                lanes[k, g], its[k, g], bents[k, g] = b, 0, 0
+        return nxt
+
+    @jit
     def block(k, lo, hi, starts, lengths, arc, reach, goals, tol, max_it, pose, iterations, q, lanes, errs, its, bents):  # type: ignore[no-untyped-def]
         """``run_chain`` on problems ``lo`` to ``hi - 1`` in ``G`` lanes (``lanes[k]``: each lane's problem,
         or -1), the lanes interleaved joint by joint (independent work for the core between dependent
@@ -152,20 +167,14 @@ def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
         n = pose.shape[1]
         last = n - 1
         lanes_n = lanes.shape[1]
-        shared = starts.shape[0] == 1
         nxt = lo
         live = 0
         for g in range(lanes_n):
             lanes[k, g] = -1
-            while nxt < hi and lanes[k, g] < 0:
-                b = nxt
-                nxt += 1
-                done = begin(b, 0 if shared else b, starts, reach, lengths, goals, pose, q, k, g, errs)
-                if done >= 0 or not errs[k, g] > tol:
-                    iterations[b] = 0 if done < 0 else done
-                else:
-                    lanes[k, g], its[k, g], bents[k, g] = b, 0, 0
-                    live += 1
+            nxt = refill(
+                k, g, nxt, hi, starts, reach, lengths, goals, tol, pose, iterations, q, lanes, errs, its, bents
+            )
+            live += 1 if lanes[k, g] >= 0 else 0
         while live > 0:
             for i in range(last - 1, 0, -1):  # stage 1, forward reaching, every lane
                 for g in range(lanes_n):
@@ -221,15 +230,10 @@ def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
                     iterations[b] = its[k, g]
                     lanes[k, g] = -1
                     live -= 1
-                    while nxt < hi and lanes[k, g] < 0:
-                        b = nxt
-                        nxt += 1
-                        done = begin(b, 0 if shared else b, starts, reach, lengths, goals, pose, q, k, g, errs)
-                        if done >= 0 or not errs[k, g] > tol:
-                            iterations[b] = 0 if done < 0 else done
-                        else:
-                            lanes[k, g], its[k, g], bents[k, g] = b, 0, 0
-                            live += 1
+                    nxt = refill(
+                        k, g, nxt, hi, starts, reach, lengths, goals, tol, pose, iterations, q, lanes, errs, its, bents
+                    )
+                    live += 1 if lanes[k, g] >= 0 else 0
         return live
 
     return block

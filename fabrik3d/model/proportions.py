@@ -26,7 +26,6 @@ them, ``fabrik3d.io.scene``).
 
 from __future__ import annotations
 
-import math
 import weakref
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
@@ -97,13 +96,8 @@ def _bounded(value: Any, name: str, low: float, high: float) -> float:
         if name == "height"
         else (f"a factor from {low:.1f} to {high:.1f} (1.0: the default body's)")
     )
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name}: expected {what}, got {checks.quoted(value)}")
-    try:
-        v = float(value)
-    except OverflowError:  # an int beyond float range
-        v = math.inf
-    if not low <= v <= high:  # (NaN too)
+    v = checks.number(value, name, what)
+    if not low <= v <= high:
         raise ValueError(f"{name}: expected {what}, got {checks.quoted(value)}")
     return v
 

@@ -119,13 +119,8 @@ def _on_floor(
             more["root_target"] = _moved(options.get("root_target"), root)
         result = solve(skeleton, goals, **more)
     below = float((lowest - result.positions[:, 1]).max())
-    if below > FLOOR_SLACK:  # (the floor holds: the whole pose lifted)
-        positions = result.positions + np.array([0.0, below, 0.0])
-        errors = {k: _error(skeleton, positions, k, v) for k, v in goals.items() if k in result.errors}
-        converged = all(v <= options.get("tolerance", 1e-3) for v in errors.values())
-        result = SolveResult(
-            positions, result.rotations, result.iterations, errors, converged, result.orientation_errors
-        )
+    if below > FLOOR_SLACK:  # (the floor holds: the whole pose lifted; ``grounded`` measures its errors)
+        result = dataclasses.replace(result, positions=result.positions + np.array([0.0, below, 0.0]))
     return result
 
 
