@@ -20,7 +20,7 @@ import numpy as np
 
 from fabrik3d import checks
 from fabrik3d.model import fingers, presets
-from fabrik3d.model.constraints import Constraint, EllipticalCone, Hinge
+from fabrik3d.model.constraints import Cone, Constraint, EllipticalCone, Hinge, Twist
 from fabrik3d.model.posing import Posing, Swivel
 
 ROLES: tuple[str, ...] = presets.humanoid().names
@@ -212,7 +212,7 @@ def humanoid_setup(
 
     pose = presets.HUMANOID_POSING
     stiffness = {rig_map[r]: v for r, v in pose.stiffness.items() if rig_map.get(r) in index}
-    for side in "lr":  # (a palm between a held wrist and the hand's end holds with it)
+    for side in "lr":  # (a palm between a held wrist and the hand's end holds with it, at its rest offset)
         wrist, end = rig_map.get(f"wrist_{side}"), ends.get(_PRESET_END[f"hand_{side}"])
         if wrist not in stiffness or end not in index:
             continue
@@ -222,6 +222,7 @@ def humanoid_setup(
             j = parents[j]
         if j >= 0:
             stiffness.update({bone: stiffness[wrist] for bone in between if bone not in stiffness})
+            limits.update({bone: [Cone(0.0), Twist(0.0, 0.0)] for bone in between if bone not in limits})
     reach, swivel = {}, {}
     for effector, stop in pose.reach.items():
         end, above = ends.get(_PRESET_END[effector]), name(stop)

@@ -140,7 +140,8 @@ def test_a_held_wrists_arm_keeps_its_elbow_down_through_chained_drags() -> None:
 
 def test_a_rigs_palm_between_the_wrist_and_the_hands_end_holds_with_the_wrist() -> None:
     """A rig with a joint between its wrist and its hand's end (a Rigify palm) gets the wrist's stiffness
-    on it (``rig_map.humanoid_setup``), so reaches in front of and beside the body fold neither."""
+    and limits that keep it at its rest offset (``rig_map.humanoid_setup``), so reaches in front of and
+    beside the body fold neither."""
     from fabrik3d.model import rig_map
 
     core = [j for j in BODY.names if j not in set(BODY.riders)]
@@ -159,6 +160,7 @@ def test_a_rigs_palm_between_the_wrist_and_the_hands_end_holds_with_the_wrist() 
     roles = {r: r for r in rig_map.ROLES if r in names}
     limits, posing = rig_map.humanoid_setup(names, parents, np.array(rest), roles)
     assert posing.stiffness["palm_l"] == posing.stiffness["wrist_l"] > 0.0
+    assert limits["palm_l"] == [fabrik3d.Cone(0.0), fabrik3d.Twist(0.0, 0.0)]  # (kept at its rest offset)
     assert "palm_r" not in posing.stiffness
     rig = fabrik3d.Skeleton(names, parents, np.array(rest), constraints=limits, posing=posing)
     at = {n: rig.index(n) for n in ("elbow_l", "wrist_l", "palm_l", "hand_l")}
