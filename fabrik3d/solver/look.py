@@ -128,12 +128,17 @@ def looking(
     frames: list[rot.Quat],
 ) -> tuple[list[rot.Vec], list[rot.Quat]]:
     """The solved pose (lists of tuples) with the face turned toward the point of ``look``
-    (``look_goal``), the head alone where ``goals`` (by joint index) target it."""
+    (``look_goal``), the head alone where ``goals`` (by joint index) target it. The neck and the head
+    look from their rest turns, so that every solve splits the look between them alike (from the last
+    solve's turns, the neck relaxed toward rest would leave the head a larger share each frame)."""
     if look is None:
         return pose, frames
     head, point = look
     joints = (head,) if skeleton.index(head) in goals else None
-    p, q = look_at(skeleton, pose, frames, point, head=head, joints=joints)
+    p, q = np.array(pose), np.array(frames)
+    for name in look_joints(skeleton, head) if joints is None else ():
+        p, q = turn_joint(skeleton, p, q, name, rot.IDENTITY)
+    p, q = look_at(skeleton, p, q, point, head=head, joints=joints)
     return [tuple(v) for v in p.tolist()], [tuple(v) for v in q.tolist()]  # type: ignore[misc]
 
 

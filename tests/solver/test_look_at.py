@@ -97,6 +97,25 @@ def test_a_look_stays_through_later_drags_when_the_frames_are_passed(reaching) -
         assert miss_deg(pose.rotations, pose.positions, point) < 2.0 and pose.converged
 
 
+def test_the_neck_keeps_its_share_of_a_look_through_a_drag(reaching) -> None:
+    """Warm solves that keep looking (a hand dragged, each frame from the last with its frames): the
+    neck and the head keep the split of the first frame. (Before, the neck relaxed toward rest at each
+    solve and the head took the rest: after 10 frames 0 and 40 deg.)"""
+    targets, _ = reaching
+    rest = fabrik3d.solve(BODY, {})
+    point = rest.positions[HEAD] + 2.0 * direction(40, 0)
+    pose = fabrik3d.solve(BODY, targets, look_at={"head": point})
+    first = [joint_turn(BODY, pose.rotations, n) for n in ("neck", "head")]
+    assert rot.angle_between(tuple(first[0]), rot.IDENTITY) > math.radians(15.0)  # the neck shares it
+    for k in range(1, 21):
+        moved = {**targets, "hand_l": targets["hand_l"] + [0.0, 0.005 * k, 0.0]}
+        pose = fabrik3d.solve(BODY, moved, positions=pose.positions, rotations=pose.rotations, look_at={"head": point})
+        for name, was in zip(("neck", "head"), first, strict=True):
+            got = joint_turn(BODY, pose.rotations, name)
+            assert math.degrees(rot.angle_between(tuple(got), tuple(was))) < 0.5, (k, name)
+        assert miss_deg(pose.rotations, pose.positions, point) < 2.0
+
+
 def test_a_head_with_a_target_keeps_it_and_turns_about_its_bone_only() -> None:
     head_target = BODY.rest_positions[HEAD] + [0.0, -0.02, 0.05]
     point = head_target + 2.0 * direction(45, 0)
