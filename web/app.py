@@ -37,6 +37,7 @@ from .hands_panel import HandActions
 from .joint_drag import JointDrag
 from .mesh_view import MeshView
 from .pages import watch_closed_pages
+from .picture_panel import PictureActions
 from .poses_panel import PoseActions
 from .posing_panel import PosingActions
 from .scene_view import SceneView
@@ -61,6 +62,7 @@ class WebApp(
     CharacterActions,
     HandActions,
     PoseActions,
+    PictureActions,
     BodyActions,
     ScreenPoints,
 ):

@@ -110,7 +110,7 @@ class BodyActions:
         self.scene.joint_actor.SetVisibility(sticks)
         balance = c.balance_state(positions) if s.show_com and c.has_feet else None
         self.body.show_balance(balance, c.size)
-        for grid in self.scene._floor:
+        for grid in self.scene.floor_actors:
             place_grid(grid, c.ground, c.size)
 
     def _publish_body(self) -> None:

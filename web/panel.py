@@ -13,8 +13,18 @@ from trame.widgets import client, html
 from trame.widgets import vtk as vtk_widgets
 from trame.widgets import vuetify3 as v3
 
-from . import body_panel, character_panel, hands_panel, poses_panel, posing_panel, turning_panel, view_js
+from . import (
+    body_panel,
+    character_panel,
+    hands_panel,
+    picture_panel,
+    poses_panel,
+    posing_panel,
+    turning_panel,
+    view_js,
+)
 from .delivery import INTERACTIVE_QUALITY, STILL_RATIO
+from .download import download_button
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
 
@@ -242,6 +252,9 @@ def drawer(app: Any) -> None:
             v3.VCheckbox(label="Mannequin", v_model=("export_mannequin", True), id="export-mannequin",
                          disabled=("!has_mannequin",), density="compact", hide_details=True)  # fmt: skip
 
+        _section("Picture")
+        picture_panel.section(app)
+
         _section("Body")
         body_panel.section(app)
         _section("Proportions")
@@ -372,22 +385,3 @@ _SWITCH = {"density": "compact", "hide_details": True, "inset": True, "style": "
 
 def _section(title: str) -> None:
     html.Div(title, classes="text-overline mb-n2")
-
-
-def download_button(
-    element_id: str, text: str, filename: str, callback: Any, mime: str, disabled: str = "false"
-) -> None:
-    """A button that asks the server for a file and saves it (trame's ``utils.download``) as
-    ``<file_stem>-<filename>``: named after the scene or character (``hero-pose.glb``)."""
-    name = callback.__name__
-    filename = f"' + (file_stem || 'fabrik3d') + '-{filename}"
-    v3.VBtn(
-        text,
-        id=element_id,
-        prepend_icon="mdi-download",
-        variant="tonal",
-        size="small",
-        disabled=(disabled,),
-        # A failed export returns null (and sets error_message): then nothing is saved.
-        click=f"trigger('{name}').then((data) => data && utils.download('{filename}', data, '{mime}'))",
-    )

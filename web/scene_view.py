@@ -159,7 +159,7 @@ class SceneView:
 
         for actor in (self.bone_actor, self.joint_actor, self.gap_actor):
             self.renderer.AddActor(actor)
-        self._floor: list[vtkActor] = []
+        self.floor_actors: list[vtkActor] = []  # (the ground grid)
         self._limit_polys = [vtkPolyData(), vtkPolyData()]
         self._limit_actors = []
         for poly, color, opacity in zip(self._limit_polys, (LIMIT_CONE, LIMIT_HINGE), (0.25, 0.4)):
@@ -269,11 +269,11 @@ class SceneView:
         return widget
 
     def _build_floor(self, skeleton: Skeleton) -> None:
-        for actor in self._floor:
+        for actor in self.floor_actors:
             self.renderer.RemoveActor(actor)
         grid = floor_grid(skeleton.rest_positions, self.size)
-        self._floor = [grid]
-        for actor in self._floor:
+        self.floor_actors = [grid]
+        for actor in self.floor_actors:
             self.renderer.AddActor(actor)
 
     def reset_camera(self, view: str = "perspective", points: np.ndarray | None = None) -> None:

@@ -18,7 +18,7 @@ from trame.decorators import change
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
-from .panel import download_button
+from .download import download_button
 from .security import page_trigger
 
 log = logging.getLogger("fabrik3d_web")

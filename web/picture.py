@@ -1,0 +1,222 @@
+"""A picture to take away: the 3D view rendered as a PNG at a chosen size, with a lens, a projection,
+a light and a background of the user's choosing (issue 31 item 5).
+
+The picture is rendered off screen in its own render window and renderer, which show the scene's
+own actors (nothing is copied; the view is left as it was): the mannequin or the character's mesh,
+and only if asked the sticks (always when the skeleton has no body to show), the handles and the
+floor grid. Its camera is the view's: the same position, focal point and view up, so that at the
+view's aspect ratio every point lands where the view puts it, scaled to the picture's size. A lens
+(``lens_mm``: a focal length on a 36 mm wide sensor fitted to the picture's longer side, as Blender's
+cameras) keeps what the view frames at its focal point: the camera moves along its line of sight
+(a longer lens from farther away, flatter; a shorter one nearer, with more perspective). An
+orthographic picture frames the same height at the focal point.
+
+``picture_settings(values)`` checks the page's values (one-line errors naming the field);
+``render_picture(props, view, settings)`` returns the PNG's bytes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from vtkmodules.vtkIOImage import vtkPNGWriter
+from vtkmodules.vtkRenderingCore import (
+    vtkCamera,
+    vtkLight,
+    vtkLightKit,
+    vtkRenderer,
+    vtkRenderWindow,
+    vtkWindowToImageFilter,
+)
+
+# A picture's sides, pixels.
+MIN_SIDE, MAX_SIDE = 16, 4096
+# The lenses offered, millimetres (0: the view's own); the sensor's width fitted to the longer side.
+MIN_LENS_MM, MAX_LENS_MM = 8.0, 600.0
+SENSOR_MM = 36.0
+PROJECTIONS = ("view", "perspective", "orthographic")
+# Light presets: the view's soft studio kit; a flat light from the camera; a key light from above
+# (and a little in front) with a dim fill from the camera; a key light from the picture's left side.
+LIGHTS = ("studio", "front", "top", "side")
+_COLOUR = re.compile(r"#?([0-9a-fA-F]{6})")
+
+
+@dataclass(frozen=True)
+class PictureSettings:
+    """What a picture shows and how (the module docstring): ``width``, ``height`` pixels; ``lens_mm``
+    (0: the view's lens); ``projection`` one of ``PROJECTIONS``; ``light`` one of ``LIGHTS``;
+    ``background`` ``(r, g, b)`` in 0..1 or None (transparent); the overlays ``sticks``, ``handles``
+    and ``floor`` (off by default)."""
+
+    width: int = 1920
+    height: int = 1080
+    lens_mm: float = 0.0
+    projection: str = "view"
+    light: str = "studio"
+    background: tuple[float, float, float] | None = (1.0, 1.0, 1.0)
+    sticks: bool = False
+    handles: bool = False
+    floor: bool = False
+
+
+def _side(value: Any, name: str) -> int:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number) or number != int(number) or not MIN_SIDE <= number <= MAX_SIDE:
+        raise ValueError(f"picture {name}: expected a whole number of pixels from {MIN_SIDE} to {MAX_SIDE}, "
+                         f"got {str(value)[:40]!r}")  # fmt: skip
+    return int(number)
+
+
+def _choice(value: Any, name: str, options: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"picture {name}: expected one of {', '.join(options)}, got {str(value)[:40]!r}")
+    return value
+
+
+def picture_settings(values: Mapping[str, Any]) -> PictureSettings:
+    """``PictureSettings`` from the page's values (keys as its fields; ``background`` ``"#rrggbb"`` or
+    ``"transparent"``; missing keys take the defaults). ``ValueError`` naming the field otherwise."""
+    if not isinstance(values, Mapping):
+        raise ValueError("picture: expected the picture's settings as an object")
+    d = PictureSettings()
+    lens = values.get("lens_mm", d.lens_mm)
+    try:
+        lens_mm = float(lens)
+    except (TypeError, ValueError):
+        lens_mm = math.nan
+    if not (lens_mm == 0.0 or MIN_LENS_MM <= lens_mm <= MAX_LENS_MM):
+        raise ValueError(f"picture lens: expected a focal length from {MIN_LENS_MM:g} to {MAX_LENS_MM:g} mm "
+                         f"(0: the view's), got {str(lens)[:40]!r}")  # fmt: skip
+    background = values.get("background", "#ffffff")
+    if background == "transparent":
+        colour = None
+    else:
+        match = _COLOUR.fullmatch(background) if isinstance(background, str) else None
+        if match is None:
+            got = str(background)[:40]
+            raise ValueError(f"picture background: expected a colour #rrggbb or transparent, got {got!r}")
+        colour = tuple(int(match.group(1)[k : k + 2], 16) / 255.0 for k in (0, 2, 4))
+    flags = {}
+    for name in ("sticks", "handles", "floor"):
+        flag = values.get(name, False)
+        if not isinstance(flag, bool):
+            raise ValueError(f"picture {name}: expected true or false, got {str(flag)[:40]!r}")
+        flags[name] = flag
+    return PictureSettings(
+        width=_side(values.get("width", d.width), "width"),
+        height=_side(values.get("height", d.height), "height"),
+        lens_mm=lens_mm,
+        projection=_choice(values.get("projection", d.projection), "projection", PROJECTIONS),
+        light=_choice(values.get("light", d.light), "light", LIGHTS),
+        background=colour,  # type: ignore[arg-type]
+        **flags,
+    )
+
+
+def view_angle_deg(lens_mm: float, width: int, height: int) -> float:
+    """The vertical view angle (degrees) of a ``lens_mm`` lens on a ``SENSOR_MM`` sensor fitted to the
+    longer side of a ``width`` x ``height`` picture."""
+    sensor_height = SENSOR_MM * min(1.0, height / width)
+    return math.degrees(2.0 * math.atan(sensor_height / (2.0 * lens_mm)))
+
+
+def picture_camera(view: Any, settings: PictureSettings) -> vtkCamera:
+    """The picture's camera from the view's ``view`` (a ``vtkCamera``): the same, or with the lens and
+    projection of ``settings``, framing the same height at the view's focal point."""
+    camera = vtkCamera()
+    camera.DeepCopy(view)
+    distance = camera.GetDistance()
+    if view.GetParallelProjection():
+        half = view.GetParallelScale()
+    else:
+        half = distance * math.tan(math.radians(view.GetViewAngle()) / 2.0)
+    angle = view.GetViewAngle()
+    if settings.lens_mm:
+        angle = view_angle_deg(settings.lens_mm, settings.width, settings.height)
+    parallel = view.GetParallelProjection() if settings.projection == "view" else settings.projection == "orthographic"
+    camera.SetParallelProjection(parallel)
+    if parallel:
+        camera.SetParallelScale(half)
+    if settings.lens_mm or (not parallel and view.GetParallelProjection()):
+        camera.SetViewAngle(angle)
+        along = half / math.tan(math.radians(angle) / 2.0) / distance  # (along the line of sight)
+        focal, position = camera.GetFocalPoint(), camera.GetPosition()
+        camera.SetPosition(*[f + along * (p - f) for f, p in zip(focal, position, strict=True)])
+    return camera
+
+
+def _light(kind: str, renderer: vtkRenderer, camera: vtkCamera) -> None:
+    """Add the preset ``kind``'s lights (``LIGHTS``) to ``renderer``, placed from ``camera``."""
+    if kind == "studio":
+        vtkLightKit().AddLightsToRenderer(renderer)
+        return
+    fill = vtkLight()
+    fill.SetLightTypeToHeadlight()
+    fill.SetIntensity(1.0 if kind == "front" else 0.35)
+    renderer.AddLight(fill)
+    if kind == "front":
+        return
+    focal = camera.GetFocalPoint()
+    size = max(camera.GetDistance(), 1e-6)
+    up = camera.GetViewUp()
+    forward = [f - p for f, p in zip(focal, camera.GetPosition(), strict=True)]
+    if kind == "top":  # (from above the focal point, a little toward the camera)
+        offset = [u * size - 0.3 * f for u, f in zip(up, forward, strict=True)]
+    else:  # (from the picture's left: the camera's up crossed with its forward)
+        offset = [up[1] * forward[2] - up[2] * forward[1], up[2] * forward[0] - up[0] * forward[2],
+                  up[0] * forward[1] - up[1] * forward[0]]  # fmt: skip
+    key = vtkLight()
+    key.SetLightTypeToSceneLight()
+    key.SetPositional(False)
+    key.SetFocalPoint(*focal)
+    key.SetPosition(*[f + o for f, o in zip(focal, offset, strict=True)])
+    key.SetIntensity(0.85)
+    renderer.AddLight(key)
+
+
+def render_picture(props: Sequence[Any], view: Any, settings: PictureSettings) -> bytes:
+    """A PNG (bytes, RGB, or RGBA with a transparent background) of ``props`` (VTK props of the view's
+    renderer ``view``) seen by the picture's camera (``picture_camera``), at ``settings``' size. (A prop
+    keeps its graphics resources for one window: they are let go in the view's first, and in the
+    picture's once it is taken.)"""
+    window = vtkRenderWindow()
+    window.SetOffScreenRendering(1)
+    transparent = settings.background is None
+    window.SetMultiSamples(8 if transparent else 0)  # (FXAA otherwise: it writes an opaque alpha)
+    window.SetSize(settings.width, settings.height)
+    window.SetAlphaBitPlanes(1 if transparent else 0)
+    renderer = vtkRenderer()
+    window.AddRenderer(renderer)
+    try:
+        renderer.SetBackground(*(settings.background or (1.0, 1.0, 1.0)))
+        renderer.SetBackgroundAlpha(0.0 if transparent else 1.0)
+        renderer.SetUseFXAA(not transparent)
+        camera = picture_camera(view.GetActiveCamera(), settings)
+        renderer.SetActiveCamera(camera)
+        _light(settings.light, renderer, camera)
+        for prop in props:
+            prop.ReleaseGraphicsResources(view.GetRenderWindow())  # (made again here, then in the view)
+            renderer.AddViewProp(prop)
+        renderer.ResetCameraClippingRange()
+        window.Render()
+        grab = vtkWindowToImageFilter()
+        grab.SetInput(window)
+        grab.ReadFrontBufferOff()
+        if transparent:
+            grab.SetInputBufferTypeToRGBA()
+        grab.Update()
+        writer = vtkPNGWriter()
+        writer.WriteToMemoryOn()
+        writer.SetInputConnection(grab.GetOutputPort())
+        writer.Write()
+        return bytes(memoryview(writer.GetResult()))
+    finally:
+        window.Finalize()  # (the props' graphics resources in it go now; the view renders them again)
+        renderer.RemoveAllViewProps()
