@@ -11,7 +11,8 @@
   undo step. ``balance_state`` gives the centre of mass, its ground shadow, the support area and
   whether the shadow is inside it (``fabrik3d.center_of_mass``, ``fabrik3d.support_area``).
 * Proportions of the humanoid preset (``fabrik3d.presets.humanoid``): ``set_proportion`` rebuilds the
-  skeleton and carries the pose onto it with the same joint turns (``fabrik3d.presets.repose``).
+  skeleton and carries the pose onto it with the same joint turns (``fabrik3d.presets.repose``), and
+  the timeline's keys (``repose_key``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from fabrik3d.model import mass, presets
 from fabrik3d.model.mannequin import mannequin_mesh
 from fabrik3d.model.proportions import FACTOR, HEIGHT, Proportions
 from fabrik3d.model.skinning import Skinner
-from fabrik3d.solver.proportions import repose
+from fabrik3d.solver.proportions import repose, repose_key
 
 # The proportions the panel offers (Proportions' fields) and their bounds.
 PROPORTIONS = tuple(f.name for f in dataclasses.fields(Proportions))
@@ -58,8 +59,15 @@ class Body:
     root_target: np.ndarray | None
     poles: dict[str, np.ndarray]
     built: Any
+    animation: Any
     _free: fabrik3d.Skeleton
     _mannequin: Mannequin | None = None
+
+    def _bake_to(self, frame: int) -> Any:
+        raise NotImplementedError  # (the Timeline's)
+
+    def _keys_changed(self) -> None:
+        raise NotImplementedError  # (the Timeline's)
 
     def _apply(self, undoable: bool, **goals: Any) -> None:
         raise NotImplementedError  # (the Controller's)
@@ -216,6 +224,8 @@ class Body:
         root = None if self.root_target is None else positions[sk.root].copy()
         shift = positions[sk.root] - self.result.positions[sk.root]
         poles = {name: p + shift for name, p in self.poles.items()}
+        # (the keys too, each from its pose: the one it holds, or the one baked at its frame on the old body)
+        keys = tuple(repose_key(old_sk, sk, k, k.pose or self._bake_to(k.frame)) for k in self.animation.keys)
         snapshot, before = self._snapshot(), (self.scene, self._free, self.built)
         floor = None if self.scene.floor is None else mass.rest_ground(sk)
         self.scene = dataclasses.replace(self.scene, skeleton=sk, proportions=new, floor=floor)
@@ -226,4 +236,6 @@ class Body:
             self.scene, self._free, self.built = before
             raise
         self.targets, self.root_target, self.poles = moved, root, poles
+        self.animation = dataclasses.replace(self.animation, keys=keys)
+        self._keys_changed()
         self._push_undo(snapshot)

@@ -9,15 +9,21 @@ rest position, scaled by the root's rest height above the body's lowest rest joi
 ``old``: a pelvis lowered 20 cm in a crouch of a 1.75 m body is lowered 17 cm on a 1.5 m one, and
 the feet stay on the ground). Joint limits are not applied: the turns were within the old body's,
 and a body of other proportions has the same limits.
+
+``repose_key(old, new, key, pose)`` carries a timeline key the same way: its pose, and its targets,
+root target and poles to where its joints went.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 
 from fabrik3d import rotations as rot
+from fabrik3d.model.key_poses import KeyPose
+from fabrik3d.model.keys import Key
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.solver.fk import _pose, _turn_of
 from fabrik3d.solver.rig import check_skeleton, rig
@@ -53,6 +59,20 @@ def repose(old: Skeleton, new: Skeleton, positions: Any, rotations: Any) -> tupl
         if parent >= 0:
             out_p[j] = out_p[parent] + rot.rotate(rot.mul(fp, rot.conj(rn.rest_frames[parent])), _rest_offset(new, j))
     return out_p, np.array(out_q)
+
+
+def repose_key(old: Skeleton, new: Skeleton, key: Key, pose: Any) -> Key:
+    """``key`` (a ``fabrik3d.model.keys.Key`` of ``old``) on ``new``: ``pose`` is the key's pose on ``old``
+    (its ``key.pose``, or the pose baked at its frame for a key that holds none; anything with
+    ``positions (n, 3)`` and ``rotations (n, 4)``), carried by ``repose``; each target and the root target
+    moved to where its joint went, its orientation and weight kept; the poles moved with the root. The
+    key holds the carried pose if it held one."""
+    p, q = repose(old, new, pose.positions, pose.rotations)
+    shift = p[new.root] - np.asarray(pose.positions, dtype=float)[old.root]
+    targets = {name: dataclasses.replace(t, position=p[new.index(name)].copy()) for name, t in key.targets.items()}
+    root = None if key.root_target is None else dataclasses.replace(key.root_target, position=p[new.root].copy())
+    poles = {name: v + shift for name, v in key.poles.items()}
+    return Key(key.frame, targets, root, poles, None if key.pose is None else KeyPose(p, q))
 
 
 def _rest_offset(sk: Skeleton, j: int) -> rot.Vec:

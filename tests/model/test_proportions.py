@@ -147,6 +147,32 @@ def test_repose_keeps_every_joint_turn(kw: dict) -> None:
     assert np.allclose(back_p, p, atol=1e-9) and np.allclose(back_q, q, atol=1e-9)
 
 
+def test_repose_key_carries_a_keys_pose_targets_root_and_poles() -> None:
+    from fabrik3d.model.key_poses import KeyPose
+    from fabrik3d.model.keys import Key
+
+    old, new = presets.get("humanoid"), presets.humanoid(1.5)
+    p, q = _pose(old)
+    turned = rot.from_euler_xyz((0.0, 0.0, 30.0))
+    hand, toe = p[old.index("hand_l")], p[old.index("toe_r")]
+    key = Key(12, {"hand_l": fabrik3d.Target(hand, turned, 0.5), "toe_r": toe}, fabrik3d.Target(p[0]),
+              {"hand_l": p[old.index("elbow_l")] + [0.0, 0.0, -0.3]}, KeyPose(p, q))  # fmt: skip
+    carried = presets.repose_key(old, new, key, key.pose)
+    p2, q2 = presets.repose(old, new, p, q)
+    assert carried.frame == 12
+    np.testing.assert_array_equal(carried.pose.positions, p2)
+    np.testing.assert_array_equal(carried.pose.rotations, q2)
+    for name in ("hand_l", "toe_r"):  # (where the joints went)
+        np.testing.assert_array_equal(carried.targets[name].position, p2[new.index(name)])
+    assert carried.targets["hand_l"].orientation == pytest.approx(turned) and carried.targets["hand_l"].weight == 0.5
+    assert carried.targets["toe_r"].orientation is None
+    np.testing.assert_array_equal(carried.root_target.position, p2[0])
+    np.testing.assert_allclose(carried.poles["hand_l"] - key.poles["hand_l"], p2[0] - p[0], atol=1e-12)
+    # a key without a pose of its own is carried from the pose given (the one baked at its frame)
+    bare = presets.repose_key(old, new, Key(3, {"hand_l": hand}), KeyPose(p, q))
+    assert bare.pose is None and np.allclose(bare.targets["hand_l"].position, p2[new.index("hand_l")])
+
+
 def _pelvis_height(sk: fabrik3d.Skeleton) -> float:
     return float(sk.rest_positions[0][1] - sk.rest_positions[:, 1].min())
 

@@ -5,6 +5,7 @@ area or not, the proportion sliders (the pose's joint turns kept); and the app's
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -125,6 +126,37 @@ def test_a_proportion_changes_the_body_keeps_the_joint_turns_and_is_one_undo_ste
     assert c.body_state()["proportions"] is None and not c.has_feet
     with pytest.raises(ValueError, match="only the humanoid"):
         c.set_proportion("height", 1.5)
+
+
+def test_a_proportion_carries_the_timelines_keys_onto_the_new_body() -> None:
+    """Keys set on the default body, then the height changed: each key's pose is the old one with the
+    same joint turns on the new body (no "pose of another skeleton" when scrubbing, as before), its
+    targets where its effectors went; frames between keys bake on the new body; undo brings the old
+    keys back."""
+    c = Controller()
+    sk = c.scene.skeleton
+    c.move_target("hand_l", c.result.positions[sk.index("hand_l")] + [-0.1, 0.2, 0.3])
+    c.set_key()
+    c.go_to_frame(20)
+    c.move_target("hand_l", c.result.positions[sk.index("hand_l")] + [0.0, -0.3, 0.1])
+    c.set_key()
+    keyed = {k.frame: k.pose for k in c.animation.keys}
+    c.set_proportion("height", 1.5)
+    new = c.scene.skeleton
+    for frame, pose in keyed.items():
+        c.go_to_frame(frame)
+        turns = [(joint_turn(sk, pose.rotations, n), joint_turn(new, c.result.rotations, n)) for n in new.names]
+        worst = max(rot.angle_between(tuple(a), tuple(b)) for a, b in turns)
+        assert math.degrees(worst) < 1e-4, frame  # (acos rounding near 0)
+        key = c.animation.key_at(frame)
+        np.testing.assert_allclose(key.targets["hand_l"].position, c.result.positions[new.index("hand_l")], atol=1e-9)
+    c.go_to_frame(10)
+    bones = np.linalg.norm(c.result.positions[1:] - c.result.positions[new.parents[1:]], axis=1)
+    np.testing.assert_allclose(bones, new.bone_lengths[1:], atol=1e-6)
+    c.undo()
+    assert c.scene.skeleton is sk or c.scene.proportions.height != 1.5
+    c.go_to_frame(20)
+    np.testing.assert_allclose(c.result.positions, keyed[20].positions, atol=1e-9)
 
 
 def test_the_apps_callbacks() -> None:
