@@ -23,30 +23,16 @@ from typing import Any
 import numpy as np
 
 import fabrik3d
-from fabrik3d import rotations as rot
 from fabrik3d.io.scene import Scene
 from fabrik3d.model import mass, presets
-from fabrik3d.model.mannequin import mannequin_mesh
+from fabrik3d.model.mannequin import Mannequin
 from fabrik3d.model.proportions import FACTOR, HEIGHT, Proportions
-from fabrik3d.model.skinning import Skinner
 from fabrik3d.solver.proportions import repose, repose_key
 
 # The proportions the panel offers (Proportions' fields) and their bounds.
 PROPORTIONS = tuple(f.name for f in dataclasses.fields(Proportions))
 BOUNDS = {name: HEIGHT if name == "height" else FACTOR for name in PROPORTIONS}
 _HUMANOID = presets.get("humanoid")
-
-
-@dataclasses.dataclass
-class Mannequin:
-    """The mannequin mesh of one skeleton: rest ``positions``, ``normals`` ``(v, 3)``, ``triangles``
-    ``(t, 3)``, and its skinner."""
-
-    skeleton: fabrik3d.Skeleton
-    positions: np.ndarray
-    normals: np.ndarray
-    triangles: np.ndarray
-    skinner: Skinner
 
 
 class Body:
@@ -102,9 +88,7 @@ class Body:
             ):
                 m = dataclasses.replace(m, skeleton=sk)  # (a changed posing: the same body)
             else:
-                positions, normals, joints, weights, triangles = mannequin_mesh(sk)
-                skinner = Skinner(positions, joints[:, None], weights[:, None], len(sk), normals)
-                m = Mannequin(sk, positions, normals, triangles.astype(np.int64), skinner)
+                m = Mannequin.of(sk)
             self._mannequin = m
         return m
 
@@ -114,16 +98,7 @@ class Body:
         if m is None:
             raise ValueError("mannequin: a character shows its own mesh")
         p = self.result.positions if positions is None else positions
-        q = self.result.rotations if rotations is None else rotations
-        sk = m.skeleton
-        turn = rot.quat_to_matrix(np.asarray(q)) @ rot.quat_to_matrix(sk.rest_frames).transpose(0, 2, 1)
-        d = np.zeros((len(sk), 4, 4))
-        d[:, :3, :3] = turn
-        d[:, :3, 3] = np.asarray(p) - np.einsum("nij,nj->ni", turn, sk.rest_positions)
-        d[:, 3, 3] = 1.0
-        out, normals = m.skinner.skin(d, normals=True)
-        assert normals is not None
-        return out, normals
+        return m.skinned(p, self.result.rotations if rotations is None else rotations)
 
     # -- floor and balance ---------------------------------------------------------------------
     @property
@@ -166,9 +141,7 @@ class Body:
         (scene units, negative outside), for the pose (default the current one)."""
         sk = self.scene.skeleton
         p = self.result.positions if positions is None else positions
-        com = fabrik3d.center_of_mass(sk, p)
-        support = fabrik3d.support_area(sk, p, floor=self.ground)
-        margin = mass.distance_inside(support, com[[0, 2]]) if len(support) >= 3 else -np.inf
+        com, support, margin = mass.balance_margin(sk, p, floor=self.ground)
         shadow = np.array([com[0], self.ground, com[2]])
         return {"com": com, "shadow": shadow, "support": support, "inside": margin >= 0.0, "margin": margin}
 

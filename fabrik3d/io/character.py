@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from fabrik3d import checks
-from fabrik3d import rotations as rot
 from fabrik3d.io import files
 from fabrik3d.io import gltf_limits as limits
 from fabrik3d.io.character_mesh import SkinnedPrimitive, read_meshes
@@ -47,7 +46,7 @@ from fabrik3d.io.gltf_format import unique_names
 from fabrik3d.io.gltf_import import _index, _list, _local_matrix, _parse_container, joint_parents, node_parents
 from fabrik3d.model import rig_map as rigs
 from fabrik3d.model.skeleton import Skeleton
-from fabrik3d.model.skinning import Skinner
+from fabrik3d.model.skinning import Skinner, pose_deltas
 
 __all__ = [
     "Character",
@@ -155,12 +154,7 @@ class Character:
         out = np.tile(np.eye(4), (len(self.bones), 1, 1))
         if pose is None:
             return out
-        positions, rotations = pose_arrays(self.skeleton, pose)
-        sk = self.skeleton
-        turn = rot.quat_to_matrix(rotations) @ rot.quat_to_matrix(sk.rest_frames).transpose(0, 2, 1)
-        d = np.tile(np.eye(4), (len(sk), 1, 1))
-        d[:, :3, :3] = turn
-        d[:, :3, 3] = positions - np.einsum("nij,nj->ni", turn, sk.rest_positions)
+        d = pose_deltas(self.skeleton, *pose_arrays(self.skeleton, pose))
         moving = self.driver >= 0
         out[moving] = d[self.driver[moving]]
         return out

@@ -10,17 +10,20 @@ skeletons get a round segment of ``GENERIC_WIDTH`` of each bone's length.
 
 ``mannequin_mesh(skeleton)`` gives the rest-pose mesh as numpy arrays, indexed triangles,
 counter-clockwise seen from outside, one influence per vertex (weights 1), ready for glTF and for
-``fabrik3d.model.skinning.Skinner``.
+``fabrik3d.model.skinning.Skinner``. ``Mannequin.of(skeleton)`` keeps it with its skinner, and
+``skinned(positions, rotations)`` puts it in a pose (the web UI's and the notebook's body).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from fabrik3d.model import mass
 from fabrik3d.model.fingers import FINGERS
+from fabrik3d.model.skinning import Skinner, pose_deltas
 
 # role of a bone's child -> (half-width across (left-right or across the palm), half-width through (front
 # to back, or palm thickness)), metres at 1.75 m.
@@ -105,6 +108,32 @@ def mannequin_mesh(skeleton: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
             radius = scale * BALLS[base]
             parts.append((*_ellipsoid(rest[j], np.eye(3), np.array([radius] * 3)), j))
     return _joined(parts)
+
+
+@dataclass(frozen=True)
+class Mannequin:
+    """The mannequin of ``skeleton`` ready to pose: its rest ``positions`` and ``normals`` ``(v, 3)``
+    float32, ``triangles`` ``(t, 3)`` int64 and ``skinner`` (``Mannequin.of`` builds it)."""
+
+    skeleton: Any
+    positions: np.ndarray
+    normals: np.ndarray
+    triangles: np.ndarray
+    skinner: Skinner
+
+    @classmethod
+    def of(cls, skeleton: Any) -> Mannequin:
+        """The mannequin of ``skeleton`` (``mannequin_mesh``)."""
+        positions, normals, joints, weights, triangles = mannequin_mesh(skeleton)
+        skinner = Skinner(positions, joints[:, None], weights[:, None], len(skeleton), normals)
+        return cls(skeleton, positions, normals, triangles.astype(np.int64), skinner)
+
+    def skinned(self, positions: Any, rotations: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The mannequin in the pose ``positions`` ``(n, 3)``, ``rotations`` ``(n, 4)`` of its skeleton:
+        ``(positions, normals)`` ``(v, 3)`` float32, each vertex rigid with its joint."""
+        out, normals = self.skinner.skin(pose_deltas(self.skeleton, positions, rotations), normals=True)
+        assert normals is not None
+        return out, normals
 
 
 def _scale(rest: np.ndarray, at: dict[str, int]) -> float:

@@ -131,6 +131,15 @@ def support_area(
     return convex_hull(np.array(corners).reshape(-1, 2))
 
 
+def balance_margin(skeleton: Any, positions: Any, floor: float | None = None) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(com (3,), support (k, 2), margin)`` of the pose ``positions`` ``(n, 3)``: the centre of mass,
+    the support area (``floor`` as ``support_area``'s) and how far the centre of mass's ground shadow
+    lies inside it (scene units; negative outside, ``-inf`` with no support): balanced at ``margin >= 0``."""
+    com = center_of_mass(skeleton, positions)
+    support = support_area(skeleton, positions, floor=floor)
+    return com, support, distance_inside(support, com[[0, 2]])
+
+
 def convex_hull(points: np.ndarray) -> np.ndarray:
     """``(k, 2)`` the convex hull of ``points`` ``(m, 2)``, counter-clockwise (Andrew's monotone chain)."""
     pts = sorted({(float(x), float(y)) for x, y in np.asarray(points, dtype=float).reshape(-1, 2)})

@@ -4,7 +4,9 @@ A skinned vertex is ``v' = sum_k w_k · M[j_k] · v`` with ``M[j] = world_j · i
 matrix of the glTF specification): ``(b, 4, 4)`` matrices, one per joint of the skin, scene units.
 
 ``Skinner`` is built once per mesh (it keeps the influences in the layout the frame loop wants) and
-skins a frame with ``positions(matrices)`` / ``normals(matrices)``. Two ways of blending, the same
+skins a frame with ``positions(matrices)`` / ``normals(matrices)``. ``pose_deltas(skeleton, positions,
+rotations)`` gives each joint's rigid motion from its rest pose to a pose (the matrices of a mesh bound
+to the joints in the rest pose: the mannequin's, a character's bones'). Two ways of blending, the same
 result: with few joints, a dense ``(v, b)`` weight matrix times the ``(b, 12)`` matrices (one BLAS
 product); otherwise (most rigs), per influence slot, the matrices gathered by joint index and weighted,
 in buffers kept by the skinner. Both blend the ``(3, 4)`` matrices first and then transform each vertex
@@ -13,7 +15,11 @@ once.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
+from fabrik3d import rotations as rot
 
 # The dense weight matrix is used up to this many joints per influence slot (a small rig: its product
 # costs about what the gathers would) and this many entries (v · b); BLAS on a busy machine is slower.
@@ -116,3 +122,15 @@ def skin_naive(positions: np.ndarray, joints: np.ndarray, weights: np.ndarray, m
     m = np.asarray(matrices, float)[np.asarray(joints, np.intp)]  # (v, k, 4, 4)
     blended = np.einsum("vk,vkij->vij", np.asarray(weights, float), m)
     return np.einsum("vij,vj->vi", blended, p)[:, :3]
+
+
+def pose_deltas(skeleton: Any, positions: Any, rotations: Any) -> np.ndarray:
+    """``(n, 4, 4)`` rigid motions ``D_j`` of the joints of ``skeleton`` from its rest pose to the pose
+    ``positions`` ``(n, 3)`` (scene units), world frames ``rotations`` ``(n, 4)`` (x, y, z, w): ``D_j``
+    turns by ``R_j · R0_j⁻¹`` about the rest joint and moves it onto ``positions[j]``."""
+    q = np.asarray(rotations, dtype=float)
+    turn = rot.quat_to_matrix(q) @ rot.quat_to_matrix(skeleton.rest_frames).transpose(0, 2, 1)
+    d = np.tile(np.eye(4), (len(q), 1, 1))
+    d[:, :3, :3] = turn
+    d[:, :3, 3] = np.asarray(positions, dtype=float) - np.einsum("nij,nj->ni", turn, skeleton.rest_positions)
+    return d

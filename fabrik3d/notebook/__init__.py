@@ -3,7 +3,8 @@
 ``SkeletonView(skeleton_or_scene)`` is an ipywidget: a pythreejs renderer with
 orbit controls showing the joints, the bones (as lines and as pickable tubes),
 the targets and, when the skeleton has them, its joint limits (cone and
-elliptical-cone rims, hinge arcs). Beside it, one row per end effector: a
+elliptical-cone rims, hinge arcs), and for a body on feet the mannequin and the centre of mass
+(``fabrik3d.notebook.body``). Beside it, one row per end effector: a
 checkbox that turns its target on or off and x, y, z number boxes; a menu
 chooses which target a double-click on the ground or the body places. Every
 change re-solves with ``fabrik3d.solve``, warm-started from the previous pose,
@@ -11,8 +12,8 @@ and updates the geometry in place (buffer arrays and object positions; the
 three.js scene is never rebuilt). Bad input from the controls shows a message
 in the view and leaves the pose as it was; the Python API raises ``ValueError``.
 
-Needs the ``notebook`` extra: ``pip install 'fabrik3d[notebook]'``. This is the
-one module of the package that imports pythreejs and ipywidgets.
+Needs the ``notebook`` extra: ``pip install 'fabrik3d[notebook]'``. This subpackage is the one
+part of the package that imports pythreejs and ipywidgets.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from fabrik3d.io.scene import Scene
 from fabrik3d.model import targets
 from fabrik3d.model.keys import Animation
 from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.notebook.body import Body, _f32
 from fabrik3d.notebook.hands import Hands
 from fabrik3d.notebook.turning import Turns
 from fabrik3d.solver.tree import SolveResult
@@ -58,12 +60,8 @@ COLORS = {
 }
 
 
-def _f32(a: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(a, dtype=np.float32)
-
-
 # -- the widget -----------------------------------------------------------------------------
-class SkeletonView(Hands, Turns, widgets.HBox):
+class SkeletonView(Hands, Turns, Body, widgets.HBox):
     """A pythreejs view of a skeleton with controls that set targets and re-solve.
 
     Args:
@@ -72,6 +70,7 @@ class SkeletonView(Hands, Turns, widgets.HBox):
         targets: optional end-effector name -> ``(3,)`` point, scene units, added to
             (or replacing) the scene's targets.
         show_limits: draw the joint limits, if the skeleton has any.
+        show_mannequin: the mannequin over the sticks: None (default) on a body on feet; True; False: none.
         width, height: size of the 3D view in pixels.
 
     Attributes:
@@ -91,6 +90,7 @@ class SkeletonView(Hands, Turns, widgets.HBox):
         targets: Mapping[str, Any] | None = None,
         *,
         show_limits: bool = True,
+        show_mannequin: bool | None = None,
         width: int = 640,
         height: int = 480,
         **kwargs: Any,
@@ -114,7 +114,7 @@ class SkeletonView(Hands, Turns, widgets.HBox):
         low, high = rest.min(axis=0), rest.max(axis=0)
         self._extent = max(float(np.max(high - low)), 1e-3)
         self._pairs = bone_pairs(self.skeleton)
-        self._show_limits = show_limits
+        self._show_limits, self._show_mannequin = show_limits, show_mannequin
         self._build_scene(low, high, width, height)
         self._build_controls()
         super().__init__(children=[self.renderer, self._panel], **kwargs)
@@ -286,6 +286,7 @@ class SkeletonView(Hands, Turns, widgets.HBox):
             for name in self.skeleton.end_effectors
         }
         children: list[Any] = [joints, bones, grid, three.AmbientLight(intensity=0.55), *self.markers.values()]
+        children += self._body_parts(self._show_mannequin)
         self._limits_attr = None
         outlines = limit_outlines(self.skeleton, pose, self._result.rotations, 0.15 * ext)
         if self._show_limits and len(outlines):
@@ -373,6 +374,7 @@ class SkeletonView(Hands, Turns, widgets.HBox):
         self._message_html.value = (
             f'<span style="color:#b00020">{html.escape(self._message)}</span>' if self._message else ""
         )
+        self._show_body()
 
 
 def timeline(view: SkeletonView, animation: Animation | None = None) -> widgets.IntSlider:

@@ -38,7 +38,7 @@ class CharacterView(SkeletonView):
         self.character = character
         self.meshes: list[Any] = []
         self._mesh_attrs: list[tuple[Any, Any]] = []
-        super().__init__(Scene(character.skeleton), targets, **kwargs)
+        super().__init__(Scene(character.skeleton), targets, **{"show_mannequin": False, **kwargs})
         for prim in character.meshes:
             mesh, attrs = _mesh(prim)
             mesh.visible = show_mesh

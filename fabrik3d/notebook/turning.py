@@ -129,4 +129,6 @@ class Turns:
             relax_to=None if built is None else built.positions,
             relax_rotations=None if built is None else built.rotations,
             look_at=look,
+            floor=scene.floor,
+            balance=scene.balance,
         )
