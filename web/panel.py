@@ -252,9 +252,6 @@ def drawer(app: Any) -> None:
             v3.VCheckbox(label="Mannequin", v_model=("export_mannequin", True), id="export-mannequin",
                          disabled=("!has_mannequin",), density="compact", hide_details=True)  # fmt: skip
 
-        _section("Picture")
-        picture_panel.section(app)
-
         _section("Body")
         body_panel.section(app)
         _section("Proportions")
@@ -378,6 +375,9 @@ def drawer(app: Any) -> None:
                 "application/json",
                 "take_frames < 2",
             )
+
+        _section("Picture")
+        picture_panel.section(app)
 
 
 _SWITCH = {"density": "compact", "hide_details": True, "inset": True, "style": "flex: 0 0 auto"}
