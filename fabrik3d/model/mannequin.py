@@ -5,13 +5,16 @@ the bone); ball joints sit on the shoulders, elbows, wrists, hips, knees, ankles
 head has a nose on its face (+Z at rest: the side the body faces). For a humanoid (roles of
 ``fabrik3d.model.rig_map``) the widths are a human's (``WIDTHS``: half-widths across and through
 each segment, metres for a 1.75 m body, scaled by the skeleton's height); a torso segment is wide
-left to right, a palm across the hand and flat toward the palm; the foot runs heel to toe tip. Other
+left to right, a palm across the hand and flat toward the palm; the foot runs heel to toe tip, its
+forefoot carried by the toe joint (the ball of the foot). Other
 skeletons get a round segment of ``GENERIC_WIDTH`` of each bone's length.
 
 ``mannequin_mesh(skeleton)`` gives the rest-pose mesh as numpy arrays, indexed triangles,
 counter-clockwise seen from outside, one influence per vertex (weights 1), ready for glTF and for
 ``fabrik3d.model.skinning.Skinner``. ``Mannequin.of(skeleton)`` keeps it with its skinner, and
 ``skinned(positions, rotations)`` puts it in a pose (the web UI's and the notebook's body).
+``body_clearances(skeleton)`` says how far the body reaches below each joint, for the floor
+(``fabrik3d.solver.ground``).
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ FINGER_WIDTH = 0.009
 THUMB_WIDTH = 0.011
 HEAD = (0.085, 0.115, 0.1)  # half-widths across, up, front to back
 GENERIC_WIDTH = 0.12
+# Where the ball of the foot (the toe joint) lies from the heel to the toes' tip (the foot's parts meet there).
+BALL = 1.55 / 1.95
 # Resolution of an ellipsoid: points round it and rings along it.
 AROUND, ALONG = 16, 10
 
@@ -91,6 +96,13 @@ def mannequin_mesh(skeleton: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
             bases = [at.get(f"{f}_01_{role[-1]}") for f in ("index", "pinky")]
             if None not in bases:
                 wide = rest[bases[0]] - rest[bases[1]]
+        if humanoid and base == "toe":  # (the forefoot on the toe joint, the ball: toes bend there)
+            ball = a + BALL * (b - a)
+            heel = _segment(a, ball + 0.1 * (b - ball), wide, across, through, up)
+            fore = _segment(ball - 0.2 * (b - ball), b, wide, 0.95 * across, 0.9 * through, up)
+            lift = np.array([0.0, max(0.0, ground - min(heel[0][:, 1].min(), fore[0][:, 1].min())), 0.0])
+            parts += [(heel[0] + lift, *heel[1:], p), (fore[0] + lift, *fore[1:], c)]  # (the sole on the ground)
+            continue
         parts.append((*_segment(a, b, wide, across, through, up), p))
     if humanoid and "neck" in at and "head" in at:
         n, h = rest[at["neck"]], rest[at["head"]]
@@ -108,6 +120,44 @@ def mannequin_mesh(skeleton: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, n
             radius = scale * BALLS[base]
             parts.append((*_ellipsoid(rest[j], np.eye(3), np.array([radius] * 3)), j))
     return _joined(parts)
+
+
+def body_clearances(skeleton: Any) -> np.ndarray:
+    """``(n,)`` scene units: the height above a floor each joint keeps so that no part of the mannequin goes
+    below the floor (cached on the skeleton). Each vertex moves with its joint ``p``, rigidly with the bone
+    to the child ``c`` nearest it (a ball or the head: the bone it sits on), so it lies at most its rest
+    distance ``r`` from that bone: with ``p`` and ``c`` at least ``r`` above the floor it is above it. A
+    foot's joints and parts (the ankles' and toes', and the bones ending there) are left to the foot's
+    own rule (``fabrik3d.solver.ground.clearances``: the sole lies on the floor); 0 for them here."""
+    cached = skeleton.__dict__.get("_body_clearances")
+    if cached is not None:
+        return cached
+    positions, _, joints, _, _ = mannequin_mesh(skeleton)
+    rest = np.asarray(skeleton.rest_positions, dtype=float)
+    at = mass.humanoid_roles(skeleton)
+    feet = {at[r] for r in ("ankle_l", "ankle_r", "toe_l", "toe_r") if r in at}
+    out = np.zeros(len(skeleton))
+    for p in np.unique(joints):
+        if p in feet:
+            continue
+        v = positions[joints == p].astype(float)
+        children = [int(c) for c in np.flatnonzero(np.asarray(skeleton.parents) == p)] or [int(p)]
+        dist = np.stack([_to_segment(v, rest[p], rest[c]) for c in children], axis=1)
+        near = np.argmin(dist, axis=1)
+        for k, c in enumerate(children):
+            r = float(dist[near == k, k].max(initial=0.0))
+            out[p] = max(out[p], r)
+            if c not in feet:
+                out[c] = max(out[c], r)
+    skeleton.__dict__["_body_clearances"] = out
+    return out
+
+
+def _to_segment(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``(m,)`` distances of ``points`` ``(m, 3)`` from the segment ``a``-``b``."""
+    ab = b - a
+    t = np.clip((points - a) @ ab / max(float(ab @ ab), 1e-18), 0.0, 1.0)
+    return np.linalg.norm(points - (a + t[:, None] * ab), axis=1)
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,18 @@
 """The floor and balance around a solve (``solve(..., floor=, balance=)``).
 
 **Floor** at height ``floor`` (scene units, Y up): no joint goes below it, and a foot that meets it lies
-on it. Each joint keeps a clearance: a foot's joints (the ankles and toes of a humanoid,
-``fabrik3d.model.mass.humanoid_roles``) their rest height above the rest ground
-(``fabrik3d.model.mass.rest_ground``), so that a sole lies on the floor, every other joint none. The
+on it, and no part of the mannequin goes below it. Each joint keeps a clearance: a foot's joints (the
+ankles and toes of a humanoid, ``fabrik3d.model.mass.humanoid_roles``) their rest height above the
+rest ground (``fabrik3d.model.mass.rest_ground``), so that a sole lies on the floor; every other joint
+how far the mannequin's body reaches below it (``fabrik3d.model.mannequin.body_clearances``: a knee
+its ball's radius, the pelvis its width), so that a knee or a hand put down rests on its surface. The
 solve runs with targets lifted to their clearance; then, while a joint is below its clearance (at most
 ``FLOOR_ROUNDS`` more solves, each warm from the last): a joint of an effector's limb end (the
 effector, its riders: a hand's fingers) lifts that effector's target, or pins a free effector where
 it is, lifted; another joint (a knee, the pelvis) lifts the root, in a round where no effector had
 to be placed (a free foot pinned on the floor lets the legs bend before the root is lifted). Whatever
-is left below the floor after that, the whole pose is lifted rigidly: the floor always holds.
+is left below the floor after that, the whole pose is lifted rigidly: the floor always holds. A toe on
+the floor then lies flat on it, bent at the ball (``fabrik3d.solver.toes``).
 
 **Balance**: with feet on the ground (their targets, or free feet in contact pinned where they are),
 the root shifts along the ground until the centre of mass (``fabrik3d.model.mass.center_of_mass``)
@@ -29,9 +32,11 @@ import numpy as np
 
 from fabrik3d import checks
 from fabrik3d.model import mass
+from fabrik3d.model.mannequin import body_clearances
 from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.model.targets import Target
 from fabrik3d.solver.result import SolveResult
+from fabrik3d.solver.toes import floor_toes
 
 FLOOR_ROUNDS = 4
 BALANCE_ROUNDS = 8
@@ -66,6 +71,7 @@ def grounded(
         result, goals, options = _balanced(skeleton, goals, solve, options, result, height)
     if height is not None:
         result = _on_floor(skeleton, goals, solve, options, result, clear, np.maximum(height, clear - FOOT_GIVE))
+        result = floor_toes(skeleton, result, clear, goals, (options.get("positions"), options.get("rotations")))
     # (the errors are to the targets asked for: one the floor held above is not reached)
     errors = {k: _error(skeleton, result.positions, k, v) for k, v in targets.items()}
     converged = all(v <= options.get("tolerance", 1e-3) for v in errors.values())
@@ -77,7 +83,7 @@ def clearances(skeleton: Skeleton, floor: float) -> np.ndarray:
     at = mass.humanoid_roles(skeleton)
     rest = np.asarray(skeleton.rest_positions)
     base = mass.rest_ground(skeleton)
-    out = np.full(len(skeleton), float(floor))
+    out = float(floor) + body_clearances(skeleton)
     for role in ("ankle_l", "ankle_r", "toe_l", "toe_r"):
         if role in at:
             out[at[role]] = floor + max(0.0, float(rest[at[role], 1]) - base)
