@@ -258,6 +258,8 @@ async def measure(args: Any) -> tuple[dict[str, dict[str, list[float]]], list[st
                 for _ in range(args.repeats):
                     results.setdefault("scrub", {"lat": []})["lat"] += await scrub_latencies(page, count)
                     results.setdefault("shape", {"lat": []})["lat"] += await shape_latencies(page, count)
+                    for way, lat in (await frame_latencies(page, count)).items():
+                        results.setdefault(f"frame: {way}", {"lat": []})["lat"] += lat
             finally:
                 await browser.close()
     with tempfile.TemporaryDirectory() as folder:
@@ -322,6 +324,62 @@ async def scrub_latencies(page: Any, count: int) -> list[float]:
         out.append(first - shown)
         await asyncio.sleep(0.15)
     await trigger(page, "end_scrub")
+    return out
+
+
+async def frame_latencies(page: Any, count: int) -> dict[str, list[float]]:
+    """Milliseconds from the user's action to the view's next image, for each way to change the frame
+    (issue 32 item 8): the Right arrow key, a click on the frame slider, a click on a key marker (on an
+    animation keyed at 0, 30 and 60, baked in the background first), and a click far along a 600-frame
+    range right after a key edit (its frames not baked yet). Each timed from the page's own event."""
+    await trigger(page, "reset_pose")
+    for frame, point in ((0, INSIDE), (30, [0.3, 1.5, 0.3]), (60, INSIDE)):
+        await page.evaluate("(f) => window.trame.state.set('frame', f)", frame)
+        await wait_until(page, "(f) => window.trame.state.get('frame') === f", 5.0, frame)
+        await place_hand(page, point)
+        await trigger(page, "set_key")
+    await asyncio.sleep(3.0)  # (the background bake of frames 0..60)
+    await settle(page)
+    mark = (
+        "(kind) => { window.__t = null; window.addEventListener(kind, () => { window.__t = window.__t || "
+        "performance.now(); }, {capture: true, once: true}); }"
+    )
+
+    async def image_after() -> float:
+        await wait_until(page, "() => window.__t !== null && window.__fabrik.frames.some((f) => f > window.__t)", 5.0)
+        return float(await page.evaluate("() => window.__fabrik.frames.find((f) => f > window.__t) - window.__t"))
+
+    out: dict[str, list[float]] = {"arrow key": [], "slider click": [], "key marker click": [], "far frame": []}
+    await page.locator("#view3d").click(position={"x": 10, "y": 10})  # (the keyboard to the view)
+    await settle(page)
+    for k in range(count):
+        await page.evaluate(mark, "keydown")
+        await page.keyboard.press("ArrowRight" if k % 2 == 0 else "ArrowLeft")
+        out["arrow key"].append(await image_after())
+        await asyncio.sleep(0.25)
+    track = await page.locator(".timeline-slider .v-slider-track").bounding_box()
+    for k in range(count):
+        await page.evaluate(mark, "pointerdown")
+        x = track["x"] + track["width"] * (0.1 + 0.8 * ((7 * k) % 11) / 10)
+        await page.mouse.click(x, track["y"] + track["height"] / 2)
+        out["slider click"].append(await image_after())
+        await asyncio.sleep(0.3)
+    for k in range(count):
+        await page.evaluate(mark, "pointerdown")
+        await page.locator(f"#key-{(0, 30, 60)[k % 3]}").click()
+        out["key marker click"].append(await image_after())
+        await asyncio.sleep(0.3)
+    for k in range(count):
+        await page.evaluate("() => window.trame.state.set('frame', 0)")
+        await settle(page)
+        await page.evaluate("(e) => window.trame.state.set('frame_end', e)", 600 + k)  # (a key edit: the bake anew)
+        await wait_until(page, "(e) => window.trame.state.get('frame_end') === e", 5.0, 600 + k)
+        await asyncio.sleep(0.3)  # (a user's click right after the edit; the bake has 600 frames to go)
+        await page.evaluate(mark, "pointerdown")
+        await page.mouse.click(track["x"] + 0.97 * track["width"], track["y"] + track["height"] / 2)
+        out["far frame"].append(await image_after())
+        await asyncio.sleep(0.3)
+    await page.evaluate("() => window.trame.state.set('frame_end', 60)")
     return out
 
 
@@ -448,6 +506,11 @@ def main() -> int:
     print(
         f"timeline scrub, frame set to its image ({len(scrub)} frames): p50 {scrub_p50:.1f} ms, p95 {scrub_p95:.1f} ms"
     )
+    ways = [k for k in results if k.startswith("frame: ")]
+    frame_rows = [[k.removeprefix("frame: "), len(results[k]["lat"]), float(np.percentile(results[k]["lat"], 50)),
+                   float(np.percentile(results[k]["lat"], 95))] for k in ways]  # fmt: skip
+    print("ways to change the frame, the user's event to the view's next image (issue 32 item 8), ms:")
+    print(common.format_table(["way", "frames", "p50", "p95"], frame_rows))
     shape = results["shape"]["lat"]
     shape_p50, shape_p95 = float(np.percentile(shape, 50)), float(np.percentile(shape, 95))
     print(f"hand shape, click to its image ({len(shape)} clicks): p50 {shape_p50:.1f} ms, p95 {shape_p95:.1f} ms")
@@ -478,6 +541,8 @@ def main() -> int:
     print(f"aim  : frames per second during a continuous drag ({mannequin[0]}) >= 30: {mannequin[4]:.2f}  {verdict}")
     print(common.aim_line("p95 latency of a timeline scrub to a baked frame (issue 17)", scrub_p95, 50.0, " ms"))
     print(common.aim_line("p95 latency of a hand shape's click to its image (issue 30)", shape_p95, 50.0, " ms"))
+    for way, _, _, p95 in frame_rows:
+        print(common.aim_line(f"p95 latency of a frame change: {way} (issue 32)", p95, 50.0, " ms"))
     return checks.exit_code()
 
 

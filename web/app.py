@@ -369,6 +369,7 @@ class WebApp(
                 **c.state(),
                 **c.posing_state(),
                 **c.key_state(),
+                "frame_shown": c.frame,  # (the frame the targets and pose above are of)
                 "effectors": c.effector_rows(),
                 "fps": round(c.fps, 1),
                 "can_undo": bool(c.undo_stack),

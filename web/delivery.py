@@ -106,10 +106,15 @@ class ImageDelivery:
             self.set_moving(False)
             then()
 
+        self.after_image(settle)
+
+    def after_image(self, then: Any) -> None:
+        """Run ``then()`` ``PANEL_DELAY_S`` from now, once the image just pushed is on its way (the event
+        loop sends it only when this turn's work is done). Not serving (tests in-process): at once."""
         try:
-            asyncio.get_running_loop().call_later(PANEL_DELAY_S, settle)
+            asyncio.get_running_loop().call_later(PANEL_DELAY_S, then)
         except RuntimeError:
-            settle()
+            then()
 
     def tracked_view(self) -> dict[str, Any] | None:
         """trame-vtk's record of the view's stream (None before a page shows it)."""

@@ -38,6 +38,7 @@ MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 SERVER_OWNED = (
     "key_frames",
     "key_here",
+    "frame_shown",
     "turnable_joints",
     "joint_angles",
     "joint_names",

@@ -21,10 +21,14 @@ import fabrik3d
 from fabrik3d.io.bake import bake
 from fabrik3d.io.scene import Scene
 from fabrik3d.io.take import Take, take_to_json
+from fabrik3d.model.key_poses import pose_curve
 from fabrik3d.model.keys import Animation, Key, frame_number
 
 # The range a new timeline offers (frames 0..60: two seconds at 30 frames per second).
 DEFAULT_END = 60
+# A frame the user goes to is baked at once when at most this many frames before it are not baked yet
+# (about 5 ms each here); farther, a preview is shown first (``Timeline.go_to_frame``'s ``quick``).
+QUICK_BAKE = 4
 
 
 class Timeline:
@@ -60,6 +64,7 @@ class Timeline:
         """Forget the baked poses (the keys, or what they are solved with, changed)."""
         self._baked: list[fabrik3d.SolveResult] = []  # frames start, start + 1, ... in order
         self._baked_with: tuple[Any, ...] = ()
+        self.previewing: int | None = None  # (the frame shown as a preview, until it is baked)
 
     # -- what the user does -------------------------------------------------------------------
     def set_key(self) -> None:
@@ -97,15 +102,21 @@ class Timeline:
             if not changed.start <= self.frame <= changed.last:
                 self.go_to_frame(min(max(self.frame, changed.start), changed.last))
 
-    def go_to_frame(self, frame: Any) -> None:
+    def go_to_frame(self, frame: Any, quick: bool = False) -> None:
         """Show frame ``frame`` (within the range): the goals the keys give there and the pose baked
-        there. Without keys only the frame number changes."""
+        there. Without keys only the frame number changes. ``quick`` (a frame the user went to): where
+        more than ``QUICK_BAKE`` frames before it are not baked yet (a long range right after a key
+        edit), a preview at once (``preview_of``; ``previewing`` says which frame), to be shown again
+        baked once the background bake has reached it (``refine_preview``)."""
         f = frame_number(frame, "frame")
         anim = self.animation
         if not anim.start <= f <= anim.last:
             raise ValueError(f"frame: {f} is outside the range {anim.start}..{anim.last}")
         if anim.keys:
-            result = self._bake_to(f)
+            ahead = f - anim.start + 1 - self._baked_count()
+            self.previewing = f if quick and ahead > QUICK_BAKE else None
+            result = self.preview_of(f) if self.previewing is not None else self._bake_to(f)
+            self._preview = result
             goals = anim.goals_at(f)
             self.targets = {k: t.position.copy() for k, t in goals.targets.items()}
             self.orientations = {k: t.orientation.copy() for k, t in goals.targets.items() if t.orientation is not None}
@@ -157,6 +168,27 @@ class Timeline:
         """The baked animation as a take file (``fabrik3d.io.take``)."""
         return take_to_json(self.animation_take())
 
+    def preview_of(self, frame: int) -> fabrik3d.SolveResult:
+        """A pose for ``frame`` before it is baked: the curve through the poses the keys hold
+        (``fabrik3d.model.key_poses``), or else the last frame baked (the rest pose if none)."""
+        anim = self.animation
+        held = pose_curve(self.scene.skeleton, anim.keys, [frame], anim.interpolation)[0]
+        if held is not None:
+            return fabrik3d.SolveResult(held.positions, held.rotations, 0, {}, False)
+        return self._baked[-1] if self._baked else fabrik3d.solve(self.scene.skeleton, {})
+
+    def refine_preview(self) -> bool:
+        """Show the previewed frame baked, if the bake has reached it and the preview is still what is
+        shown (an edit since, or another frame, drops it); whether it did."""
+        f = self.previewing
+        if f is None or self.frame != f or self.result is not self._preview:
+            self.previewing = None
+            return False
+        if f - self.animation.start + 1 > self._baked_count():
+            return False
+        self.go_to_frame(f)
+        return True
+
     def bake_ahead(self, frames: int) -> bool:
         """Bake up to ``frames`` more frames of the range (after a key edit the web app bakes the range
         in the background, so that scrubbing finds every frame baked); whether frames remain."""
@@ -172,14 +204,22 @@ class Timeline:
         self.animation = animation
         self._keys_changed()
 
-    def _bake_to(self, frame: int) -> fabrik3d.SolveResult:
-        """The pose baked at ``frame``, baking the frames before it not yet baked."""
+    def _baked_count(self) -> int:
+        """How many frames from the range's start are baked with the current settings (the baked ones
+        are forgotten when the skeleton, weights, tolerance or iterations changed)."""
         skeleton = self.scene.skeleton if self.limits else self._free
         settings = (skeleton, self.scene.weights, self.tolerance, self.max_iterations)
         if len(self._baked_with) != 4 or self._baked_with[0] is not skeleton or self._baked_with[1:] != settings[1:]:
+            previewing = getattr(self, "previewing", None)
             self._keys_changed()
-            self._baked_with = settings
-        anim, have = self.animation, len(self._baked)
+            self._baked_with, self.previewing = settings, previewing
+        return len(self._baked)
+
+    def _bake_to(self, frame: int) -> fabrik3d.SolveResult:
+        """The pose baked at ``frame``, baking the frames before it not yet baked."""
+        have = self._baked_count()
+        skeleton = self._baked_with[0]
+        anim = self.animation
         want = frame - anim.start + 1
         if want > have:
             start = self._baked[-1].positions if self._baked else None

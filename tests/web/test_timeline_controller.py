@@ -156,3 +156,38 @@ def test_a_characters_scene_download_names_the_character_and_its_rig_map(tmp_pat
     (tmp_path / "scene.json").write_text(text)
     opened = scene_character(scene, tmp_path / "scene.json")
     assert opened is not None and opened.skeleton.names == model.skeleton.names
+
+
+def test_a_frame_far_ahead_of_the_bake_shows_a_preview_then_its_baked_pose() -> None:
+    """Issue 32 item 8: right after a key edit on a long range, a frame the user goes to far ahead of the
+    background bake shows at once the curve through the keys' poses, and its baked pose once the bake
+    reaches it; a near frame is baked at once; an edit on a preview keeps the edit."""
+    from fabrik3d_web.timeline import QUICK_BAKE
+
+    from fabrik3d.model.key_poses import pose_curve
+
+    c = keyed()
+    c.set_timeline(30, 0, 600, "smooth")
+    c.go_to_frame(580, quick=True)
+    assert c.previewing == 580
+    curve = pose_curve(c.scene.skeleton, c.animation.keys, [580], "smooth")[0]
+    np.testing.assert_array_equal(c.result.positions, curve.positions)
+    np.testing.assert_allclose(c.targets["hand_l"], c.animation.goals_at(580).targets["hand_l"].position)
+    assert not c.refine_preview()  # (not baked yet)
+    while c.bake_ahead(50):
+        pass
+    assert c.refine_preview() and c.previewing is None
+    take = bake(c.scene.skeleton, c.animation, frames=(0, 580))
+    np.testing.assert_allclose(c.result.positions, take.positions[-1], atol=1e-12)
+    # near the baked end a frame is baked at once (no preview)
+    c.set_timeline(30, 0, 601, "smooth")
+    c.go_to_frame(QUICK_BAKE - 1, quick=True)
+    assert c.previewing is None
+    # an edit on a preview is kept when the bake reaches the frame
+    c.go_to_frame(500, quick=True)
+    assert c.previewing == 500
+    c.move_target("hand_l", REACH + np.array([0.0, 0.1, 0.0]))
+    while c.bake_ahead(50):
+        pass
+    assert not c.refine_preview() and c.previewing is None
+    np.testing.assert_allclose(c.targets["hand_l"], REACH + np.array([0.0, 0.1, 0.0]))
