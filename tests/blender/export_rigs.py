@@ -5,9 +5,9 @@ user would in Blender and export each with Blender's own glTF exporter into OUT_
 - ``mixamo.glb``: an armature with Mixamo's bone names (``mixamorig:Hips`` ...) on the same metarig's
   joints, its arms lowered further (an A-pose), with the middle finger's bones.
 
-Each armature skins a small mesh: a triangle at the middle of every deforming bone, weighted to it alone,
-and one triangle left without weights (so Blender's exporter adds its ``neutral_bone`` to the skin, as it
-does for real characters)."""
+Each armature skins a small mesh with a material (``<name>_skin``): a triangle at the middle of every
+deforming bone, weighted to it alone, and one triangle left without weights (so Blender's exporter adds
+its ``neutral_bone`` to the skin, as it does for real characters)."""
 
 import sys
 
@@ -42,6 +42,9 @@ def skin(arm: bpy.types.Object, name: str) -> None:
         body.vertex_groups.new(name=bone_name).add(list(idx), 1.0, "REPLACE")
     body.parent = arm
     body.modifiers.new("Armature", "ARMATURE").object = arm
+    material = bpy.data.materials.new(name + "_skin")
+    material.diffuse_color = (0.8, 0.6, 0.45, 1.0)
+    body.data.materials.append(material)
 
 
 def export(objects: list, path: str) -> None:

@@ -10,32 +10,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT, require_executable
+from helpers.blender import exported_rigs
 
 import fabrik3d
 from fabrik3d import Posing
 from fabrik3d.io.character import Character, load_character
 from fabrik3d.solver.fk import joint_turn
 
-SCRIPT = ROOT / "tests" / "blender" / "export_rigs.py"
-
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    blender = require_executable("blender", "apt-get install blender python3-numpy")
-    folder = tmp_path_factory.mktemp("blender_rigs")
-    done = subprocess.run(
-        [blender, "-b", "--python", str(SCRIPT), "--", str(folder)],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    ok = done.returncode == 0 and (folder / "rigify.glb").exists() and (folder / "mixamo.glb").exists()
-    assert ok, done.stdout[-2000:] + done.stderr[-2000:]
-    return folder
+    return exported_rigs(tmp_path_factory.mktemp("blender_rigs"))
 
 
 def turned_deg(a: np.ndarray, b: np.ndarray) -> float:
