@@ -83,6 +83,7 @@ class WebApp(
         self.scene = SceneView(self.grab_handle, self.drag_handle, self.release_handle)
         self.meshes = MeshView(self.scene.renderer)
         self.body = BodyView(self.scene.renderer)
+        self.scene.label_layer = self.body.overlay
         self._watch_joint_drags()
         self._watch_target_turns()
         self._dragging: tuple[str, str] | None = None
@@ -369,7 +370,8 @@ class WebApp(
                 **c.state(),
                 **c.posing_state(),
                 **c.key_state(),
-                "frame_shown": c.frame,  # (the frame the targets and pose above are of)
+                "frame_shown": c.frame,  # (the frame the targets and pose above are of; a preview: not baked yet)
+                "frame_preview": c.previewing is not None,
                 "effectors": c.effector_rows(),
                 "fps": round(c.fps, 1),
                 "can_undo": bool(c.undo_stack),

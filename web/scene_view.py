@@ -32,9 +32,7 @@ import vtkmodules.vtkRenderingFreeType
 import vtkmodules.vtkRenderingOpenGL2  # noqa: F401  (the OpenGL render window)
 from vtkmodules.vtkCommonDataModel import vtkPolyData
 from vtkmodules.vtkFiltersCore import vtkTubeFilter
-from vtkmodules.vtkFiltersSources import (
-    vtkSphereSource,
-)
+from vtkmodules.vtkFiltersSources import vtkSphereSource
 from vtkmodules.vtkInteractionWidgets import (
     vtkHandleWidget,
     vtkSphereHandleRepresentation,
@@ -76,6 +74,7 @@ from .vtk_parts import (
     label,
     lit_actor,
     orientation_marker,
+    scale_label,
     set_lines,
     set_points,
     set_triangles,
@@ -181,7 +180,8 @@ class SceneView:
         self.skeleton: Skeleton | None = None
 
         self.marker = orientation_marker(self.interactor)
-        self._labels: dict[str, Any] = {}  # effector -> the label of its pole handle
+        self._labels: dict[str, Any] = {}  # effector -> the label of its pole handle, drawn by label_layer:
+        self.label_layer = self.renderer  # (the app's overlay draws them over the body, as the handles)
 
     # -- building ------------------------------------------------------------------------------
     def set_skeleton(self, skeleton: Skeleton, size: float, head: str | None = None) -> None:
@@ -196,16 +196,16 @@ class SceneView:
         self.handles = {}
         self._handle_shown: dict[tuple[str, str], tuple[tuple[float, ...], tuple[float, float, float]]] = {}
         names = [("target", name) for name in display.movable_effectors(skeleton)]  # (the octopus's mantle: none)
-        names += [("pole", name) for name in display.pole_effectors(skeleton)]
-        names.append(("root", skeleton.names[skeleton.root]))
+        poles = display.pole_effectors(skeleton)  # (left and right pairs: one label above, one below)
+        names += [("pole", name) for name in poles] + [("root", skeleton.names[skeleton.root])]
         names += [] if head is None else [("look", head)]
         for actor in self._labels.values():
-            self.renderer.RemoveActor(actor)
-        self._labels = {name: label(display.pole_label(skeleton, name), POLE) for kind, name in names if kind == "pole"}
+            self.label_layer.RemoveActor(actor)
+        self._labels = {n: label(display.pole_label(skeleton, n), POLE, k % 2 == 1) for k, n in enumerate(poles)}
         for kind, name in names:
             self.handles[kind, name] = self._make_handle(kind, name)
         for actor in self._labels.values():
-            self.renderer.AddActor(actor)
+            self.label_layer.AddActor(actor)
         self.set_show_poles(self.show_poles)
         self._build_skeleton_geometry(skeleton)
         self._build_floor(skeleton)
@@ -216,14 +216,14 @@ class SceneView:
         return (HANDLE_PX if kind != "pole" else 0.8 * HANDLE_PX) * self.pixel_scale
 
     def set_pixel_scale(self, scale: float) -> None:
-        """Render-window pixels per CSS pixel of the page (below 1 while a drag renders small images).
-
-        Handles keep their size on the page whatever the size of the image rendered.
-        """
+        """Render pixels per page pixel (below 1 while a drag renders small images): the handles and the
+        pole labels keep their size on the page whatever the size of the image rendered."""
         if scale > 0 and abs(scale - self.pixel_scale) > 1e-3:
             self.pixel_scale = scale
             for (kind, _), widget in self.handles.items():
                 widget.GetRepresentation().SetHandleSize(self._handle_px(kind))
+            for actor in self._labels.values():
+                scale_label(actor, scale)
 
     def _build_skeleton_geometry(self, sk: Skeleton) -> None:
         """Bones (a tapered tube per bone) and joints (a sphere each): topology, radii and colours, set once."""

@@ -39,6 +39,7 @@ SERVER_OWNED = (
     "key_frames",
     "key_here",
     "frame_shown",
+    "frame_preview",
     "turnable_joints",
     "joint_angles",
     "joint_names",

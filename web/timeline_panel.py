@@ -138,10 +138,7 @@ class TimelineActions:
                 self._publish()
 
         delivery = getattr(self, "delivery", None)
-        if delivery is None:
-            settle()
-        else:
-            delivery.after_image(settle)
+        settle() if delivery is None else delivery.after_image(settle)
 
     def _stream_frames(self, on: bool) -> None:
         """Show frames as a drag's, small and quick (``on``: each sent by ``_show_frame``), or go

@@ -132,18 +132,31 @@ def floor_grid(rest: np.ndarray, size: float) -> vtkActor:
     return grid
 
 
-def label(text: str, color: tuple[float, float, float]) -> vtkBillboardTextActor3D:
-    """A small text label facing the camera, drawn just above the world point set with ``SetPosition``."""
+# A label's font size and its offset above (or below) its point, in pixels of a still image.
+LABEL_PX, LABEL_ABOVE, LABEL_BELOW = 14, 14, 30
+
+
+def label(text: str, color: tuple[float, float, float], below: bool = False) -> vtkBillboardTextActor3D:
+    """A small text label facing the camera, drawn just above (``below``: under) the world point set
+    with ``SetPosition``."""
     actor = vtkBillboardTextActor3D()
     actor.SetInput(text)
-    actor.SetDisplayOffset(0, 14)
+    actor.SetDisplayOffset(0, -LABEL_BELOW if below else LABEL_ABOVE)
     prop = actor.GetTextProperty()
-    prop.SetFontSize(14)
+    prop.SetFontSize(LABEL_PX)
     prop.SetColor(*color)
     prop.SetJustificationToCentered()
     prop.SetBackgroundColor(1.0, 1.0, 1.0)
     prop.SetBackgroundOpacity(0.7)
     return actor
+
+
+def scale_label(actor: vtkBillboardTextActor3D, scale: float) -> None:
+    """Size ``label``'s text and offset for images of ``scale`` render pixels per page pixel (a drag's small
+    image: the label keeps its size on the page instead of growing as the image is enlarged)."""
+    below = actor.GetDisplayOffset()[1] < 0
+    actor.GetTextProperty().SetFontSize(max(4, round(LABEL_PX * scale)))
+    actor.SetDisplayOffset(0, -round(LABEL_BELOW * scale) if below else round(LABEL_ABOVE * scale))
 
 
 def orientation_marker(interactor: Any) -> vtkOrientationMarkerWidget:

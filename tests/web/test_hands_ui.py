@@ -143,7 +143,9 @@ def go_to(page, frame: int, expected: np.ndarray | None = None) -> None:
     page.evaluate("(f) => window.trame.state.set('frame', f)", frame)
     tip = BODY.index("index_end_r")
     if expected is None:
-        wh.wait_until(page, f"() => window.trame.state.get('frame_shown') === {frame}")
+        wh.wait_until(
+            page, f"() => window.trame.state.get('frame_shown') === {frame} && !window.trame.state.get('frame_preview')"
+        )
         return
     wh.wait_until(
         page,

@@ -92,7 +92,9 @@ def go_to(page, frame: int) -> None:
     """The timeline's frame set from the page, as the slider sets it."""
     page.evaluate("(f) => window.trame.state.set('frame', f)", frame)
     round_trip(page)
-    wh.wait_until(page, f"() => window.trame.state.get('frame_shown') === {frame}")
+    wh.wait_until(
+        page, f"() => window.trame.state.get('frame_shown') === {frame} && !window.trame.state.get('frame_preview')"
+    )
 
 
 def click_key(page, frame: int) -> None:

@@ -31,7 +31,10 @@ def go_to(page, frame: int) -> None:
     """Scrub: the page sets the timeline's frame, as the slider does."""
     page.evaluate("(f) => window.trame.state.set('frame', f)", frame)
     wh.trigger(page, "target_screen_position", ["hand_l"])  # (a round trip after the change: it is handled)
-    done = f"() => window.trame.state.get('frame_shown') === {frame} && !window.trame.state.get('error_message')"
+    done = (
+        f"() => window.trame.state.get('frame_shown') === {frame} && !window.trame.state.get('frame_preview') "
+        "&& !window.trame.state.get('error_message')"
+    )
     wh.wait_until(page, done)
 
 

@@ -699,6 +699,17 @@ def test_pole_handles_carry_labels_at_the_natural_elbows_and_the_mantle_has_no_h
     assert np.linalg.norm(home - elbow) == pytest.approx(0.2 * app.controller.size)
     # the natural elbow of an arm held out to the side bends backward (and a little down), as a person's does
     assert home[2] < elbow[2] - 0.15 * app.controller.size and home[1] < elbow[1]
+    # a side's pair apart (elbow_l's label above its handle, elbow_r's under), and each keeps its size on the
+    # page in a drag's small images (issue 32 item 3: they grew about 3x): text and offset scaled with them
+    offsets = {name: actor.GetDisplayOffset()[1] for name, actor in labels.items()}
+    assert offsets["hand_l"] > 0 > offsets["hand_r"] and offsets["toe_l"] > 0 > offsets["toe_r"]
+    size = labels["hand_l"].GetTextProperty().GetFontSize()
+    app.scene.set_pixel_scale(0.35)
+    assert labels["hand_l"].GetTextProperty().GetFontSize() == round(0.35 * size)
+    assert labels["hand_r"].GetDisplayOffset()[1] == round(0.35 * offsets["hand_r"])
+    app.scene.set_pixel_scale(1.0)
+    assert labels["hand_l"].GetTextProperty().GetFontSize() == size
+    assert {name: actor.GetDisplayOffset()[1] for name, actor in labels.items()} == offsets
     app.state.preset = "octopus"
     app.state.flush()
     tips = {name for kind, name in app.scene.handles if kind == "target"}
