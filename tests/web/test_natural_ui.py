@@ -121,6 +121,35 @@ def test_dragging_a_pole_handle_bends_the_elbow_while_the_mouse_moves(page) -> N
     wh.trigger(page, "free_effector", ["hand_l"])
 
 
+@pytest.mark.parametrize("view", ["perspective", "front"])
+def test_a_pole_dragged_outward_pulls_the_elbow_outward(page, view: str) -> None:
+    """Issue 32 item 5: the left hand in front of the chest, its elbow's pole dragged about 30 cm outward (to
+    the character's left) in the view: the elbow follows outward, never inward in front of the breastbone."""
+    if not wh.get_state(page, "show_poles"):
+        page.locator("#show-poles").click(force=True)
+        wh.wait_until(page, "() => window.trame.state.get('show_poles') === true")
+    if view == "front":
+        page.locator("#btn-view-front").click()
+    wh.trigger(page, "reset_pose")
+    for axis, value in enumerate((0.3, 1.2, 0.35)):
+        wh.trigger(page, "type_coordinate", ["hand_l", axis, str(value)])
+    wh.settle(page)
+    e = H.index("elbow_l")
+    before = np.array(wh.get_state(page, "pose"))[e]
+    box = wh.view_box(page)
+    x, y = wh.trigger(page, "target_screen_position", ["hand_l", True])
+    start = (box["x"] + x, box["y"] + y)
+    wh.drag(page, start, (start[0] + 120.0, start[1]), steps=15)  # (screen right: the character's left, outward)
+    wh.wait_until(page, "() => window.trame.state.get('poles').hand_l !== undefined")
+    wh.settle(page)
+    pole = np.array(wh.get_state(page, "poles")["hand_l"])
+    after = np.array(wh.get_state(page, "pose"))[e]
+    assert pole[0] > before[0] + 0.25  # (the pole went about 30 cm outward)
+    assert after[0] > before[0] + 0.03 and after[0] > 0.2  # (the elbow outward, not toward the breastbone)
+    wh.trigger(page, "reset_pose")
+    page.locator("#btn-camera").click()
+
+
 def test_the_mirror_buttons_pose_one_side_as_the_mirror_of_the_other(page) -> None:
     wh.trigger(page, "type_coordinate", ["hand_l", 0, "0.45"])
     wh.wait_until(page, "() => window.trame.state.get('targets').hand_l !== undefined")
