@@ -33,6 +33,7 @@ from .character_panel import CharacterActions
 from .controller import Controller
 from .delivery import ImageDelivery
 from .dragging import DragActions
+from .handle_stacks import HandleStacks
 from .hands_panel import HandActions
 from .joint_drag import JointDrag
 from .mesh_view import MeshView
@@ -84,6 +85,7 @@ class WebApp(
         self.meshes = MeshView(self.scene.renderer)
         self.body = BodyView(self.scene.renderer)
         self.scene.label_layer = self.body.overlay
+        self.stacks = HandleStacks(self.scene)
         self._watch_joint_drags()
         self._watch_target_turns()
         self._dragging: tuple[str, str] | None = None

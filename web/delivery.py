@@ -240,7 +240,7 @@ class ImageDelivery:
         """``[label, x, y]`` of each handle shown, ``x`` and ``y`` fractions of the view from its top-left."""
         out: list[list[Any]] = []
         for (kind, name), widget in self.scene.handles.items():
-            if not widget.GetEnabled():
+            if not widget.GetEnabled() or not widget.GetProcessEvents():  # (hidden, or passed in a stack)
                 continue
             x, y, width, height = self.scene.handle_display_position(kind, name)
             text = HANDLE_LABELS[kind].format(

@@ -142,7 +142,12 @@ class DragActions:
             self._push_drag_state_later(DRAG_STATE_INTERVAL - (now - self._state_pushed))
 
     def release_handle(self, kind: str, name: str, point: Any) -> None:
-        """The user let go of a handle (its last move solved first)."""
+        """The user let go of a handle (its last move solved first); one let go where it was pressed (a
+        click) passes the next press to the handle it covers, if any (``fabrik3d_web.handle_stacks``)."""
+        stacks, last = getattr(self, "stacks", None), getattr(self, "_drag_last", None)
+        if stacks is not None:
+            moved = last is not None and not np.array_equal(last, self._drag_origin)
+            stacks.reset() if moved else stacks.clicked((kind, name))
         self._solve_drag()
         self._dragging = None
         self.controller.end_drag()
