@@ -350,6 +350,7 @@ async def frame_latencies(page: Any, count: int) -> dict[str, list[float]]:
         return float(await page.evaluate("() => window.__fabrik.frames.find((f) => f > window.__t) - window.__t"))
 
     out: dict[str, list[float]] = {"arrow key": [], "slider click": [], "key marker click": [], "far frame": []}
+    await page.evaluate("() => window.trame.state.set('frame', 30)")  # (mid-range: each arrow changes the frame)
     await page.locator("#view3d").click(position={"x": 10, "y": 10})  # (the keyboard to the view)
     await settle(page)
     for k in range(count):
