@@ -25,9 +25,11 @@ import numpy as np
 import fabrik3d
 from fabrik3d.io.scene import Scene
 from fabrik3d.model import mass, presets
+from fabrik3d.model.key_poses import KeyPose
+from fabrik3d.model.keys import Key
 from fabrik3d.model.mannequin import Mannequin
 from fabrik3d.model.proportions import FACTOR, HEIGHT, Proportions
-from fabrik3d.solver.proportions import repose, repose_key
+from fabrik3d.solver.proportions import repose_key
 
 # The proportions the panel offers (Proportions' fields) and their bounds.
 PROPORTIONS = tuple(f.name for f in dataclasses.fields(Proportions))
@@ -192,11 +194,13 @@ class Body:
     def _use_proportions(self, new: Proportions) -> None:
         old_sk = self.scene.skeleton
         sk = presets.humanoid(**new.to_dict()).with_posing(old_sk.posing)
-        positions, rotations = repose(old_sk, sk, self.result.positions, self.result.rotations)
-        moved = {name: positions[sk.index(name)].copy() for name in self.targets}
-        root = None if self.root_target is None else positions[sk.root].copy()
-        shift = positions[sk.root] - self.result.positions[sk.root]
-        poles = {name: p + shift for name, p in self.poles.items()}
+        # (the pose shown carried as a key is: targets where its effectors went, the poles with the root)
+        now = Key(0, self.targets, self.root_target, self.poles, KeyPose(self.result.positions, self.result.rotations))
+        carried = repose_key(old_sk, sk, now, now.pose)
+        positions, rotations = carried.pose
+        moved = {name: t.position for name, t in carried.targets.items()}
+        root = None if carried.root_target is None else carried.root_target.position
+        poles = dict(carried.poles)
         # (the keys too, each from its pose: the one it holds, or the one baked at its frame on the old body)
         keys = tuple(repose_key(old_sk, sk, k, k.pose or self._bake_to(k.frame)) for k in self.animation.keys)
         snapshot, before = self._snapshot(), (self.scene, self._free, self.built)

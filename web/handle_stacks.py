@@ -32,7 +32,7 @@ class HandleStacks:
         picks them (nearest the camera)."""
         scene = self.scene
         x, y, _, _ = scene.handle_display_position(*key)
-        reach = STACK_REACH * scene._handle_px(key[0])
+        reach = STACK_REACH * scene.handle_px(key[0])
         camera = scene.renderer.GetActiveCamera().GetPosition()
         out = []
         for other, widget in scene.handles.items():

@@ -178,7 +178,6 @@ class SceneView:
         self.limit_joints: frozenset[str] = frozenset()  # joints whose limits are drawn (empty: all)
         self.show_poles = False
         self.skeleton: Skeleton | None = None
-
         self.marker = orientation_marker(self.interactor)
         self._labels: dict[str, Any] = {}  # effector -> the label of its pole handle, drawn by label_layer:
         self.label_layer = self.renderer  # (the app's overlay draws them over the body, as the handles)
@@ -212,7 +211,8 @@ class SceneView:
         self._build_limits(skeleton.rest_positions, skeleton.rest_frames)
         self.reset_camera()
 
-    def _handle_px(self, kind: str) -> float:
+    def handle_px(self, kind: str) -> float:
+        """A handle's size of ``kind`` in render-window pixels."""
         return (HANDLE_PX if kind != "pole" else 0.8 * HANDLE_PX) * self.pixel_scale
 
     def set_pixel_scale(self, scale: float) -> None:
@@ -221,7 +221,7 @@ class SceneView:
         if scale > 0 and abs(scale - self.pixel_scale) > 1e-3:
             self.pixel_scale = scale
             for (kind, _), widget in self.handles.items():
-                widget.GetRepresentation().SetHandleSize(self._handle_px(kind))
+                widget.GetRepresentation().SetHandleSize(self.handle_px(kind))
             for actor in self._labels.values():
                 scale_label(actor, scale)
 
@@ -245,7 +245,7 @@ class SceneView:
 
     def _make_handle(self, kind: str, name: str) -> vtkHandleWidget:
         rep = vtkSphereHandleRepresentation()
-        rep.SetHandleSize(self._handle_px(kind))  # constant size on screen
+        rep.SetHandleSize(self.handle_px(kind))  # constant size on screen
         finish(rep.GetProperty(), specular=0.5)
         finish(rep.GetSelectedProperty(), specular=0.5)
         rep.GetSelectedProperty().SetColor(1.0, 0.85, 0.3)

@@ -56,7 +56,7 @@ class TargetTurn(MouseTurn):
                 continue
             hx, hy, _, _ = self.scene.handle_display_position(kind, name)
             d = math.hypot(hx - x, hy - y)
-            if d <= self.scene._handle_px(kind) and d < best:
+            if d <= self.scene.handle_px(kind) and d < best:
                 best, found = d, (kind, name)
         return found
 

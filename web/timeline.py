@@ -58,13 +58,20 @@ class Timeline:
     def _clear_timeline(self, animation: Animation | None) -> None:
         self.animation = animation if animation is not None else Animation(end=DEFAULT_END)
         self.frame = self.animation.start
+        self._previewed: tuple[int, fabrik3d.SolveResult] | None = None  # (a frame and the preview shown of it)
         self._keys_changed()
 
     def _keys_changed(self) -> None:
         """Forget the baked poses (the keys, or what they are solved with, changed)."""
         self._baked: list[fabrik3d.SolveResult] = []  # frames start, start + 1, ... in order
         self._baked_with: tuple[Any, ...] = ()
-        self.previewing: int | None = None  # (the frame shown as a preview, until it is baked)
+
+    @property
+    def previewing(self) -> int | None:
+        """The frame shown as a preview (``go_to_frame``'s ``quick``), while the preview is what is shown
+        (another frame, or an edit since, ends it)."""
+        shown = self._previewed
+        return shown[0] if shown is not None and shown[0] == self.frame and shown[1] is self.result else None
 
     # -- what the user does -------------------------------------------------------------------
     def set_key(self) -> None:
@@ -113,10 +120,9 @@ class Timeline:
         if not anim.start <= f <= anim.last:
             raise ValueError(f"frame: {f} is outside the range {anim.start}..{anim.last}")
         if anim.keys:
-            ahead = f - anim.start + 1 - self._baked_count()
-            self.previewing = f if quick and ahead > QUICK_BAKE else None
-            result = self.preview_of(f) if self.previewing is not None else self._bake_to(f)
-            self._preview = result
+            preview = quick and f - anim.start + 1 - self._baked_count() > QUICK_BAKE
+            result = self.preview_of(f) if preview else self._bake_to(f)
+            self._previewed = (f, result) if preview else None
             goals = anim.goals_at(f)
             self.targets = {k: t.position.copy() for k, t in goals.targets.items()}
             self.orientations = {k: t.orientation.copy() for k, t in goals.targets.items() if t.orientation is not None}
@@ -178,13 +184,9 @@ class Timeline:
         return self._baked[-1] if self._baked else fabrik3d.solve(self.scene.skeleton, {})
 
     def refine_preview(self) -> bool:
-        """Show the previewed frame baked, if the bake has reached it and the preview is still what is
-        shown (an edit since, or another frame, drops it); whether it did."""
+        """Show the previewed frame (``previewing``) baked, if the bake has reached it; whether it did."""
         f = self.previewing
-        if f is None or self.frame != f or self.result is not self._preview:
-            self.previewing = None
-            return False
-        if f - self.animation.start + 1 > self._baked_count():
+        if f is None or f - self.animation.start + 1 > self._baked_count():
             return False
         self.go_to_frame(f)
         return True
@@ -210,9 +212,8 @@ class Timeline:
         skeleton = self.scene.skeleton if self.limits else self._free
         settings = (skeleton, self.scene.weights, self.tolerance, self.max_iterations)
         if len(self._baked_with) != 4 or self._baked_with[0] is not skeleton or self._baked_with[1:] != settings[1:]:
-            previewing = getattr(self, "previewing", None)
             self._keys_changed()
-            self._baked_with, self.previewing = settings, previewing
+            self._baked_with = settings
         return len(self._baked)
 
     def _bake_to(self, frame: int) -> fabrik3d.SolveResult:

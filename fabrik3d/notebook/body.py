@@ -80,9 +80,9 @@ class Body:
             self._mannequin_attrs[0].array = _f32(positions)
             self._mannequin_attrs[1].array = _f32(normals)
         if self.has_feet:
-            com = mass.center_of_mass(self.skeleton, r.positions)
+            com, _, margin = mass.balance_margin(self.skeleton, r.positions, floor=self._scene.floor)
             ground = mass.rest_ground(self.skeleton) if self._scene.floor is None else self._scene.floor
-            color = BALANCED if self.balanced else FALLING
+            color = BALANCED if margin >= 0.0 else FALLING
             self.com_marker.position = tuple(float(x) for x in com)
             self.com_shadow.position = (float(com[0]), float(ground) + 1e-3 * self._extent, float(com[2]))
             self.com_marker.material.color = self.com_shadow.material.color = color

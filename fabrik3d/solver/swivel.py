@@ -163,16 +163,10 @@ class Swivelling:
         a, end = at[got[0]], at[got[2]]
         limb = [at[j] for j in got[1]]
         m = limb[0]
-        axis = rot.unit(_sub(pose[end], pose[a]))
-        if axis is None:
+        turned = _limb_turn(pose[a], pose[m], pose[end], bend)
+        if turned is None:
             return pose, frames
-        v = _sub(pose[m], pose[a])
-        off = _across(v, axis)
-        want = _across(bend, axis)
-        if off is None or want is None:
-            return pose, frames
-        cross = rot.cross(off, want)
-        angle = float(np.arctan2(rot.dot(cross, axis), rot.dot(off, want)))
+        angle, axis, v = turned
         # (a limb near straight has no bend to turn: its hinge's side flips with any small move, so
         # the turn fades in as the hinge leaves the line)
         aside = math.sqrt(max(0.0, rot.dot(v, v) - rot.dot(v, axis) ** 2))
@@ -233,15 +227,8 @@ class Swivelling:
         """How far (radians) effector ``e``'s limb in ``pose`` is turned from ``bend`` about the line from
         its hinge's parent to its end (both in one frame); ``None`` for a straight limb or no limb."""
         got = self.limb(e)
-        if got is None:
-            return None
-        a = pose[got[0]]
-        axis = rot.unit(_sub(pose[got[2]], a))
-        off = None if axis is None else _across(_sub(pose[got[1][0]], a), axis)
-        want = None if axis is None else _across(bend, axis)
-        if off is None or want is None:
-            return None
-        return float(np.arccos(max(-1.0, min(1.0, rot.dot(off, want)))))
+        turned = None if got is None else _limb_turn(pose[got[0]], pose[got[1][0]], pose[got[2]], bend)
+        return None if turned is None else abs(turned[0])
 
     def straightening(self, pose: list[rot.Vec]) -> float:
         """The most (scene units) that reaching the targets from ``pose`` forces a limb's hinge toward the
@@ -264,6 +251,20 @@ class Swivelling:
     def orientation_misses(goals: dict[int, Goal], frames: list[rot.Quat]) -> list[float]:
         """Per goal with an orientation, the angle (radians) between it and the effector's frame."""
         return [rot.angle_between(frames[k], g.orientation) for k, g in goals.items() if g.orientation is not None]
+
+
+def _limb_turn(a: rot.Vec, m: rot.Vec, end: rot.Vec, bend: rot.Vec) -> tuple[float, rot.Vec, rot.Vec] | None:
+    """``(angle, axis, v)``: the signed angle (radians) about the unit ``axis`` from ``a`` (a hinge's parent)
+    to ``end`` (its limb's end) that turns the hinge ``m``'s side (``v``: ``m - a``) to ``bend``; ``None``
+    for a straight limb or a bend along the axis."""
+    axis = rot.unit(_sub(end, a))
+    if axis is None:
+        return None
+    v = _sub(m, a)
+    off, want = _across(v, axis), _across(bend, axis)
+    if off is None or want is None:
+        return None
+    return float(np.arctan2(rot.dot(rot.cross(off, want), axis), rot.dot(off, want))), axis, v
 
 
 def _across(v: rot.Vec, axis: rot.Vec) -> rot.Vec | None:

@@ -9,18 +9,9 @@ import time
 
 import numpy as np
 import pytest
-from conftest import require_executable
 from helpers import web as wh
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def page():
-    require_executable("chromium", "apt-get install chromium")
-    with wh.WebServer() as srv, wh.browser() as b:
-        yield wh.open_page(b, srv.url)
-        assert srv.alive, srv.output()
 
 
 def come_to(page, point: tuple[float, float]) -> None:

@@ -10,20 +10,11 @@ import io
 
 import numpy as np
 import pytest
-from conftest import require_executable
 from helpers import pixels
 from helpers import web as wh
 from PIL import Image
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def page():
-    require_executable("chromium", "apt-get install chromium")
-    with wh.WebServer() as srv, wh.browser() as b:
-        yield wh.open_page(b, srv.url)
-        assert srv.alive, srv.output()
 
 
 def _set(page, element: str, value: str) -> None:
