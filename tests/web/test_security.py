@@ -188,6 +188,12 @@ def test_server_owned_state_is_put_back_and_reported(page: Any, key: str, value:
         ("export_pose_glb", [{}], "export_pose_glb: too many positional arguments"),
         ("type_coordinate", ["hand_l", True, "1.2"], "axis: expected 0, 1 or 2, got True"),
         ("type_coordinate", ["hand_l", 0, True], "hand_l.x: expected the typed text or a number, got True"),
+        ("go_to_frame", [], "go_to_frame: missing a required argument"),
+        ("go_to_frame", ["abc"], "frame: expected a frame number, got 'abc'"),
+        ("go_to_frame", [-3], "frame: frame -3 is outside"),
+        ("export_picture", [], "export_picture: missing a required argument"),
+        ("export_picture", [{"width": 1e9}], "picture width: expected a whole number of pixels from 16 to 4096"),
+        ("export_picture", ["big"], "picture: expected the picture's settings as an object"),
     ],
 )
 def test_triggers_check_their_arguments(page: Any, name: str, args: list[Any], message: str) -> None:
