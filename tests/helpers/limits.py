@@ -51,12 +51,19 @@ def unit(v: np.ndarray) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
+def bone_kids(skeleton, j: int) -> tuple[int, ...]:
+    """Joint ``j``'s children that carry its bone: all of them, less the riders where the skeleton has
+    riders (its rest frame aims at the first of these; a joint whose children all ride has none)."""
+    bone_children = getattr(skeleton, "bone_children", None)
+    return tuple(bone_children(j)) if bone_children is not None else tuple(skeleton.children(j))
+
+
 def rest_frames(skeleton) -> list[np.ndarray]:
     """Rest frames as matrices, by the definition (+Y onto the rest bone to the first child)."""
     rest = skeleton.rest_positions
     out: list[np.ndarray] = [np.eye(3)] * len(skeleton)
     for j in skeleton.order:
-        kids = skeleton.children(j)
+        kids = bone_kids(skeleton, j)
         if not kids:
             out[j] = out[int(skeleton.parents[j])]
             continue
@@ -84,7 +91,7 @@ def violations(skeleton, positions: np.ndarray, rotations: np.ndarray) -> dict[s
         p = int(skeleton.parents[j])
         rp0 = r0[p] if p >= 0 else np.eye(3)
         fp = parent_frame(skeleton, frames, j)
-        kids = skeleton.children(j)
+        kids = bone_kids(skeleton, j)
         worst = 0.0
         if kids:
             c = kids[0]
@@ -125,7 +132,9 @@ def violations(skeleton, positions: np.ndarray, rotations: np.ndarray) -> dict[s
                 else:
                     swing_only = fp @ (rp0.T @ r0[j])
                 rel = swing_only.T @ fj  # rotation about local Y
-                tw = math.degrees(math.atan2(rel[0, 2], rel[0, 0]))
+                # the twist of the swing-twist split about local Y (2 atan2(q_y, q_w)); for a pure
+                # turn about Y (a joint with a bone) it is that turn's angle, for a leaf its twist part
+                tw = math.degrees(math.atan2(rel[0, 2] - rel[2, 0], rel[0, 0] + rel[2, 2]))
                 worst = max(worst, outside_range(tw, con.min_deg, con.max_deg))
             elif isinstance(con, fc.Rigid):
                 for c in kids:
