@@ -34,6 +34,8 @@ from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
+import numpy as np
+
 from fabrik3d import checks
 from fabrik3d import rotations as rot
 from fabrik3d.model import frames
@@ -150,6 +152,27 @@ class Rigid(Constraint):
 
 
 TYPES: dict[str, type[Constraint]] = {c.__name__: c for c in (Cone, EllipticalCone, Hinge, Twist, Rigid)}
+
+
+def rest_bend(above: Any, bone: Any, axis: Any) -> float:
+    """Degrees from the bone straight on from ``above`` to ``bone``, about ``axis`` (right-handed): a
+    hinge's rest angle counted from straight, for a rig bent at rest (an elbow, a knee, a finger's
+    middle knuckle). ``above`` ``(3,)`` is the parent's bone into the joint, ``bone`` ``(3,)`` the
+    joint's rest bone, ``axis`` ``(3,)`` the hinge's unit axis; 0 when ``above`` lies along ``axis``."""
+    a, u, v = (np.asarray(x, dtype=float) for x in (axis, above, bone))
+    u = u - float(np.dot(u, a)) * a
+    if float(np.linalg.norm(u)) <= 1e-9 * max(float(np.linalg.norm(above)), 1e-300):
+        return 0.0
+    return math.degrees(math.atan2(float(np.dot(a, np.cross(u, v))), float(np.dot(u, v))))
+
+
+def hinge_from_straight(axis: Any, min_deg: float, max_deg: float, bend: float) -> Hinge:
+    """A ``Hinge`` about ``axis`` whose range ``[min_deg, max_deg]`` counts from straight, on a joint
+    bent ``bend`` degrees at rest (``rest_bend``): the range shifted by ``-bend``, widened where needed
+    to keep the rest pose (0) inside it, within [-180, 180]."""
+    lo = min(max(min_deg - bend, -180.0), 0.0)
+    hi = max(min(max_deg - bend, 180.0), 0.0)
+    return Hinge(axis, lo, hi)
 
 
 def constraint_from_dict(data: Any, where: str) -> Constraint:

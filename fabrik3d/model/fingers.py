@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from fabrik3d.model.constraints import Constraint, EllipticalCone, Hinge, Twist
+from fabrik3d.model.constraints import Constraint, EllipticalCone, Twist, hinge_from_straight, rest_bend
 
 FINGERS: tuple[str, ...] = ("thumb", "index", "middle", "ring", "pinky")
 KNUCKLES: tuple[str, ...] = ("01", "02", "03")
@@ -64,15 +64,20 @@ def flexion_axis(bone: np.ndarray, toward: np.ndarray) -> np.ndarray:
     return _unit(np.cross(bone, toward))
 
 
-def finger_limits(bone: np.ndarray, finger: str, knuckle: str, toward: np.ndarray) -> list[Constraint]:
-    """The joint limits of a finger joint (module docstring) whose rest bone points along ``bone``."""
+def finger_limits(
+    bone: np.ndarray, finger: str, knuckle: str, toward: np.ndarray, above: np.ndarray | None = None
+) -> list[Constraint]:
+    """The joint limits of a finger joint (module docstring) whose rest bone points along ``bone``; a
+    middle or last knuckle's flexion counts from its finger straight, ``above`` (the finger's bone
+    into the knuckle) giving the rest curl (``rest_bend``)."""
     axis = tuple(flexion_axis(bone, toward).tolist())
     thumb = finger == "thumb"
     if knuckle == "01":
         cone = EllipticalCone(30 if thumb else 15, 30 if thumb else 15, 50 if thumb else 90, 20 if thumb else 25, axis)
         return [cone, Twist(-30, 30) if thumb else Twist(-10, 10)]
     most = {"02": 60 if thumb else 110, "03": 80 if thumb else 90}[knuckle]
-    return [Hinge(axis, -10 if thumb else -5, most)]
+    bend = 0.0 if above is None else rest_bend(above, bone, axis)
+    return [hinge_from_straight(axis, -10 if thumb else -5, most, bend)]
 
 
 def rig_finger_limits(
@@ -111,7 +116,8 @@ def rig_finger_limits(
                 if c < 0 or np.linalg.norm(rest[c] - rest[j]) < 1e-12:  # (a leaf has no bone to limit)
                     continue
                 bone = rest[c] - rest[j]
-                out[name] = finger_limits(_unit(bone), finger, knuckle, closing(finger, across, palm))
+                above = rest[j] - rest[int(parents[j])] if knuckle != "01" else None
+                out[name] = finger_limits(_unit(bone), finger, knuckle, closing(finger, across, palm), above)
     return out
 
 

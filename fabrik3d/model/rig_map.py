@@ -13,6 +13,7 @@ wrist) and its toe the ball of the foot; a rig's head is the skull joint.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ import numpy as np
 
 from fabrik3d import checks
 from fabrik3d.model import fingers, presets
-from fabrik3d.model.constraints import Cone, Constraint, EllipticalCone, Hinge, Twist
+from fabrik3d.model.constraints import Cone, Constraint, EllipticalCone, Hinge, Twist, hinge_from_straight, rest_bend
 from fabrik3d.model.posing import Posing, Swivel
 
 ROLES: tuple[str, ...] = presets.humanoid().names
@@ -42,6 +43,13 @@ END_ROLES: dict[str, tuple[str, ...]] = {
 _PRESET_END = {"head": "head", "hand_l": "hand_l", "hand_r": "hand_r", "toe_l": "foot_l", "toe_r": "foot_r"}
 # A rig is a humanoid when its names give at least this many roles.
 MIN_ROLES = 8
+# A rig whose pelvis-to-head line leans more than this from the scene's +Y (degrees) takes its body's up
+# from that line (a rig lying in its file); otherwise +Y (``_body_axes``).
+LEAN_DEG = 45.0
+# A hinge joint bent more than this at rest (degrees) bends in the plane of that bend, where its normal
+# lies within ``BENT_AXIS_DEG`` of the preset's axis (``_turned``).
+BENT_DEG = 5.0
+BENT_AXIS_DEG = 60.0
 
 _TORSO = ("pelvis", "spine_01", "spine_02", "spine_03", "chest", "neck", "head")
 _LIMBS = ("clavicle", "shoulder", "elbow", "wrist", "hand", "hip", "knee", "ankle", "toe")
@@ -189,20 +197,26 @@ def humanoid_setup(
     perpendicular to the rig's rest bone. Settings naming a role the rig lacks use the nearest mapped
     role above it, or are left out.
     """
-    turn = _body_turn(_PRESET.rest_positions, {r: _PRESET.index(r) for r in ROLES}, rest, rig_map, names)
     index = {n: k for k, n in enumerate(names)}
+    at = {r: index[b] for r, b in rig_map.items() if b in index}
+    turn = body_turn({r: _PRESET.index(r) for r in ROLES}, rest, at)
     first_child = {}
     for k, p in enumerate(parents):
         if p >= 0 and p not in first_child:
             first_child[int(p)] = k
     limits: dict[str, list[Constraint]] = {}
-    for role, items in presets.HUMANOID_LIMITS.items():
+    for role, items in _absorbed(presets.HUMANOID_LIMITS, {r for r, b in rig_map.items() if b in index}).items():
         bone = rig_map.get(role)
         if bone is None or bone not in index:
             continue
         j = index[bone]
         bone_dir = rest[first_child[j]] - rest[j] if j in first_child else None
-        limits[bone] = [_turned(c, turn, bone_dir) for c in (items if isinstance(items, list) else [items])]
+        above = rest[j] - rest[parents[j]] if parents[j] >= 0 else None
+        k = _PRESET.first_child(_PRESET.index(role))
+        centre = turn @ (_PRESET.rest_positions[k] - _PRESET.rest_positions[_PRESET.index(role)]) if k >= 0 else None
+        limits[bone] = [
+            _turned(c, turn, bone_dir, above, centre) for c in (items if isinstance(items, list) else [items])
+        ]
     ends = effectors(rig_map)
 
     def name(role: str | None) -> str | None:
@@ -238,7 +252,9 @@ def humanoid_setup(
 
 def _body_axes(rest: np.ndarray, at: Mapping[str, int]) -> np.ndarray:
     """``(3, 3)`` columns left, up, forward of a body: left from the right to the left shoulder (or
-    hip, clavicle), up from the pelvis to the head (or neck, chest); the identity without them."""
+    hip, clavicle); up the scene's +Y made perpendicular to left, unless the body leans more than
+    ``LEAN_DEG`` from it (a rig lying in its file), then from the pelvis to the head (or neck, chest);
+    the identity without them."""
     left = next((rest[at[f"{r}_l"]] - rest[at[f"{r}_r"]] for r in ("shoulder", "hip", "clavicle") if
                  f"{r}_l" in at and f"{r}_r" in at), None)  # fmt: skip
     top = next((at[r] for r in ("head", "neck", "chest", "spine_01") if r in at), None)
@@ -250,33 +266,110 @@ def _body_axes(rest: np.ndarray, at: Mapping[str, int]) -> np.ndarray:
     if np.linalg.norm(y) < 1e-9 * max(np.linalg.norm(up), 1e-300):
         return np.eye(3)
     y /= np.linalg.norm(y)
+    scene_up = np.array([0.0, 1.0, 0.0]) - x[1] * x
+    if np.linalg.norm(scene_up) > 1e-9 and np.dot(scene_up, y) > math.cos(math.radians(LEAN_DEG)) * np.linalg.norm(
+        scene_up
+    ):
+        y = scene_up / np.linalg.norm(scene_up)
     return np.column_stack([x, y, np.cross(x, y)])
 
 
-def _body_turn(
-    preset_rest: np.ndarray,
-    preset_at: Mapping[str, int],
-    rest: np.ndarray,
-    rig_map: Mapping[str, str],
-    names: Sequence[str],
-) -> np.ndarray:
-    """The ``(3, 3)`` rotation from the preset's body axes to the rig's."""
-    index = {n: k for k, n in enumerate(names)}
-    at = {role: index[bone] for role, bone in rig_map.items() if bone in index}
+def body_turn(preset_at: Mapping[str, int], rest: np.ndarray, at: Mapping[str, int]) -> np.ndarray:
+    """The ``(3, 3)`` rotation from the preset's body axes to a rig's.
+
+    Args:
+        preset_at: role -> joint index in the humanoid preset.
+        rest: ``(n, 3)`` the rig's rest positions.
+        at: role -> joint index in the rig.
+    """
     mine = _body_axes(rest, at)
-    theirs = _body_axes(preset_rest, {r: preset_at[r] for r in at})
+    theirs = _body_axes(_PRESET.rest_positions, {r: preset_at[r] for r in at if r in preset_at})
     return mine @ theirs.T
 
 
-def _turned(c: Constraint, turn: np.ndarray, bone_dir: np.ndarray | None) -> Constraint:
-    """Constraint ``c`` with its axes turned by ``turn``; a hinge's made perpendicular to ``bone_dir``."""
+def _absorbed(limits: Mapping[str, Any], present: set[str]) -> dict[str, list[Constraint]]:
+    """``limits`` by role, a torso role the rig lacks (a third spine bone) merged into the nearest role
+    above it that the rig has: their cones' angles and twist ranges added, so that the bones the rig
+    has can bend as far as the preset's together."""
+    out = {role: list(items) if isinstance(items, list) else [items] for role, items in limits.items()}
+    for role in ("spine_01", "spine_02", "spine_03", "chest"):
+        if role in present or role not in out:
+            continue
+        above = ROLE_PARENT[role]
+        while above is not None and above not in present:
+            above = ROLE_PARENT[above]
+        if above is None or above not in out:
+            continue
+        mine = {type(c): c for c in out[role]}
+        merged = []
+        for c in out[above]:
+            extra = mine.get(type(c))
+            if isinstance(c, Cone) and isinstance(extra, Cone):
+                c = Cone(min(c.max_deg + extra.max_deg, 179.0))
+            elif isinstance(c, Twist) and isinstance(extra, Twist):
+                c = Twist(max(c.min_deg + extra.min_deg, -180.0), min(c.max_deg + extra.max_deg, 180.0))
+            merged.append(c)
+        out[above] = merged
+    return out
+
+
+def _turned(
+    c: Constraint, turn: np.ndarray, bone_dir: np.ndarray | None, above: np.ndarray | None, centre: np.ndarray | None
+) -> Constraint:
+    """Constraint ``c`` with its axes turned by ``turn``, its range kept where the preset has it about
+    the body when the rig's rest differs from the preset's (an A-pose's arms, a Blender rig's bent
+    elbows and knees); every shifted range keeps the rig's rest pose (0) inside it.
+
+    * An elliptical cone's four extents are shifted by where ``bone_dir`` (the rig's rest bone) lies in
+      the cone's chart about ``centre`` (the preset's rest bone, in the rig's axes): the arm of an
+      A-pose still rises as far above the shoulder as the preset's.
+    * A hinge's axis is made perpendicular to ``bone_dir``, or where the rig is bent at rest by more
+      than ``BENT_DEG`` it is the normal of that bend (the plane the rig's joint bends in), if within
+      ``BENT_AXIS_DEG`` of the preset's; its range is shifted by the rig's rest bend: the preset's
+      angles count from the bone straight on from ``above`` (the parent's bone into the joint), so an
+      elbow bent at rest can still straighten and bends no further than the preset's.
+    """
     if isinstance(c, EllipticalCone):
-        return dataclasses.replace(c, right_axis=tuple((turn @ np.array(c.right_axis)).tolist()))
-    if isinstance(c, Hinge):
-        axis = turn @ np.array(c.axis, dtype=float)
-        if bone_dir is not None and np.linalg.norm(bone_dir) > 0:
-            d = bone_dir / np.linalg.norm(bone_dir)
-            axis = axis - np.dot(axis, d) * d
-            axis = axis / np.linalg.norm(axis) if np.linalg.norm(axis) > 1e-9 else turn @ np.array(c.axis, dtype=float)
+        right = turn @ np.array(c.right_axis, dtype=float)
+        out = dataclasses.replace(c, right_axis=tuple(right.tolist()))
+        if bone_dir is None or centre is None or min(np.linalg.norm(bone_dir), np.linalg.norm(centre)) == 0:
+            return out
+        mid, d = centre / np.linalg.norm(centre), bone_dir / np.linalg.norm(bone_dir)
+        side = right - np.dot(right, mid) * mid
+        if np.linalg.norm(side) < 1e-9:
+            return out
+        side /= np.linalg.norm(side)
+        x, z = float(np.dot(d, side)), float(np.dot(d, np.cross(side, mid)))
+        rho = math.hypot(x, z)
+        if rho < 1e-12:
+            return out
+        theta = math.degrees(math.atan2(rho, float(np.dot(d, mid))))
+        u, v = theta * x / rho, theta * z / rho  # (the rig's rest in the preset's chart, degrees)
+
+        def extent(a: float) -> float:
+            return min(max(a, 0.0), 179.0)
+
+        return dataclasses.replace(
+            out,
+            left_deg=extent(c.left_deg + u),
+            right_deg=extent(c.right_deg - u),
+            up_deg=extent(c.up_deg - v),
+            down_deg=extent(c.down_deg + v),
+        )
+    if not isinstance(c, Hinge):
+        return c
+    axis = turn @ np.array(c.axis, dtype=float)
+    if bone_dir is None or np.linalg.norm(bone_dir) == 0:
         return dataclasses.replace(c, axis=tuple(axis.tolist()))
-    return c
+    d = bone_dir / np.linalg.norm(bone_dir)
+    flat = axis - np.dot(axis, d) * d
+    if np.linalg.norm(flat) > 1e-9:
+        axis = flat / np.linalg.norm(flat)
+    if above is not None and np.linalg.norm(above) > 0:
+        normal = np.cross(above / np.linalg.norm(above), d)  # (a rig bent at rest shows its hinge's plane)
+        if np.linalg.norm(normal) > math.sin(math.radians(BENT_DEG)):
+            normal = normal / np.linalg.norm(normal) * (1.0 if np.dot(normal, axis) >= 0 else -1.0)
+            if np.dot(normal, axis) > math.cos(math.radians(BENT_AXIS_DEG)):
+                axis = normal
+    bend = 0.0 if above is None else rest_bend(above, d, axis)
+    return hinge_from_straight(tuple(axis.tolist()), c.min_deg, c.max_deg, bend)

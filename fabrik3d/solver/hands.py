@@ -26,6 +26,7 @@ import numpy as np
 from fabrik3d import checks
 from fabrik3d import rotations as rot
 from fabrik3d.model import rig_map as rigs
+from fabrik3d.model.constraints import rest_bend
 from fabrik3d.model.fingers import FINGERS, KNUCKLES, closing, finger_role, flexion_axis, hand_axes, is_finger_role
 from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.solver.fk import joint_turn, turn_joint
@@ -42,6 +43,9 @@ _PINCH = {"thumb": (45.0, 20.0, 20.0), "index": (45.0, 50.0, 25.0), "middle": (3
 # and in a fist (the fingers close in).
 _SPREAD = {"thumb": 25.0, "index": 12.0, "middle": 0.0, "ring": 10.0, "pinky": 15.0}
 _FIST_SPREAD = {"thumb": 0.0, "index": -10.0, "middle": 0.0, "ring": -5.0, "pinky": -14.0}
+# A fist closes a finger further (``_fist``) while its tip lies farther than this from the palm's
+# centre (m).
+FIST_TIP = 0.025
 # The palm's surface lies this far from its bones (m): ``palm_center``.
 PALM_HALF_THICKNESS = 0.012
 # A finger without an end joint: its tip this share of its last bone past its last knuckle.
@@ -120,9 +124,10 @@ def shape_hand(
         raise ValueError(f"side {s!r}: the skeleton has no fingers there (joints such as index_01_{s})")
     amount = _fraction(amount, "amount")
     size = checks.positive(diameter, "diameter")
-    wanted = _shape_angles(skeleton, fingers, shape, size)
+    fist = _fist(skeleton, fingers, s, rig_map)
+    wanted = _shape_angles(skeleton, fingers, shape, size, fist)
     for finger, value in _checked_curls(curls, fingers).items():
-        wanted[finger] = (tuple(value * a for a in _FIST[finger]), wanted[finger][1])
+        wanted[finger] = (tuple(value * a for a in fist[finger][0]), wanted[finger][1])
     if spread is not None:
         degrees = checks.number(spread, "spread")
         for finger in fingers:
@@ -138,7 +143,7 @@ def _turn_fingers(
     p: np.ndarray,
     q: np.ndarray,
     fingers: dict[str, tuple[int, int, int]],
-    axes: dict[str, list[tuple[rot.Vec, rot.Vec]]],
+    axes: dict[str, list[tuple[rot.Vec, rot.Vec, float]]],
     wanted: dict[str, tuple[tuple[float, ...], float]],
     amount: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -147,8 +152,8 @@ def _turn_fingers(
     for finger, joints in fingers.items():
         flex, spread_deg = wanted[finger]
         for k, j in enumerate(joints):
-            flex_axis, spread_axis = axes[finger][k]
-            turn = rot.axis_angle(flex_axis, math.radians(flex[k]))
+            flex_axis, spread_axis, curl = axes[finger][k]
+            turn = rot.axis_angle(flex_axis, math.radians(flex[k] - curl))
             if k == 0 and spread_deg:
                 turn = rot.mul(turn, rot.axis_angle(spread_axis, math.radians(spread_deg)))
             name = skeleton.names[j]
@@ -191,11 +196,49 @@ def _pinching_thumb(
             np.linalg.norm(fingertip(skeleton, p, q, pair["thumb"]) - fingertip(skeleton, p, q, pair["index"]))
         )
 
-    x, step = [*_PINCH["thumb"], 0.0], 8.0
-    best = gap(x)
-    while step >= 0.25:
+    x = _nearest(gap, [*_PINCH["thumb"], 0.0])
+    cache[key] = ((x[0], x[1], x[2]), x[3])
+    return cache[key]
+
+
+def _fist(
+    skeleton: Skeleton, fingers: dict[str, tuple[int, int, int]], side: str, rig_map: Any
+) -> dict[str, tuple[tuple[float, ...], float]]:
+    """finger -> (flexions, spread) of the fist: ``_FIST`` and ``_FIST_SPREAD``, and for a finger whose
+    tip these leave farther than ``FIST_TIP`` from the palm's centre (a rig's long little finger) a
+    coordinate search over its flexions and spread from there, within its limits, until its tip is
+    that near or can come no nearer (cached per skeleton)."""
+    cache = skeleton.__dict__.setdefault("_fist", {})
+    key = (side, tuple(sorted(fingers.items())))
+    if key in cache:
+        return cache[key]
+    rest_p, rest_q = np.array(skeleton.rest_positions), np.array(skeleton.rest_frames)
+    centre = palm_center(skeleton, rest_p, side, rig_map)  # (the fingers' turns leave the palm as it is)
+    axes = _hand_axes(skeleton, fingers, side)
+    out = {}
+    for finger, joints in fingers.items():
+        one = {finger: joints}
+
+        def gap(x: list[float], finger: str = finger, one: dict[str, tuple[int, int, int]] = one) -> float:
+            wanted = {finger: ((x[0], x[1], x[2]), x[3])}
+            p, q = _turn_fingers(skeleton, rest_p.copy(), rest_q.copy(), one, axes, wanted)
+            return float(np.linalg.norm(fingertip(skeleton, p, q, one[finger]) - centre))
+
+        x = [*_FIST[finger], _FIST_SPREAD[finger]]
+        if finger != "thumb" and gap(x) > FIST_TIP:
+            x = _nearest(gap, x, enough=FIST_TIP)
+        out[finger] = ((x[0], x[1], x[2]), x[3])
+    cache[key] = out
+    return out
+
+
+def _nearest(gap: Any, x: list[float], enough: float = 0.0) -> list[float]:
+    """A coordinate search from ``x`` (degrees; steps of 8 halved down to 0.25) for the ``x`` with the
+    least ``gap(x)``, stopping once it is ``enough`` or less."""
+    best, step = gap(x), 8.0
+    while step >= 0.25 and best > enough:
         moved = False
-        for k in range(4):
+        for k in range(len(x)):
             for sign in (1.0, -1.0):
                 y = list(x)
                 y[k] += sign * step
@@ -204,8 +247,7 @@ def _pinching_thumb(
                     x, best, moved = y, value, True
         if not moved:
             step *= 0.5
-    cache[key] = ((x[0], x[1], x[2]), x[3])
-    return cache[key]
+    return x
 
 
 def palm_center(skeleton: Skeleton, positions: Any, side: str, rig_map: Any = None) -> np.ndarray:
@@ -222,9 +264,13 @@ def palm_center(skeleton: Skeleton, positions: Any, side: str, rig_map: Any = No
 
 
 def _shape_angles(
-    skeleton: Skeleton, fingers: dict[str, tuple[int, int, int]], shape: str, diameter: float
+    skeleton: Skeleton,
+    fingers: dict[str, tuple[int, int, int]],
+    shape: str,
+    diameter: float,
+    fist: dict[str, tuple[tuple[float, ...], float]],
 ) -> dict[str, tuple[tuple[float, ...], float]]:
-    """finger -> (flexion of its three joints, spread), degrees, for ``shape``."""
+    """finger -> (flexion of its three joints, spread), degrees, for ``shape`` (``fist``: ``_fist``'s)."""
     out: dict[str, tuple[tuple[float, ...], float]] = {}
     for finger, joints in fingers.items():
         if shape == "open":
@@ -238,7 +284,7 @@ def _shape_angles(
         elif shape == "point" and finger == "index":
             out[finger] = ((0.0, 0.0, 0.0), 0.0)
         elif shape in ("fist", "point"):
-            out[finger] = (_FIST[finger], _FIST_SPREAD[finger])
+            out[finger] = fist[finger]
         else:  # grip: the bones chords of a circle round the cylinder, tangent to the palm at the knuckle
             radius = 0.5 * diameter + FINGER_HALF_THICKNESS
             lengths = [float(skeleton.bone_lengths[skeleton.first_child(j)] if skeleton.first_child(j) >= 0 else
@@ -253,8 +299,11 @@ def _shape_angles(
 
 def _hand_axes(
     skeleton: Skeleton, fingers: dict[str, tuple[int, int, int]], side: str
-) -> dict[str, list[tuple[rot.Vec, rot.Vec]]]:
-    """finger -> per joint (flexion axis, spread axis), each in the joint's own rest frame."""
+) -> dict[str, list[tuple[rot.Vec, rot.Vec, float]]]:
+    """finger -> per joint (flexion axis, spread axis, rest curl): the axes in the joint's own rest
+    frame; the rest curl, degrees, how far a middle or last knuckle is flexed at rest from its finger
+    straight (a Blender rig's relaxed fingers; 0 for the base knuckle), which a shape's flexions count
+    from (``open`` is straight on any rig)."""
     rest = skeleton.rest_positions
     bases = {f: j[0] for f, j in fingers.items()}
     middle = bases.get("middle", next(iter(bases.values())))
@@ -271,7 +320,8 @@ def _hand_axes(
             normal = _unit(toward - bone * float(bone @ toward))
             spread = normal if float(np.cross(normal, bone) @ away) > 0.0 else -normal
             to_local = rot.conj(tuple(skeleton.rest_frames[j].tolist()))  # type: ignore[arg-type]
-            axes.append((rot.rotate(to_local, tuple(flex)), rot.rotate(to_local, tuple(spread))))  # type: ignore[arg-type]
+            curl = rest_bend(rest[j] - rest[int(skeleton.parents[j])], bone, flex) if j != joints[0] else 0.0
+            axes.append((rot.rotate(to_local, tuple(flex)), rot.rotate(to_local, tuple(spread)), curl))  # type: ignore[arg-type]
         out[finger] = axes
     return out
 

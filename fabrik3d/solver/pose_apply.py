@@ -21,8 +21,9 @@ import numpy as np
 
 from fabrik3d import rotations as rot
 from fabrik3d.model import presets
+from fabrik3d.model.constraints import Hinge
 from fabrik3d.model.pose_library import Pose, check_parts, part_of
-from fabrik3d.model.rig_map import ROLES, guess_rig_map
+from fabrik3d.model.rig_map import ROLES, body_turn, guess_rig_map
 from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.solver.fk import _pose, joint_turn, turn_joint
 
@@ -66,13 +67,14 @@ class _Rig:
         self.at = {r: skeleton.index(b) for r, b in rig_map.items() if r in ROLES and b in skeleton}
         self.role = {j: r for r, j in self.at.items()}
         rest, pre = skeleton.rest_positions, _preset()
-        axes = _body_axes(rest, self.at)
-        theirs = _body_axes(pre.rest_positions, {r: pre.index(r) for r in self.at})
-        m = axes @ theirs.T  # preset body axes -> this rig's
+        m = body_turn({r: pre.index(r) for r in self.at}, rest, self.at)  # preset body axes -> this rig's
         self.a: Quat = _matrix_quat(m)
         self.r0 = [tuple(q) for q in skeleton.rest_frames.tolist()]
         self.canon: dict[int, Quat] = {}  # the canonical frame (module docstring) of each role joint
         for role, j in self.at.items():
+            if role == "pelvis":  # (the body itself: its rest is the body at rest, whatever its bone)
+                self.canon[j] = self.r0[j]  # type: ignore[assignment]
+                continue
             e = rot.y_axis(self.r0[j])  # type: ignore[arg-type]
             s = rot.swing(e, rot.rotate(self.a, _rest_dir(role)), rot.X_AXIS)
             self.canon[j] = rot.normalize_quat(rot.mul(s, self.r0[j]))  # type: ignore[arg-type]
@@ -196,6 +198,7 @@ def apply_pose(
             w = rot.unit(rot.rotate(r.a, want))
             if u is not None and w is not None:
                 frame = rot.normalize_quat(rot.mul(rot.swing(u, w, rot.X_AXIS), frame))
+                frame = _rolled_to_hinge(r, turns, j, c, frame, w)
         p, q = _turn_to(r, p, q, j, frame)
         moved.append(j)
     up = np.array(r.up)
@@ -244,6 +247,42 @@ def _chord(r: _Rig, role: str, child: str, turns: Mapping[str, Quat]) -> Vec | N
     return rot.unit(total)
 
 
+def _rolled_to_hinge(r: _Rig, turns: Mapping[str, Quat], j: int, c: int, frame: Quat, bone: Vec) -> Quat:
+    """``frame`` rolled about ``bone`` (its world bone to role joint ``c``) so that ``c``'s hinge (an
+    elbow, a knee) bends in the plane of the posed bone below ``c``: a rig whose hinge sits otherwise
+    in its canonical frame than the preset's (a Blender rig's bent elbow) still takes the pose's
+    direction. Of the two rolls that do it, the one whose bend lies within the hinge's range (then the
+    smaller) is taken; ``frame`` as it is when ``c`` has no hinge or the bone below is straight on."""
+    hinge = next((h for h in r.sk.constraints.get(r.sk.names[c], ()) if isinstance(h, Hinge)), None)
+    below = r.role_child(c)
+    if hinge is None or below < 0 or (want := _chord(r, r.role[c], r.role[below], turns)) is None:
+        return frame
+    f = rot.rotate(r.a, want)
+    if rot.dot(rot.cross(bone, f), rot.cross(bone, f)) < 1e-12:
+        return frame
+    a = rot.rotate(rot.mul(frame, rot.conj(r.r0[j])), hinge.axis)  # (the hinge's axis turns with c's parent)
+    a_par = rot.dot(a, bone)
+    a_perp = rot.add(a, bone, -a_par)
+    ca, sa, c0 = rot.dot(a_perp, f), rot.dot(rot.cross(bone, a_perp), f), a_par * rot.dot(bone, f)
+    radius = math.hypot(ca, sa)
+    if radius < 1e-12 or abs(c0) > radius:
+        return frame
+    mid, half = math.atan2(sa, ca), math.acos(max(-1.0, min(1.0, -c0 / radius)))
+    k = r.sk.first_child(c)
+    rest_bone = rot.sub(tuple(r.sk.rest_positions[k].tolist()), tuple(r.sk.rest_positions[c].tolist()))  # type: ignore[arg-type]
+    best: tuple[float, float, Quat] | None = None
+    for phi in (mid + half, mid - half):
+        phi = math.remainder(phi, math.tau)
+        rolled = rot.normalize_quat(rot.mul(rot.axis_angle(bone, phi), frame))
+        carried = rot.mul(rolled, rot.conj(r.r0[j]))  # (world turn from rest of c's parent)
+        axis, zero = rot.rotate(carried, hinge.axis), rot.rotate(carried, rest_bone)
+        bend = math.degrees(math.atan2(rot.dot(axis, rot.cross(zero, f)), rot.dot(zero, f)))
+        over = max(hinge.min_deg - bend, bend - hinge.max_deg, 1e-6) - 1e-6  # (a bend at its stop: 0)
+        if best is None or (over, abs(phi)) < best[:2]:
+            best = (over, abs(phi), rolled)
+    return best[2] if best is not None else frame
+
+
 def _turn_to(r: _Rig, p: np.ndarray, q: np.ndarray, j: int, frame: Quat) -> tuple[np.ndarray, np.ndarray]:
     """The pose with joint ``j`` turned (within its limits) toward the world ``frame``."""
     parent = int(r.sk.parents[j])
@@ -251,23 +290,6 @@ def _turn_to(r: _Rig, p: np.ndarray, q: np.ndarray, j: int, frame: Quat) -> tupl
     rest_local = rot.mul(rot.conj(r.r0[parent]), r.r0[j]) if parent >= 0 else r.r0[j]  # type: ignore[arg-type]
     turn = rot.normalize_quat(rot.mul(rot.conj(rest_local), rot.mul(rot.conj(fp), frame)))
     return turn_joint(r.sk, p, q, r.sk.names[j], turn)
-
-
-def _body_axes(rest: np.ndarray, at: Mapping[str, int]) -> np.ndarray:
-    """``(3, 3)`` columns left, up, forward: left between the shoulders (or hips), up from the pelvis to
-    the head (or neck, chest); the identity without them."""
-    left = next((rest[at[f"{r}_l"]] - rest[at[f"{r}_r"]] for r in ("shoulder", "hip", "clavicle")
-                 if f"{r}_l" in at and f"{r}_r" in at), None)  # fmt: skip
-    top = next((at[r] for r in ("head", "neck", "chest", "spine_01") if r in at), None)
-    if left is None or top is None or "pelvis" not in at or np.linalg.norm(left) < 1e-12:
-        return np.eye(3)
-    x = left / np.linalg.norm(left)
-    up = rest[top] - rest[at["pelvis"]]
-    y = up - np.dot(up, x) * x
-    if np.linalg.norm(y) < 1e-9:
-        return np.eye(3)
-    y /= np.linalg.norm(y)
-    return np.column_stack([x, y, np.cross(x, y)])
 
 
 def _matrix_quat(m: np.ndarray) -> Quat:
