@@ -3,11 +3,14 @@
 A pose (``fabrik3d.model.pose_library.Pose``) holds each role's rotation from the humanoid preset's rest
 (T-pose) frame, relative to the body. On a rig, a role's *canonical* frame is its rest frame swung so
 that its bone points as the preset's does (an A-pose's arm swung up to the T, whatever the bone's roll),
-in the rig's body axes (measured between its shoulders and from its pelvis up, as
-``fabrik3d.model.rig_map``). Applying a pose turns each role joint, parents first, to the pose's rotation
-of that canonical frame, then swings it so that its bone to the next role points where the preset's does
-(a rig without a role, such as a third spine bone, still gets its bones' directions); every turn goes
-through ``fabrik3d.solver.fk.turn_joint``, so it is clamped to the joint's own limits.
+in the rig's body axes (``fabrik3d.model.rig_map.body_turn``); the pelvis's is its rest frame (it is the
+body: a Blender rig's forward-leaning lumbar bone keeps its lean, and its hips their range). Applying a
+pose turns each role joint, parents first, to the pose's rotation of that canonical frame, then swings
+it so that its bone to the next role points where the preset's does (a rig without a role, such as a
+third spine bone, still gets its bones' directions) and rolls it about that bone so that the hinge of
+the next role (an elbow, a knee) bends toward the posed bone below it (a rig whose hinge sits otherwise
+than the preset's, as a bent-at-rest elbow's, still takes the pose). Every turn goes through
+``fabrik3d.solver.fk.turn_joint``, so it is clamped to the joint's own limits.
 """
 
 from __future__ import annotations
