@@ -81,3 +81,47 @@ def test_without_dask_the_message_names_the_extra(scenes, tmp_path: Path, monkey
     status = main(["bake", str(paths[0]), "-o", str(tmp_path / "o"), "--workers", "2"])
     assert status == 2 and "pip install 'fabrik3d[scale]'" in capsys.readouterr().err
     assert main(["bake", str(paths[0]), "-o", str(tmp_path / "o"), "--workers", "0"]) == 2
+
+
+def test_a_worker_killed_mid_run_costs_a_retry_never_an_output(tmp_path: Path) -> None:
+    """A worker SIGKILLed once the first outputs appear: its scenes run again on a worker the cluster
+    starts anew, and every output is there once, whole and byte-identical to baking in process."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        missing_tool("dask is not installed (pip install 'fabrik3d[scale]')")
+    import os
+    import signal
+    import threading
+    import time
+
+    folder = tmp_path / "scenes"
+    folder.mkdir()
+    paths = []
+    for k in range(8):
+        anim = Animation((Key(0, {"hand_l": HAND}), Key(40, {"hand_l": HAND + np.array([-0.2, -0.05 * k, 0.3])})))
+        paths.append(folder / f"take{k}.json")
+        save_scene(Scene(BODY, animation=anim), paths[-1])
+    serial = bake_many([str(p) for p in paths], tmp_path / "serial")
+    assert all(b.error is None for b in serial)
+    out = tmp_path / "cluster"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with Client(cluster) as client:
+            pids = client.run(os.getpid)
+            done: list = []
+            baking = threading.Thread(target=lambda: done.append(bake_many([str(p) for p in paths], out, client)))
+            baking.start()
+            deadline = time.monotonic() + 120
+            while not list(out.glob("*.glb")) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert list(out.glob("*.glb")), "no output appeared"
+            os.kill(next(iter(pids.values())), signal.SIGKILL)
+            assert len(list(out.glob("*.glb"))) < len(paths)  # (killed mid-run)
+            baking.join(timeout=300)
+            assert not baking.is_alive() and done
+            assert set(client.run(os.getpid).values()) != set(pids.values())  # (a worker was started anew)
+    results = done[0]
+    assert [b.error for b in results] == [None] * len(paths)
+    assert sorted(p.name for p in out.iterdir()) == sorted(f"{p.stem}.glb" for p in paths)  # (none partial or extra)
+    for p in paths:
+        assert (out / f"{p.stem}.glb").read_bytes() == (tmp_path / "serial" / f"{p.stem}.glb").read_bytes()
