@@ -13,7 +13,7 @@ from fabrik3d.io.character import load_character, scene_character
 from fabrik3d.io.scene import Scene, scene_or_preset
 from fabrik3d.model import presets
 
-from . import security
+from . import memory, security
 from .app import WebApp
 
 
@@ -59,6 +59,7 @@ def serve(
     security.guard(app.server, secret)
     url = security.page_url(host, port, secret)
     app.server.controller.on_server_ready.add(lambda **_: _announce(url, open_browser))
+    app.server.controller.on_server_ready.add(lambda **_: setattr(app, "_trimming", memory.keep_trimmed()))
     _own_options_only(app.server)
     app.server.start(host=host, port=port, open_browser=False, timeout=0, show_connection_info=False)
 
