@@ -163,7 +163,8 @@ def rest_bend(above: Any, bone: Any, axis: Any) -> float:
     u = u - float(np.dot(u, a)) * a
     if float(np.linalg.norm(u)) <= 1e-9 * max(float(np.linalg.norm(above)), 1e-300):
         return 0.0
-    return math.degrees(math.atan2(float(np.dot(a, np.cross(u, v))), float(np.dot(u, v))))
+    bend = math.degrees(math.atan2(float(np.dot(a, np.cross(u, v))), float(np.dot(u, v))))
+    return bend if abs(bend) > 1e-9 else 0.0  # (rounding reads 0: a straight rest keeps its ranges bit for bit)
 
 
 def hinge_from_straight(axis: Any, min_deg: float, max_deg: float, bend: float) -> Hinge:
