@@ -106,35 +106,46 @@ def columns(value: Any, name: str) -> tuple[list[float], list[float], list[float
     return xs, ys, zs
 
 
+def plain_point(value: Any) -> tuple[float, float, float] | None:
+    """``value`` as three floats when it is plainly a point within ``MAX_COORD``: a float64 ``(3,)``
+    array, or a list or tuple of three floats or integers (not booleans); else ``None``."""
+    t = type(value)
+    if t is np.ndarray:
+        if value.dtype.char != "d" or value.shape != (3,):
+            return None
+        x, y, z = value.tolist()
+    elif (t is tuple or t is list) and len(value) == 3:
+        x, y, z = value
+        if not (type(x) in _NUMBERS and type(y) in _NUMBERS and type(z) in _NUMBERS):
+            return None
+    else:
+        return None
+    if -MAX_COORD <= x <= MAX_COORD and -MAX_COORD <= y <= MAX_COORD and -MAX_COORD <= z <= MAX_COORD:
+        return float(x), float(y), float(z)
+    return None
+
+
+_NUMBERS = (float, int)
+
+
 def vec(value: Any, name: str) -> tuple[float, float, float]:
     """The checked ``(3,)`` point of ``point`` as a tuple of three floats.
 
-    Float64 ``(3,)`` arrays and lists or tuples of three floats within
-    ``MAX_COORD`` are read directly; anything else goes through ``point``, with its errors.
+    Float64 ``(3,)`` arrays and lists or tuples of three numbers within ``MAX_COORD`` are read
+    directly; anything else goes through ``point``, with its errors.
     """
-    t = type(value)
-    if t is np.ndarray:
-        if value.dtype.char == "d" and value.shape == (3,):
-            x, y, z = value.tolist()
-            if -MAX_COORD <= x <= MAX_COORD and -MAX_COORD <= y <= MAX_COORD and -MAX_COORD <= z <= MAX_COORD:
-                return x, y, z
-    elif (t is tuple or t is list) and len(value) == 3:
-        x, y, z = value
-        if (
-            type(x) is float
-            and type(y) is float
-            and type(z) is float
-            and -MAX_COORD <= x <= MAX_COORD
-            and -MAX_COORD <= y <= MAX_COORD
-            and -MAX_COORD <= z <= MAX_COORD
-        ):
-            return x, y, z
+    plain = plain_point(value)
+    if plain is not None:
+        return plain
     x, y, z = point(value, name).tolist()
     return x, y, z
 
 
 def point(value: Any, name: str) -> np.ndarray:
     """A ``(3,)`` float array (a copy) of finite, bounded coordinates."""
+    plain = plain_point(value)
+    if plain is not None:
+        return np.array(plain)
     try:
         arr = real_array(value)
     except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float range

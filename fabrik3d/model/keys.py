@@ -53,11 +53,13 @@ MIN_FPS = 0.01
 # The last frame a key may sit on (a day at 30 frames per second).
 MAX_FRAME = 2_592_000
 # The most keys an animation holds (docs/animation.md, "Limits"): a file of more is refused before its keys are read.
-MAX_KEYS = 10_000
+MAX_KEYS = 100_000
 
 
 def frame_number(value: Any, name: str) -> int:
     """An integer frame in ``[0, MAX_FRAME]``, or ``ValueError`` naming ``name``."""
+    if type(value) is int and 0 <= value <= MAX_FRAME:  # (the common case, read fast)
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, np.integer, float, np.floating)):
         raise ValueError(f"{name}: expected a frame number, got {_quoted(value)}")
     if isinstance(value, (float, np.floating)) and not (math.isfinite(value) and float(value).is_integer()):
@@ -76,6 +78,11 @@ def check_key_count(count: int, where: str) -> None:
 def _target(value: Any, name: str) -> Target:
     if isinstance(value, Target):
         return value
+    if type(value) is list or type(value) is tuple:
+        try:
+            return Target(value)
+        except ValueError:
+            return Target(checks.point(value, name))  # (raises, naming the place)
     if isinstance(value, Mapping):
         unknown = set(value) - {"position", "orientation", "weight"}
         if unknown or "position" not in value:
@@ -84,12 +91,14 @@ def _target(value: Any, name: str) -> Target:
             return Target(value["position"], value.get("orientation"), value.get("weight", 1.0))
         except ValueError as exc:
             raise ValueError(f"{name}.{exc}") from None
-    return Target(checks.point(value, name))
+    return Target(value if checks.plain_point(value) is not None else checks.point(value, name))
 
 
 def _names(value: Any, name: str) -> Mapping[str, Any]:
     if value is None:
         return {}
+    if type(value) is dict and all(type(k) is str for k in value):  # (the common case, read fast)
+        return value
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise ValueError(f"{name}: expected an object mapping effector names to goals, got {_quoted(value)}")
     return value
@@ -138,7 +147,7 @@ class Key:
     @classmethod
     def from_dict(cls, data: Any, where: str = "key") -> Key:
         """A key from its JSON form; ``ValueError`` naming ``where`` and the field of any problem."""
-        if not isinstance(data, Mapping) or "frame" not in data:
+        if not (type(data) is dict or isinstance(data, Mapping)) or "frame" not in data:
             raise ValueError(f"{where}: expected an object with a 'frame'")
         unknown = set(data) - {"frame", "targets", "root_target", "poles", "pose"}
         if unknown:

@@ -34,7 +34,11 @@ class Target:
         object.__setattr__(self, "position", checks.point(self.position, "position"))
         if self.orientation is not None:
             object.__setattr__(self, "orientation", unit_quaternion(self.orientation, "orientation"))
-        w = checks.positive(self.weight, "weight")
+        w = (
+            self.weight
+            if type(self.weight) is float and 0.0 < self.weight <= 1.0
+            else checks.positive(self.weight, "weight")
+        )
         if w > 1.0:
             raise ValueError(f"weight: must be in (0, 1], got {w:g}")
         object.__setattr__(self, "weight", w)
