@@ -29,6 +29,12 @@ MISTURNED = math.radians(60.0)
 # An orientation target counts as reached within this angle (radians, 1 deg) when the levels choose
 # whether a stiffer one must join.
 ORIENTATION_REACHED = 0.0175
+# A turn in place (the targets' positions reached at the start, an orientation asked for: the web's
+# R-turn or ring) frees stiff joints up to this stiffness (the clavicles), never the torso: a hand
+# turned past what its arm allows stays turned as far as the arm can, the body still (issue 29: such
+# a turn bent the spine). A solve that also moves a target may still bend the torso for its
+# orientation (a pose reachable only so).
+ORIENTATION_STIFFNESS = 0.5
 # Probes of the share of a stiffer level's turn (a first guess, then halvings).
 BISECTIONS = 4
 # Where every pose that reaches jumps, a stiffer level's pose is taken over the freer levels' only if
@@ -290,7 +296,8 @@ class StiffLevels:
 
     def reached(self, pose: list[rot.Vec], frames: list[rot.Quat] | None = None) -> bool:
         """Every target within the tolerance, and (with ``frames``) every orientation target within
-        ``ORIENTATION_REACHED``: a stiffer level joins the reach for an orientation too."""
+        ``ORIENTATION_REACHED``: a stiffer level joins the reach for an orientation too (for a turn in
+        place, up to ``ORIENTATION_STIFFNESS``)."""
         if self.error(pose) > self.tol:
             return False
         return frames is None or all(

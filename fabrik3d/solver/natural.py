@@ -50,7 +50,7 @@ from fabrik3d.model.targets import Goal
 from fabrik3d.rotations import add as _add
 from fabrik3d.rotations import sub as _sub
 from fabrik3d.solver.constrained.solve import LimitedSolve
-from fabrik3d.solver.levels import StiffLevels
+from fabrik3d.solver.levels import ORIENTATION_STIFFNESS, StiffLevels
 from fabrik3d.solver.rig import Rig, rig
 from fabrik3d.solver.subtree import forward, local, sub_skeleton
 from fabrik3d.solver.swivel import Swivelling
@@ -144,6 +144,7 @@ class NaturalSolve(StiffLevels, Swivelling):
         )
         self.bar = math.inf if math.isinf(self.far) else RETRY_JUMP * self.step + forced  # (the whole step: ``share``)
         self.loosen(pose)
+        self.turning = self.step <= tol and any(g.orientation is not None for g in self.goals.values())
         start = pose, frames
         pose, frames = self.levelled(*start, reference)
         misturned = self.misturned(pose, frames)
@@ -175,6 +176,8 @@ class NaturalSolve(StiffLevels, Swivelling):
         for below, level in zip(self.levels, self.levels[1:]):
             if self.reached(pose, frames) and not self.jumps(pose):
                 break
+            if self.turning and level > ORIENTATION_STIFFNESS and self.reached(pose):
+                break  # (a turn in place recruits no torso: the limb turns the hand as far as it can)
             if level != self.levels[-1] and not self.within_length(pose, level):
                 continue  # (too short at this level: its joints join the next one's, wholly free)
             pose, frames = self.share(pose, frames, below, level)

@@ -68,3 +68,24 @@ def test_the_pelvis_turned_and_tilted_keeps_planted_toes_knees_and_hands(yaw: fl
         knee, ankle, toe = (p[BODY.index(f"{j}_{side}")] for j in ("knee", "ankle", "toe"))
         forward, out = (toe - ankle) * [1, 0, 1], (knee - ankle) * [1, 0, 1]
         assert forward @ out > 0.0, side  # the knee points over the toes, not back
+
+
+TORSO = ("pelvis", "spine_01", "spine_02", "spine_03", "chest", "neck", "head", "shoulder_r", "hand_r")
+
+
+@pytest.mark.parametrize("axis", [(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0), (0, 1, 1)])
+def test_a_hand_turned_past_what_its_arm_allows_turns_no_torso(axis) -> None:
+    """An R-turn of 120 or 150 deg at the hand's place: the arm turns the hand toward it as far as it
+    can (nearer than it started), and the torso, the head and the other arm stay where they were
+    (before, the spine bent up to 21 cm and the head moved up to 50 cm to serve the orientation)."""
+    hand = BODY.index("hand_l")
+    start = fabrik3d.solve(BODY, {"hand_l": (0.45, 1.1, 0.35)})
+    now = tuple(start.rotations[hand])
+    for degrees in (120.0, 150.0):
+        wanted = rot.mul(rot.axis_angle(rot.unit(axis), math.radians(degrees)), now)
+        target = fabrik3d.Target(start.positions[hand], wanted)
+        r = fabrik3d.solve(BODY, {"hand_l": target}, positions=start.positions, rotations=start.rotations)
+        assert np.linalg.norm(r.positions[hand] - start.positions[hand]) <= 1e-3
+        assert angle_deg(r.rotations[hand], wanted) < degrees - 5.0
+        still = [BODY.index(n) for n in TORSO]
+        assert np.abs(r.positions[still] - start.positions[still]).max() <= 1e-9, degrees
