@@ -214,9 +214,8 @@ def humanoid_setup(
         above = rest[j] - rest[parents[j]] if parents[j] >= 0 else None
         k = _PRESET.first_child(_PRESET.index(role))
         centre = turn @ (_PRESET.rest_positions[k] - _PRESET.rest_positions[_PRESET.index(role)]) if k >= 0 else None
-        limits[bone] = [
-            _turned(c, turn, bone_dir, above, centre) for c in (items if isinstance(items, list) else [items])
-        ]
+        ball = any(isinstance(c, EllipticalCone) for c in items)  # (a shoulder, a hip: its twist widens too)
+        limits[bone] = [_turned(c, turn, bone_dir, above, centre, ball) for c in items]
     ends = effectors(rig_map)
 
     def name(role: str | None) -> str | None:
@@ -314,7 +313,12 @@ def _absorbed(limits: Mapping[str, Any], present: set[str]) -> dict[str, list[Co
 
 
 def _turned(
-    c: Constraint, turn: np.ndarray, bone_dir: np.ndarray | None, above: np.ndarray | None, centre: np.ndarray | None
+    c: Constraint,
+    turn: np.ndarray,
+    bone_dir: np.ndarray | None,
+    above: np.ndarray | None,
+    centre: np.ndarray | None,
+    ball: bool = False,
 ) -> Constraint:
     """Constraint ``c`` with its axes turned by ``turn``, its range kept where the preset has it about
     the body when the rig's rest differs from the preset's (an A-pose's arms, a Blender rig's bent
@@ -323,6 +327,10 @@ def _turned(
     * An elliptical cone's four extents are shifted by where ``bone_dir`` (the rig's rest bone) lies in
       the cone's chart about ``centre`` (the preset's rest bone, in the rig's axes): the arm of an
       A-pose still rises as far above the shoulder as the preset's.
+    * A ball joint's ``Twist`` (``ball``: a shoulder or a hip, beside an elliptical cone) widens both
+      ways by the angle between ``bone_dir`` and ``centre``: a twist counts from the rest frame, and
+      the same turn read from a rest swung that far (an A-pose's arm) differs by up to that angle, so
+      every twist the preset allows stays allowed.
     * A hinge's axis is made perpendicular to ``bone_dir``, or where the rig is bent at rest by more
       than ``BENT_DEG`` it is the normal of that bend (the plane the rig's joint bends in), if within
       ``BENT_AXIS_DEG`` of the preset's; its range is shifted by the rig's rest bend: the preset's
@@ -356,6 +364,10 @@ def _turned(
             up_deg=extent(c.up_deg - v),
             down_deg=extent(c.down_deg + v),
         )
+    if isinstance(c, Twist) and ball and bone_dir is not None and centre is not None:
+        cos = float(np.dot(bone_dir, centre)) / float(np.linalg.norm(bone_dir) * np.linalg.norm(centre) or 1.0)
+        off = math.degrees(math.acos(max(-1.0, min(1.0, cos))))
+        return Twist(max(c.min_deg - off, -180.0), min(c.max_deg + off, 180.0)) if off > 1e-9 else c
     if not isinstance(c, Hinge):
         return c
     axis = turn @ np.array(c.axis, dtype=float)

@@ -2,7 +2,7 @@
 human metarig (elbows and knees bent at rest, a lumbar bone leaning forward, palms, relaxed fingers)
 and an A-posed armature with Mixamo's names (``tests/blender/export_rigs.py``).
 
-* The starter library applied to them, plain and mirrored: each limb bone (upper arm, forearm,
+* The starter library and an asymmetric pose applied to them, plain and mirrored: each limb bone (upper arm, forearm,
   thigh, shin) and each spine segment above the pelvis within 5 deg of the humanoid's; the pelvis
   turned from its rest as the humanoid's is (the pelvis's own bone keeps the rig's lean: it is the
   body, not a segment to aim); every joint within its limits.
@@ -35,7 +35,7 @@ SK = fabrik3d.presets.get("humanoid")
 OWN = {n: n for n in SK.names}
 POSES = (
     "T", "A", "idle", "walk contact left", "run", "sit", "crouch", "kneel", "reach up", "point", "wave",
-    "hands on hips", "arms crossed",
+    "hands on hips", "arms crossed", "asymmetric",
 )  # fmt: skip
 SEGMENTS = [("spine_01", "spine_02"), ("spine_02", "chest"), ("chest", "neck"), ("neck", "head")]
 
@@ -44,6 +44,17 @@ SEGMENTS = [("spine_01", "spine_02"), ("spine_02", "chest"), ("chest", "neck"), 
 def rigs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Character]:
     folder = exported_rigs(tmp_path_factory.mktemp("blender_rigs"))
     return {rig: load_character(folder / f"{rig}.glb") for rig in ("rigify", "mixamo")}
+
+
+def asymmetric() -> fabrik3d.Pose:
+    """A hand up (its upper arm at the preset's twist stop), a hand across, a knee up, the head turned."""
+    r = fabrik3d.solve(
+        SK,
+        {"hand_l": (0.3, 1.9, 0.2), "hand_r": (-0.2, 1.0, 0.35), "toe_l": (0.15, 0.3, 0.4),
+         "toe_r": (-0.1, 0.02, -0.1), "head": (0.1, 1.7, 0.2)},
+        root_target=(0.0, 0.85, 0.05),
+    )  # fmt: skip
+    return fabrik3d.capture_pose(SK, r.positions, r.rotations)
 
 
 def rest(skeleton: fabrik3d.Skeleton) -> tuple[np.ndarray, np.ndarray]:
@@ -59,7 +70,7 @@ def transfer_errors(c: Character, name: str, mirrored: bool) -> dict[str, float]
     """Degrees between each bone of the pose on the humanoid and on ``c`` (mirrored: the other side's,
     reflected), the pelvis's turn from rest included; and the worst limit excess as ``limits``."""
     s, m = c.skeleton, c.rig_map
-    pose = fabrik3d.starter_poses()[name]
+    pose = fabrik3d.starter_poses()[name] if name != "asymmetric" else asymmetric()
     ph, qh = fabrik3d.apply_pose(SK, *rest(SK), pose)
     p, q = fabrik3d.apply_pose(s, *rest(s), pose, rig_map=m, mirrored=mirrored)
     flip = np.array([-1.0, 1.0, 1.0]) if mirrored else np.ones(3)
