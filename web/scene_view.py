@@ -33,10 +33,7 @@ import vtkmodules.vtkRenderingOpenGL2  # noqa: F401  (the OpenGL render window)
 from vtkmodules.vtkCommonDataModel import vtkPolyData
 from vtkmodules.vtkFiltersCore import vtkTubeFilter
 from vtkmodules.vtkFiltersSources import vtkSphereSource
-from vtkmodules.vtkInteractionWidgets import (
-    vtkHandleWidget,
-    vtkSphereHandleRepresentation,
-)
+from vtkmodules.vtkInteractionWidgets import vtkHandleWidget, vtkSphereHandleRepresentation
 from vtkmodules.vtkRenderingCore import (
     vtkActor,
     vtkGlyph3DMapper,
@@ -71,6 +68,7 @@ from .vtk_parts import (
     finish,
     floor_grid,
     frame_camera,
+    keep_handle_sizes,
     label,
     lit_actor,
     orientation_marker,
@@ -173,6 +171,7 @@ class SceneView:
             self._limit_actors.append(actor)
             self.renderer.AddActor(actor)
         self.handles: dict[tuple[str, str], vtkHandleWidget] = {}
+        keep_handle_sizes(self.renderer, lambda: self.handles.values())
         self.show_limits = False
         self.pixel_scale = 1.0
         self.limit_joints: frozenset[str] = frozenset()  # joints whose limits are drawn (empty: all)

@@ -4,6 +4,7 @@ numpy arrays (points ``(m, 3)`` in scene units, cells as index arrays)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -206,6 +207,18 @@ VIEWS = {
     "side": ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), True),
     "top": ((0.0, 1.0, 0.0), (0.0, 0.0, -1.0), True),
 }
+
+
+def keep_handle_sizes(renderer: Any, handles: Callable[[], Iterable[Any]]) -> None:
+    """The widgets of ``handles()`` keep their size on screen as the camera moves: VTK sizes a sphere
+    handle (its ``HandleSize`` pixels) when its representation is built, so each is marked modified
+    whenever the camera is (zoomed on a hand, the hand's handle stayed as large as the whole hand)."""
+
+    def camera_moved(_obj: Any, _event: str) -> None:
+        for widget in handles():
+            widget.GetRepresentation().Modified()
+
+    renderer.GetActiveCamera().AddObserver("ModifiedEvent", camera_moved)
 
 
 def frame_camera(renderer: Any, points: np.ndarray, size: float, view: str) -> None:
