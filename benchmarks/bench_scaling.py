@@ -174,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     large_skeletons((100, 300) if args.quick else (1000, 10_000, 100_000))
     print()
-    animations((30, 100) if args.quick else (1000, 10_000, 100_000), (100, 300) if args.quick else (1000, 10_000, 100_000))
+    animations(
+        (30, 100) if args.quick else (1000, 10_000, 100_000), (100, 300) if args.quick else (1000, 10_000, 100_000)
+    )
     return 0
 
 

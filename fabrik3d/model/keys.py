@@ -58,8 +58,6 @@ MAX_KEYS = 100_000
 
 def frame_number(value: Any, name: str) -> int:
     """An integer frame in ``[0, MAX_FRAME]``, or ``ValueError`` naming ``name``."""
-    if type(value) is int and 0 <= value <= MAX_FRAME:  # (the common case, read fast)
-        return value
     if isinstance(value, bool) or not isinstance(value, (int, np.integer, float, np.floating)):
         raise ValueError(f"{name}: expected a frame number, got {_quoted(value)}")
     if isinstance(value, (float, np.floating)) and not (math.isfinite(value) and float(value).is_integer()):
@@ -78,11 +76,6 @@ def check_key_count(count: int, where: str) -> None:
 def _target(value: Any, name: str) -> Target:
     if isinstance(value, Target):
         return value
-    if type(value) is list or type(value) is tuple:
-        try:
-            return Target(value)
-        except ValueError:
-            return Target(checks.point(value, name))  # (raises, naming the place)
     if isinstance(value, Mapping):
         unknown = set(value) - {"position", "orientation", "weight"}
         if unknown or "position" not in value:
@@ -91,14 +84,12 @@ def _target(value: Any, name: str) -> Target:
             return Target(value["position"], value.get("orientation"), value.get("weight", 1.0))
         except ValueError as exc:
             raise ValueError(f"{name}.{exc}") from None
-    return Target(value if checks.plain_point(value) is not None else checks.point(value, name))
+    return Target(checks.point(value, name))
 
 
 def _names(value: Any, name: str) -> Mapping[str, Any]:
     if value is None:
         return {}
-    if type(value) is dict and all(type(k) is str for k in value):  # (the common case, read fast)
-        return value
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise ValueError(f"{name}: expected an object mapping effector names to goals, got {_quoted(value)}")
     return value
@@ -147,21 +138,39 @@ class Key:
     @classmethod
     def from_dict(cls, data: Any, where: str = "key") -> Key:
         """A key from its JSON form; ``ValueError`` naming ``where`` and the field of any problem."""
-        if not (type(data) is dict or isinstance(data, Mapping)) or "frame" not in data:
+        if not isinstance(data, Mapping) or "frame" not in data:
             raise ValueError(f"{where}: expected an object with a 'frame'")
         unknown = set(data) - {"frame", "targets", "root_target", "poles", "pose"}
         if unknown:
             raise ValueError(f"{where}: unknown field {checks.quoted(sorted(unknown)[0])}")
+        if type(data) is dict and data.keys() <= {"frame", "targets"} and (plain := _plain_key(data)) is not None:
+            return plain
+        get = data.get
         try:
-            return cls(
-                data["frame"],
-                data.get("targets") or {},
-                data.get("root_target"),
-                data.get("poles") or {},
-                data.get("pose"),
-            )
+            return cls(data["frame"], get("targets") or {}, get("root_target"), get("poles") or {}, get("pose"))
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
+
+
+_FIELDS = ("frame", "targets", "root_target", "poles", "pose")
+
+
+def _plain_key(data: dict[str, Any]) -> Key | None:
+    """A key of the common form (an integer frame, targets as plain points) made with the checks of
+    ``Key`` done once, here (``frame_number``'s range, ``checks.plain_point``); ``None`` for any other."""
+    frame, targets = data.get("frame"), data.get("targets") or {}
+    if type(frame) is not int or not 0 <= frame <= MAX_FRAME or type(targets) is not dict:
+        return None
+    points = {}
+    for name, value in targets.items():
+        point = checks.plain_point(value) if type(name) is str else None
+        if point is None:
+            return None
+        points[name] = Target.at(np.array(point))
+    key = object.__new__(Key)
+    for attribute, value in zip(_FIELDS, (frame, points, None, {}, None), strict=True):
+        object.__setattr__(key, attribute, value)
+    return key
 
 
 def _target_json(t: Target) -> Any:
@@ -383,13 +392,8 @@ class Animation:
             raise ValueError(f"{where}.keys: expected a list of keys")
         check_key_count(len(keys), f"{where}.keys")
         parsed = tuple(Key.from_dict(k, f"{where}.keys[{i}]") for i, k in enumerate(keys))
+        get = data.get
         try:
-            return cls(
-                parsed,
-                data.get("fps", DEFAULT_FPS),
-                data.get("start", 0),
-                data.get("end"),
-                data.get("interpolation", "smooth"),
-            )
+            return cls(parsed, get("fps", DEFAULT_FPS), get("start", 0), get("end"), get("interpolation", "smooth"))
         except ValueError as exc:
             raise ValueError(f"{where}.{exc}") from None

@@ -30,6 +30,15 @@ class Target:
     orientation: Any = None
     weight: float = 1.0
 
+    @classmethod
+    def at(cls, position: np.ndarray) -> Target:
+        """A target at ``position`` without an orientation; ``position`` is already checked (``(3,)``
+        float64, finite, bounded: ``checks.point``'s) and becomes the target's own."""
+        target = object.__new__(cls)
+        for attribute, value in (("position", position), ("orientation", None), ("weight", 1.0)):
+            object.__setattr__(target, attribute, value)
+        return target
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "position", checks.point(self.position, "position"))
         if self.orientation is not None:

@@ -135,3 +135,22 @@ def test_take_times_stay_within_a_day(tmp_path: Path) -> None:
     assert len(Take.from_frames(sk, frames, [0.0, 86_400.0]).times) == 2
     with pytest.raises(ValueError, match=r"^times\[1\]: must be finite and at least 0 and at most 86400 seconds"):
         Take.from_frames(sk, frames, [0.0, 1e300])
+
+
+def test_reading_a_file_pauses_the_garbage_collector_and_puts_it_back_as_it_was() -> None:
+    import gc
+
+    from fabrik3d.io.files import parse_json
+
+    seen = []
+    assert gc.isenabled()
+    assert parse_json('{"a": 1}', "f.json", lambda data: seen.append(gc.isenabled()) or data) == {"a": 1}
+    with pytest.raises(ValueError, match=r"f\.json: bad"):
+        parse_json("[]", "f.json", lambda data: (_ for _ in ()).throw(ValueError("bad")))
+    assert seen == [False] and gc.isenabled()  # (back on, after an error too)
+    gc.disable()
+    try:
+        parse_json("[]", "f.json", list)
+        assert not gc.isenabled()  # (left off when it was off)
+    finally:
+        gc.enable()

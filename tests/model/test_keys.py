@@ -217,3 +217,39 @@ def test_a_key_moved_out_of_the_range_is_refused_before_any_change() -> None:
         later.with_key_moved(10, 4)
     assert [k.frame for k in later.with_key_moved(10, 50).keys] == [50]  # (no end: the range grows)
     assert [k.frame for k in anim.with_key_moved(30, 40).keys] == [0, 40]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    frame=st.integers(0, MAX_FRAME),
+    points=st.dictionaries(
+        st.sampled_from(["hand_l", "hand_r", "head", "toe_l"]),
+        st.tuples(*[st.one_of(st.floats(-1e9, 1e9), st.integers(-(10**9), 10**9))] * 3).map(list),
+        max_size=4,
+    ),
+)
+def test_a_plain_key_reads_as_the_checked_one(frame: int, points: dict) -> None:
+    """The common form (an integer frame, targets as three numbers) is read on a fast path
+    (``keys._plain_key``): it gives the key the checked constructor gives."""
+    read = Key.from_dict({"frame": frame, "targets": points})
+    made = Key(frame, {k: Target(np.array(v, dtype=float)) for k, v in points.items()})
+    assert read.to_dict() == made.to_dict()
+    for k, t in read.targets.items():
+        assert t.position.dtype == np.float64 and t.orientation is None and t.weight == 1.0
+        assert t.position.flags.writeable and not np.shares_memory(t.position, made.targets[k].position)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"frame": True, "targets": {}}, "key: key at frame True: frame: expected a frame number"),
+        ({"frame": MAX_FRAME + 1, "targets": {}}, "is outside 0..2592000"),
+        ({"frame": 3, "targets": {"hand_l": [1.0, 2.0]}}, r"targets.hand_l: expected shape \(3,\)"),
+        ({"frame": 3, "targets": {"hand_l": [1.0, math.nan, 2.0]}}, "targets.hand_l: coordinates must be finite"),
+        ({"frame": 3, "targets": {"hand_l": [1.0, True, 2.0]}}, "targets.hand_l: expected three numbers"),
+        ({"frame": 3, "targets": {3: [1.0, 1.0, 2.0]}}, "targets: expected an object mapping effector names"),
+    ],
+)
+def test_what_the_fast_path_does_not_read_gets_the_checked_errors(data: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Key.from_dict(data)
