@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+import fabrik3d
 from fabrik3d import presets
 from fabrik3d import rotations as rot
 from fabrik3d.model.skeleton import Skeleton
@@ -46,3 +47,15 @@ def a_pose_humanoid() -> Skeleton:
         frame = tuple(plain.rest_frames[j].tolist())
         frames[name] = rot.mul(frame, rot.axis_angle(rot.Y_AXIS, 0.7 * math.sin(3.0 * j)))
     return Skeleton(sk.names, sk.parents, p, rest_frames=frames)
+
+
+def asymmetric_pose() -> fabrik3d.SolveResult:
+    """An asymmetric pose of the humanoid preset: a hand up (its upper arm at its twist stop), a hand
+    across, a knee up, the head turned."""
+    sk = presets.humanoid()
+    return fabrik3d.solve(
+        sk,
+        {"hand_l": (0.3, 1.9, 0.2), "hand_r": (-0.2, 1.0, 0.35), "toe_l": (0.15, 0.3, 0.4),
+         "toe_r": (-0.1, 0.02, -0.1), "head": (0.1, 1.7, 0.2)},
+        root_target=(0.0, 0.85, 0.05),
+    )  # fmt: skip

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 from helpers.blender import exported_rigs
 from helpers.limits import violations
-from helpers.pose_rigs import LIMBS, degrees, direction
+from helpers.pose_rigs import LIMBS, asymmetric_pose, degrees, direction
 
 import fabrik3d
 from fabrik3d import rotations as rot
@@ -47,13 +47,7 @@ def rigs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Character]:
 
 
 def asymmetric() -> fabrik3d.Pose:
-    """A hand up (its upper arm at the preset's twist stop), a hand across, a knee up, the head turned."""
-    r = fabrik3d.solve(
-        SK,
-        {"hand_l": (0.3, 1.9, 0.2), "hand_r": (-0.2, 1.0, 0.35), "toe_l": (0.15, 0.3, 0.4),
-         "toe_r": (-0.1, 0.02, -0.1), "head": (0.1, 1.7, 0.2)},
-        root_target=(0.0, 0.85, 0.05),
-    )  # fmt: skip
+    r = asymmetric_pose()
     return fabrik3d.capture_pose(SK, r.positions, r.rotations)
 
 

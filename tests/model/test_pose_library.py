@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from helpers.character_asset import png, write_character
 from helpers.limits import violations
-from helpers.pose_rigs import a_pose_humanoid, bones, degrees, direction
+from helpers.pose_rigs import a_pose_humanoid, asymmetric_pose, bones, degrees, direction
 
 import fabrik3d
 from fabrik3d.io import pose_library as library
@@ -33,12 +33,7 @@ def rest(skeleton):
 @pytest.fixture(scope="module")
 def posed() -> tuple[np.ndarray, np.ndarray]:
     """An asymmetric pose of the humanoid: a hand up, a hand across, a knee up, the head turned, fingers."""
-    r = fabrik3d.solve(
-        SK,
-        {"hand_l": (0.3, 1.9, 0.2), "hand_r": (-0.2, 1.0, 0.35), "toe_l": (0.15, 0.3, 0.4),
-         "toe_r": (-0.1, 0.02, -0.1), "head": (0.1, 1.7, 0.2)},
-        root_target=(0.0, 0.85, 0.05),
-    )  # fmt: skip
+    r = asymmetric_pose()
     return fabrik3d.apply_pose(SK, r.positions, r.rotations, fabrik3d.starter_poses()["hand fist"], parts=["hands"])
 
 
