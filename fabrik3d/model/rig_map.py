@@ -44,7 +44,8 @@ _PRESET_END = {"head": "head", "hand_l": "hand_l", "hand_r": "hand_r", "toe_l": 
 # A rig is a humanoid when its names give at least this many roles.
 MIN_ROLES = 8
 # A rig whose pelvis-to-head line leans more than this from the scene's +Y (degrees) takes its body's up
-# from that line (a rig lying in its file); otherwise +Y (``_body_axes``).
+# from that line (a rig lying in its file); otherwise +Y (``_body_axes``: a Blender rig's head sits a
+# little forward of its pelvis).
 LEAN_DEG = 45.0
 # A hinge joint bent more than this at rest (degrees) bends in the plane of that bend, where its normal
 # lies within ``BENT_AXIS_DEG`` of the preset's axis (``_turned``).
@@ -192,10 +193,12 @@ def humanoid_setup(
     """The preset's joint limits and posing for a rig: ``(limits by bone name, posing)``.
 
     ``names``, ``parents`` and ``rest`` ``(n, 3)`` are the rig's solving skeleton; ``rig_map`` maps roles
-    to its bones. Axes and directions turn from the preset's body axes (left, up, forward) to the rig's,
-    measured between its shoulders (or hips) and from its pelvis up; a hinge's axis is then made
-    perpendicular to the rig's rest bone. Settings naming a role the rig lacks use the nearest mapped
-    role above it, or are left out.
+    to its bones. Axes and directions turn from the preset's body axes (left, up, forward) to the rig's
+    (``body_turn``: left between its shoulders or hips, up the scene's +Y); each range stays where the
+    preset has it about the body, whatever the rig's rest (``_turned``: hinges from straight, cones and
+    ball joints' twists about the preset's rest bone); a torso bone the rig lacks lends its limits to
+    the one above it (``_absorbed``). Settings naming a role the rig lacks use the nearest mapped role
+    above it, or are left out.
     """
     index = {n: k for k, n in enumerate(names)}
     at = {r: index[b] for r, b in rig_map.items() if b in index}
@@ -205,7 +208,7 @@ def humanoid_setup(
         if p >= 0 and p not in first_child:
             first_child[int(p)] = k
     limits: dict[str, list[Constraint]] = {}
-    for role, items in _absorbed(presets.HUMANOID_LIMITS, {r for r, b in rig_map.items() if b in index}).items():
+    for role, items in _absorbed(presets.HUMANOID_LIMITS, set(at)).items():
         bone = rig_map.get(role)
         if bone is None or bone not in index:
             continue
