@@ -5,7 +5,8 @@ buffers, many of them freed on the image-delivery threads) goes back to the C li
 which keeps it in per-thread arenas instead of returning it to the system: the resident size grows a
 little with every burst of work even though nothing is held (``benchmarks/soak_web.py`` measures it).
 While the server runs, ``keep_trimmed`` asks the allocator every ``TRIM_EVERY_S`` seconds to return
-its free pages (glibc's ``malloc_trim``); elsewhere (another C library, another system) it does
+its free pages (glibc's ``malloc_trim``, on a worker thread: it takes 15-50 ms on a fragmented heap,
+which a drag's frames must not wait for); elsewhere (another C library, another system) it does
 nothing.
 """
 
@@ -42,9 +43,10 @@ def give_back() -> bool:
 
 
 async def _trimming(every_s: float) -> None:
+    loop = asyncio.get_running_loop()
     while True:
         await asyncio.sleep(every_s)
-        give_back()
+        await loop.run_in_executor(None, give_back)  # (15-50 ms on a fragmented heap: off the event loop)
 
 
 def keep_trimmed(every_s: float = TRIM_EVERY_S) -> asyncio.Task[None] | None:

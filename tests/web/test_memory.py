@@ -6,23 +6,26 @@ from __future__ import annotations
 import asyncio
 import ctypes.util
 import platform
+import threading
 
 import pytest
 from fabrik3d_web import memory
 
 
-def test_the_trimming_task_gives_memory_back_again_and_again(monkeypatch) -> None:
-    calls: list[int] = []
-    monkeypatch.setattr(memory, "_TRIM", lambda pad: calls.append(pad) or 1)
+def test_the_trimming_task_gives_memory_back_again_and_again_off_the_event_loop(monkeypatch) -> None:
+    calls: list[tuple[int, int]] = []
+    monkeypatch.setattr(memory, "_TRIM", lambda pad: calls.append((pad, threading.get_ident())) or 1)
 
-    async def session() -> None:
+    async def session() -> int:
         task = memory.keep_trimmed(every_s=0.01)
         assert task is not None
         await asyncio.sleep(0.2)
         task.cancel()
+        return threading.get_ident()
 
-    asyncio.run(session())
-    assert len(calls) >= 5 and set(calls) == {0}
+    loop_thread = asyncio.run(session())
+    assert len(calls) >= 5 and {pad for pad, _ in calls} == {0}
+    assert loop_thread not in {thread for _, thread in calls}  # (a drag's frames do not wait for it)
 
 
 def test_without_malloc_trim_nothing_is_started(monkeypatch) -> None:
