@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +25,18 @@ def missing_tool(reason: str) -> None:
     if IN_CI:
         pytest.fail(f"CI=true and {reason}")
     pytest.skip(reason)
+
+
+def require_notebook() -> Any:
+    """The ``fabrik3d.notebook`` module; skips the calling test module (fails under CI=true) when the
+    notebook extra is missing."""
+    try:
+        import fabrik3d.notebook
+    except ImportError as exc:
+        if IN_CI:
+            raise
+        pytest.skip(str(exc), allow_module_level=True)
+    return fabrik3d.notebook
 
 
 def require_executable(name: str, hint: str) -> str:

@@ -7,20 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import IN_CI
+from conftest import require_notebook
 
 import fabrik3d
 from fabrik3d.io.scene import Scene
 from fabrik3d.model import mass
 from fabrik3d.model.mannequin import Mannequin
 
-try:
-    from fabrik3d.notebook import SkeletonView
-    from fabrik3d.notebook.body import BALANCED, FALLING
-except ImportError as exc:  # the notebook extra is missing
-    if IN_CI:
-        raise
-    pytest.skip(str(exc), allow_module_level=True)
+notebook = require_notebook()
+SkeletonView, BALANCED, FALLING = notebook.SkeletonView, notebook.body.BALANCED, notebook.body.FALLING
 
 BODY = fabrik3d.presets.get("humanoid")
 TOES = {t: BODY.rest_positions[BODY.index(t)] for t in ("toe_l", "toe_r")}

@@ -7,19 +7,14 @@ import math
 
 import numpy as np
 import pytest
-from conftest import IN_CI
+from conftest import require_notebook
 
 import fabrik3d
 from fabrik3d.io.bake import bake
 from fabrik3d.model.keys import Animation, Key
 from fabrik3d.solver.fk import joint_turn
 
-try:
-    from fabrik3d.notebook import SkeletonView
-except ImportError as exc:  # the notebook extra is missing
-    if IN_CI:
-        raise
-    pytest.skip(str(exc), allow_module_level=True)
+SkeletonView = require_notebook().SkeletonView
 
 BODY = fabrik3d.presets.get("humanoid")
 
