@@ -1,9 +1,10 @@
 """``solve_batch``'s backends: ``"numpy"`` (the default, vectorised numpy) and the compiled ones.
 
-* ``"cpu"``: the kernel of ``fabrik3d.batch.kernels`` compiled with numba's ``njit(parallel=True)``,
-  one loop per problem, the problems shared among the CPU cores (``prange`` over blocks of problems;
-  ``numba.set_num_threads`` or ``NUMBA_NUM_THREADS`` sets how many cores).
-* ``"cuda"``: the same kernel source compiled with ``numba.cuda.jit``, one GPU thread per problem.
+* ``"cpu"``: the kernels of ``fabrik3d.batch.kernels`` (a chain) and ``kernels_tree`` (several
+  targets) compiled with numba's ``njit(parallel=True)``, one loop per problem, the problems shared
+  among the CPU cores (``prange`` over blocks of problems; ``numba.set_num_threads`` or
+  ``NUMBA_NUM_THREADS`` sets how many cores).
+* ``"cuda"``: the same kernel sources compiled with ``numba.cuda.jit``, one GPU thread per problem.
 
 numba is the optional extra ``fabrik3d[fast]``; it is imported here inside functions only, so the
 core stays importable with numpy alone. Each kernel compiles once per process, on first use (about
@@ -18,7 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from fabrik3d.batch import tree as batch_tree
 from fabrik3d.batch.kernels import arc_table, build
+from fabrik3d.batch.kernels_tree import build_tree, plan_arrays
+from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.solver.rig import Rig
 
 BACKENDS = ("numpy", "cpu", "cuda")
 INSTALL = "pip install 'fabrik3d[fast]'"
@@ -95,14 +100,172 @@ def solve_chains(
     if backend == "cuda":
         _cuda_chains(starts, bones, reach, goals, tol, max_it, pose, iterations)
     else:
-        numba = _numba("cpu")
-        blocks = max(1, min(-(-bsize // LANES), numba.get_num_threads() * BLOCKS_PER_THREAD))
-        state = _lane_state(blocks, LANES, starts.shape[1])
+        state = _lane_state(_cpu_blocks(bsize), LANES, starts.shape[1])
         args = (starts, bones, arc_table(len(lengths)), reach, goals, float(tol), int(max_it), pose, iterations)
         _cpu_kernel()(*args, *state)
     if pose is not out:
         out[...] = pose
     return iterations
+
+
+def solve_trees(
+    backend: str,
+    skeleton: Skeleton,
+    r: Rig,
+    start: np.ndarray,
+    goal: dict[int, np.ndarray],
+    weights: dict[int, float] | None,
+    active: list[bool],
+    tol: float,
+    max_it: int,
+    out: np.ndarray,
+) -> np.ndarray:
+    """``fabrik3d.batch.tree.solve_tree`` (the same arguments and results) on a compiled backend."""
+    plan = plan_arrays(batch_tree.TreePlan(skeleton, r, goal, weights, active))
+    starts = np.ascontiguousarray(start.transpose(2, 0, 1), dtype=np.float64)  # (S, n, 3)
+    goals = np.ascontiguousarray(np.stack(list(goal.values()), axis=1), dtype=np.float64)  # (B, T, 3)
+    bsize = out.shape[0]
+    iterations = np.zeros(bsize, dtype=np.int64)
+    pose = out if out.flags.c_contiguous and out.dtype == np.float64 else np.array(out, dtype=np.float64)
+    rows = len(plan[0])
+    if backend == "cuda":
+        cuda, kernel = _cuda(), _cuda_tree_kernel()
+        d_pose, d_its = cuda.to_device(pose), cuda.device_array(bsize, dtype=np.int64)
+        state = [cuda.to_device(a) for a in _lane_state(bsize, 1, rows)[:5]]
+        head = [cuda.to_device(a) for a in (starts, *plan, goals)]
+        kernel[(bsize + CUDA_THREADS - 1) // CUDA_THREADS, CUDA_THREADS](
+            *head, float(tol), int(max_it), d_pose, d_its, *state
+        )
+        d_pose.copy_to_host(pose)
+        d_its.copy_to_host(iterations)
+    else:
+        state = _lane_state(_cpu_blocks(bsize), LANES, rows)[:5]
+        _cpu_tree_kernel()(starts, *plan, goals, float(tol), int(max_it), pose, iterations, *state)
+    if pose is not out:
+        out[...] = pose
+    return iterations
+
+
+def _cpu_blocks(bsize: int) -> int:
+    """How many blocks of ``LANES`` lanes the CPU threads share ``bsize`` problems in."""
+    return max(1, min(-(-bsize // LANES), _numba("cpu").get_num_threads() * BLOCKS_PER_THREAD))
+
+
+@functools.cache
+def _cpu_tree_kernel() -> Any:
+    numba = _numba("cpu")
+    block = build_tree(numba.njit(fastmath=False, error_model="numpy"))
+
+    @numba.njit(parallel=True)
+    def run(
+        starts,
+        moving,
+        trow,
+        inward,
+        kid_rows,
+        kids,
+        totals,
+        outward,
+        bones,
+        goals,
+        tol,
+        max_it,
+        pose,
+        iterations,
+        x,
+        q,
+        lanes,
+        errs,
+        its,
+    ):  # type: ignore[no-untyped-def]
+        bsize = pose.shape[0]
+        blocks = lanes.shape[0]
+        for k in numba.prange(blocks):
+            lo, hi = bsize * k // blocks, bsize * (k + 1) // blocks
+            block(
+                k,
+                lo,
+                hi,
+                starts,
+                moving,
+                trow,
+                inward,
+                kid_rows,
+                kids,
+                totals,
+                outward,
+                bones,
+                goals,
+                tol,
+                max_it,
+                pose,
+                iterations,
+                x,
+                q,
+                lanes,
+                errs,
+                its,
+            )
+
+    return run
+
+
+@functools.cache
+def _cuda_tree_kernel() -> Any:
+    global _CUDA
+    _CUDA = cuda = _cuda()
+    block = build_tree(cuda.jit(device=True))
+
+    @cuda.jit
+    def run(
+        starts,
+        moving,
+        trow,
+        inward,
+        kid_rows,
+        kids,
+        totals,
+        outward,
+        bones,
+        goals,
+        tol,
+        max_it,
+        pose,
+        iterations,
+        x,
+        q,
+        lanes,
+        errs,
+        its,
+    ):  # type: ignore[no-untyped-def]
+        b = _CUDA.grid(1)  # one thread, one lane, one problem
+        if b < pose.shape[0]:
+            block(
+                b,
+                b,
+                b + 1,
+                starts,
+                moving,
+                trow,
+                inward,
+                kid_rows,
+                kids,
+                totals,
+                outward,
+                bones,
+                goals,
+                tol,
+                max_it,
+                pose,
+                iterations,
+                x,
+                q,
+                lanes,
+                errs,
+                its,
+            )
+
+    return run
 
 
 @functools.cache

@@ -206,7 +206,7 @@ def _vectorised(
     max_it: int,
     backend: str,
 ) -> BatchResult:
-    """The plain solve, vectorised over the batch (a single chain compiled on the compiled ``backend``s);
+    """The plain solve, vectorised over the batch (its chain or tree solve compiled on the compiled ``backend``s);
     positions are filled as ``(n, 3, B)`` views of the result."""
     r = rig(skeleton)
     n = len(skeleton)
@@ -216,6 +216,7 @@ def _vectorised(
     pose = out.transpose(1, 2, 0)  # (n, 3, B): joint, coordinate, problem
     goal = {e: np.broadcast_to(a, (bsize, 3)) for e, a in points.items()}
     chains = batch_chain.solve_chains if backend == "numpy" else functools.partial(backends.solve_chains, backend)
+    trees = batch_tree.solve_tree if backend == "numpy" else functools.partial(backends.solve_trees, backend)
     if not goal:
         pose[...] = first
         active, iterations = [False] * n, np.zeros(bsize, dtype=np.int64)
@@ -238,7 +239,7 @@ def _vectorised(
         for e in goal:
             for j in skeleton.path_to_root(e):
                 active[j] = True
-        iterations = batch_tree.solve_tree(skeleton, r, first, goal, weights, active, tol, max_it, out)
+        iterations = trees(skeleton, r, first, goal, weights, active, tol, max_it, out)
     frames = batch_frames.finish(skeleton, r, pose, first, active)
     rotations = np.empty((bsize, n, 4))
     for j, frame in enumerate(frames):

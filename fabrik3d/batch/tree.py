@@ -57,7 +57,7 @@ def start_pose(r: Rig, rest: np.ndarray, pts: np.ndarray, root: np.ndarray | Non
     return out
 
 
-class _Plan:
+class TreePlan:
     """The tree solve's steps on rows: the active joints in skeleton order (``rows``; the root first),
     then one row per target (``goal``'s order)."""
 
@@ -105,7 +105,7 @@ def solve_tree(
     Returns:
         ``(B,)`` iterations.
     """
-    plan = _Plan(skeleton, r, goal, weights, active)
+    plan = TreePlan(skeleton, r, goal, weights, active)
     bsize = out.shape[0]
     iterations = np.zeros(bsize, dtype=np.int64)
     err = None
@@ -130,7 +130,7 @@ class _TreeLive(LiveColumns):
 
     def __init__(
         self,
-        plan: _Plan,
+        plan: TreePlan,
         start: np.ndarray,
         goal: dict[int, np.ndarray],
         live: np.ndarray,
@@ -268,7 +268,7 @@ class _TreeLive(LiveColumns):
         self.compact(stop, cols)
 
 
-def _careful_stage1(plan: _Plan, x: np.ndarray) -> np.ndarray:
+def _careful_stage1(plan: TreePlan, x: np.ndarray) -> np.ndarray:
     """Stage 1 with the scalar fallback (an old bone's direction where a step lands on its joint) on
     ``(rows + targets, 3, k)`` joints and targets ``x``; returns the ``(rows, 3, k)`` stage-1 points."""
     q = np.empty((plan.size, 3, x.shape[2]))
@@ -292,7 +292,7 @@ def _careful_stage1(plan: _Plan, x: np.ndarray) -> np.ndarray:
     return q
 
 
-def _careful_stage2(plan: _Plan, x: np.ndarray, q: np.ndarray) -> None:
+def _careful_stage2(plan: TreePlan, x: np.ndarray, q: np.ndarray) -> None:
     """Stage 2 with the scalar fallbacks (the stage-1 bone's direction, or else the rest bone's) on
     ``(rows + targets, 3, k)`` joints ``x`` (in place) and stage-1 points ``q``."""
     for j, p, length, bone in plan.outward:

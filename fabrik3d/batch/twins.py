@@ -20,7 +20,8 @@ Functions the batch code calls as they are (``solver.chain.stalled`` and ``settl
 twin: they are one function for both. ``tests/batch/test_twins.py`` checks the table against
 the code.
 
-A scalar function may also have one *compiled* twin, in ``fabrik3d.batch.kernels``: the same
+A scalar function may also have one *compiled* twin, in ``fabrik3d.batch.kernels`` (a chain) or
+``kernels_tree`` (several targets): the same
 expressions per problem, on scalars, compiled with numba for ``solve_batch``'s ``backend="cpu"``
 and ``"cuda"`` (``fabrik3d.batch.backends``).
 
@@ -60,6 +61,8 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (f"{_S}.tree._start_pose", f"{_B}.tree.start_pose", ()),
     (f"{_S}.rig.Rig.bone_pose", f"{_B}.tree.start_pose", (_TINY2,)),
     (f"{_S}.tree._solve_tree", f"{_B}.tree.solve_tree", (_TINY2,)),
+    # -- the compiled backends' tree kernel: solve_tree's steps per problem ---------------------------
+    (f"{_S}.tree._solve_tree", f"{_B}.kernels_tree.build_tree", (_TINY2, f"{_S}.chain.STALL")),
     (f"{_S}.tree._finish", f"{_B}.frames.finish", ()),
     # -- rotations -----------------------------------------------------------------------------------
     (f"{_R}.unit", f"{_B}.math.unit", (_TINY2,)),
@@ -169,6 +172,8 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (None, f"{_B}.chain.LiveColumns.compact", ("the kernels' live columns: stopped problems leave the arrays",)),
     (None, f"{_B}.backends.check_backend", ("argument checks: the backend's name, numba and a GPU present",)),
     (None, f"{_B}.backends.solve_chains", ("the compiled backends' driver: arrays to and from kernels.build",)),
+    (None, f"{_B}.backends.solve_trees", ("the compiled backends' driver: arrays to and from kernels_tree",)),
+    (None, f"{_B}.kernels_tree.plan_arrays", ("the tree kernel's plan: tree.TreePlan as arrays",)),
     (None, f"{_B}.chain.blocks", ("views of preallocated scratch for the live columns",)),
     (None, f"{_B}.inputs.batch_targets", ("argument checks: solve checks one problem (model.targets.goals)",)),
     (None, f"{_B}.inputs.named_points", ("argument checks: solve checks one problem (model.targets.pole_points)",)),

@@ -19,8 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fabrik3d
-from fabrik3d.batch import backends, kernels
+from fabrik3d.batch import backends, kernels, kernels_tree
+from fabrik3d.batch import tree as batch_tree
 from fabrik3d.solver.chain import run_chain
+from fabrik3d.solver.rig import rig
 
 TOL = 1e-3
 # How far a GPU's positions may be from numpy's on badly conditioned chains (folded bones, far targets):
@@ -124,9 +126,77 @@ def test_a_compiled_backend_equals_numpy_on_the_chain_workload_with_a_root_targe
         assert_same(want, fabrik3d.solve_batch(sk, {"j10": targets}, backend=backend, **options))
 
 
+@st.composite
+def tree_problems(draw: st.DrawFn) -> tuple[fabrik3d.Skeleton, dict, dict]:
+    """A random tree, ``(B, 3)`` targets for 2 to 4 of its end effectors (reachable, far, on the rest effector,
+    on another joint), and options: start poses, a root target, weights."""
+    n = draw(st.integers(3, 12))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    parents = [-1] + [int(rng.integers(0, j)) for j in range(1, n)]
+    if sum(j not in parents for j in range(n)) < 2:  # a chain: its end joint hangs from the root instead
+        parents[-1] = 0
+    rest = np.zeros((n, 3))
+    for j in range(1, n):
+        rest[j] = rest[parents[j]] + rng.uniform(0.2, 1.5) * rng.normal(size=3)
+    sk = fabrik3d.Skeleton([f"j{i}" for i in range(n)], parents, rest)
+    leaves = [j for j in range(n) if j not in parents]
+    joints = rng.permutation(leaves)[: draw(st.integers(2, min(4, len(leaves))))]
+    b = draw(st.integers(1, 40))
+    targets = {}
+    for e in joints:
+        t = rest[e] + rng.normal(size=(b, 3)) * draw(st.sampled_from([0.0, 0.05, 0.5, 3.0]))
+        t[rng.random(b) < 0.2] = rest[rng.integers(0, n)]  # on a joint of the rest pose
+        targets[f"j{e}"] = t
+    options: dict = {}
+    if draw(st.booleans()):
+        options["positions"] = rest + rng.normal(size=(b, n, 3)) * draw(st.sampled_from([0.0, 0.1, 1.0]))
+    if draw(st.booleans()):
+        options["root_target"] = rng.normal(size=(b, 3)) * 0.3
+    if draw(st.booleans()):
+        options["weights"] = {name: float(rng.uniform(0.2, 3.0)) for name in targets}
+    options["max_iterations"] = draw(st.sampled_from([3, 100]))
+    return sk, targets, options
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(tree_problems())
+def test_a_compiled_backend_equals_numpy_on_random_trees(backend: str, problem: tuple) -> None:
+    sk, targets, options = problem
+    want = fabrik3d.solve_batch(sk, targets, **options)
+    got = fabrik3d.solve_batch(sk, targets, backend=backend, **options)
+    if backend == "cpu":
+        assert np.array_equal(want.positions, got.positions)  # (bit for bit on the CPU, in fact)
+    assert_same(want, got, atol=1e-12 if backend == "cpu" else GPU_ILL_CONDITIONED)
+
+
+def test_the_tree_kernel_source_as_plain_python_is_solve_tree() -> None:
+    """``kernels_tree.build_tree`` without a compiler (no numba needed): numpy's ``solve_tree`` floats and
+    iterations on the humanoid, targets on joints and coincident with the rest pose (the fallbacks)."""
+    humanoid = fabrik3d.presets.get("humanoid").core
+    r = rig(humanoid)
+    rest = humanoid.rest_positions
+    rng = np.random.default_rng(5)
+    goal = {humanoid.index(e): rest[humanoid.index(e)] + rng.normal(size=(12, 3)) * 0.3 for e in humanoid.end_effectors}
+    goal[humanoid.index("hand_l")][:3] = rest[humanoid.index("spine_03")]  # a pull landing on a joint
+    active = [True] * len(humanoid)
+    start = rest[:, :, None]  # (n, 3, 1): joint, coordinate, problem
+    want = np.repeat(rest[None], 12, axis=0)
+    its = batch_tree.solve_tree(humanoid, r, start, goal, None, active, TOL, 100, want)
+    plan = kernels_tree.plan_arrays(batch_tree.TreePlan(humanoid, r, goal, None, active))
+    got = np.repeat(rest[None], 12, axis=0)
+    iterations = np.zeros(12, dtype=np.int64)
+    goals = np.stack(list(goal.values()), axis=1)
+    state = backends._lane_state(1, 5, len(plan[0]))[:5]
+    kernels_tree.build_tree(lambda f: f)(0, 0, 12, rest[None], *plan, goals, TOL, 100, got, iterations, *state)
+    np.testing.assert_array_equal(iterations, its)
+    assert np.array_equal(got, want)
+
+
 def test_a_compiled_backend_on_a_chain_inside_a_tree_equals_numpy(backend: str) -> None:
     """One target on a branching skeleton: the kernel solves its root path, numpy the rest (the frames,
-    the carried branches); several targets (the tree solve, not compiled yet) run on numpy."""
+    the carried branches); with several targets the tree kernel solves the targets' paths."""
     humanoid = fabrik3d.presets.get("humanoid")
     plain = fabrik3d.Skeleton(humanoid.names, humanoid.parents, humanoid.rest_positions)
     hand = plain.rest_positions[plain.index("hand_l")]
@@ -245,12 +315,18 @@ t = np.vstack([rng.normal(size=(30, 3)) * 4, rest[-1:]])
 a = fabrik3d.solve_batch(sk, {"j5": t})
 b = fabrik3d.solve_batch(sk, {"j5": t}, backend="cuda")
 assert (a.iterations == b.iterations).all() and np.abs(a.positions - b.positions).max() <= 1e-12
+h = fabrik3d.presets.get("humanoid").core
+goals = {e: h.rest_positions[h.index(e)] + rng.normal(size=(9, 3)) * 0.2 for e in h.end_effectors}
+a = fabrik3d.solve_batch(h, goals)
+b = fabrik3d.solve_batch(h, goals, backend="cuda")
+assert (a.iterations == b.iterations).all() and np.abs(a.positions - b.positions).max() <= 1e-12
 print("same")
 """
 
 
 def test_the_cuda_path_on_numbas_cuda_simulator(numba: object) -> None:
-    """The cuda driver and the kernel compiled as device functions, run by numba's CUDA simulator (no GPU)."""
+    """The cuda drivers and the kernels compiled as device functions (a chain, the humanoid's tree), run by
+    numba's CUDA simulator (no GPU)."""
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
     proc = subprocess.run(
         [sys.executable, "-c", SIMULATED], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env
