@@ -254,6 +254,12 @@ def plain_humanoid() -> fabrik3d.Skeleton:
     return fabrik3d.Skeleton(s.names, s.parents, s.rest_positions)
 
 
+def five_target_humanoid() -> fabrik3d.Skeleton:
+    """The humanoid's body without its fingers and limits: 25 joints, five end effectors (head, hands, toes)."""
+    core = fabrik3d.presets.get("humanoid").core
+    return fabrik3d.Skeleton(core.names, core.parents, core.rest_positions)
+
+
 def humanoid_targets(s: fabrik3d.Skeleton, size: int) -> dict[str, np.ndarray]:
     """``(size, 3)`` targets about each effector's rest position (normal, 5 cm, ``default_rng(0)``)."""
     rng = np.random.default_rng(0)
@@ -355,17 +361,30 @@ def humanoid_rows(args: Any) -> list[list[Any]]:
     return rows
 
 
-BACKEND_HEADERS = ["B", "backend", "threads", "it mean", "ns/problem", "kernel ns/problem", "vs numpy", "same"]
+BACKEND_HEADERS = [
+    "workload",
+    "B",
+    "backend",
+    "threads",
+    "it mean",
+    "ns/problem",
+    "kernel ns/problem",
+    "vs numpy",
+    "same",
+]
 
 
 def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
-    """The chain workload (B targets in the ball of radius 9, ``ball_points`` on ``default_rng(0)``)
-    per backend of ``solve_batch``: numpy, and "cpu" (numba, the extra fabrik3d[fast]) on one thread
-    and on every core, compiled before timing. ``ns/problem``: the whole ``solve_batch`` call (the
-    fastest of 3 passes, 1 at 10^6), ``kernel``: the chain solve alone (``solve_chains``; for "cuda" the
-    copies to and from the GPU included), ``vs numpy``: numpy's ns/problem over this row's, ``same``:
-    iterations equal and positions within 1e-12. Where numba sees an NVIDIA GPU, "cuda" rows follow,
-    and a last table times the GPU kernel alone on arrays already on the GPU (CUDA events)."""
+    """Per backend of ``solve_batch``: numpy, and "cpu" (numba, the extra fabrik3d[fast]) on one thread
+    and on every core, compiled before timing, on two workloads: the chain (B targets in the ball of
+    radius 9, ``ball_points`` on ``default_rng(0)``) and the humanoid's body with its five targets, no
+    limits (``five_target_humanoid``, ``humanoid_targets``).
+
+    ``ns/problem``: the whole ``solve_batch`` call (the fastest of 3 passes, 1 at the largest B);
+    ``kernel``: the chain solve alone (``solve_chains``; for "cuda" the copies to and from the GPU
+    included; the chain only); ``vs numpy``: numpy's ns/problem over this row's; ``same``: iterations
+    equal and positions within 1e-12. Where numba sees an NVIDIA GPU, "cuda" rows follow, and a last
+    table times the GPU kernels alone on arrays already on the GPU (CUDA events)."""
     from fabrik3d.batch import backends
     from fabrik3d.batch import chain as batch_chain
 
@@ -377,37 +396,52 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
     start, lengths = rest[:, :, None], np.linalg.norm(np.diff(rest, axis=0), axis=1).tolist()
     cores = numba.get_num_threads()
     gpu = cuda_available()
+    humanoid = five_target_humanoid()
+    workloads = [
+        ("chain", (1000,) if quick else (10**4, 10**5, 10**6)),
+        ("humanoid", (200,) if quick else (10**4, 10**5)),
+    ]
     rows = []
-    for size in (1000,) if quick else (10**4, 10**5, 10**6):
-        targets = common.ball_points(np.random.default_rng(0), size, 9.0)
-        goals = np.ascontiguousarray(targets.T)
-        out = np.empty((size, len(rest), 3))
-        repeats = 1 if size >= 10**6 else 3
-        base, base_ns = None, 0.0
-        plan = [("numpy", 1), ("cpu", 1), ("cpu", cores)][: 2 if cores == 1 else 3] + [("cuda", 0)] * gpu
-        for backend, threads in plan:
-            numba.set_num_threads(max(threads, 1))
-            if backend != "numpy":
-                fabrik3d.solve_batch(skeleton, {"j10": targets[:64]}, backend=backend)  # compile
-                kernel = functools.partial(backends.solve_chains, backend)
+    for name, sizes in workloads:
+        for size in sizes:
+            if name == "chain":
+                targets = common.ball_points(np.random.default_rng(0), size, 9.0)
+                model, goal = skeleton, {"j10": targets}
+                goals, out = np.ascontiguousarray(targets.T), np.empty((size, len(rest), 3))
             else:
-                kernel = batch_chain.solve_chains
-            goal = {"j10": targets}
-            res, seconds = time_batch(lambda g=goal, b=backend: fabrik3d.solve_batch(skeleton, g, backend=b), repeats)
-            _, k_seconds = time_batch(lambda k=kernel, g=goals, o=out: k(start, lengths, g, TOL, MAX_IT, o), repeats)
-            ns = 1e9 * seconds / size
-            if base is None:
-                base, base_ns = res, ns
-            same = (
-                np.array_equal(base.iterations, res.iterations)
-                and np.abs(base.positions - res.positions).max() <= 1e-12
-            )
-            rows.append([size, backend, threads, float(res.iterations.mean()), ns, 1e9 * k_seconds / size])
-            rows[-1] += [common.ratio(base_ns, ns), "yes" if same else "NO"]
-        numba.set_num_threads(cores)
-    table = "backends of solve_batch, chain workload:\n" + common.format_table(BACKEND_HEADERS, rows)
+                model, goal = humanoid, humanoid_targets(humanoid, size)
+            repeats = 1 if size == sizes[-1] and not quick else 3
+            base, base_ns = None, 0.0
+            plan = [("numpy", 1), ("cpu", 1), ("cpu", cores)][: 2 if cores == 1 else 3] + [("cuda", 0)] * gpu
+            for backend, threads in plan:
+                numba.set_num_threads(max(threads, 1))
+                if backend != "numpy":  # compile
+                    fabrik3d.solve_batch(model, {e: t[:64] for e, t in goal.items()}, backend=backend)
+                res, seconds = time_batch(
+                    lambda m=model, g=goal, b=backend: fabrik3d.solve_batch(m, g, backend=b), repeats
+                )
+                ns = 1e9 * seconds / size
+                kernel_ns: Any = ""
+                if name == "chain":
+                    k = (
+                        batch_chain.solve_chains
+                        if backend == "numpy"
+                        else functools.partial(backends.solve_chains, backend)
+                    )
+                    _, k_seconds = time_batch(lambda k=k, g=goals, o=out: k(start, lengths, g, TOL, MAX_IT, o), repeats)
+                    kernel_ns = 1e9 * k_seconds / size
+                if base is None:
+                    base, base_ns = res, ns
+                same = (
+                    np.array_equal(base.iterations, res.iterations)
+                    and np.abs(base.positions - res.positions).max() <= 1e-12
+                )
+                rows.append([name, size, backend, threads, float(res.iterations.mean()), ns, kernel_ns])
+                rows[-1] += [common.ratio(base_ns, ns), "yes" if same else "NO"]
+            numba.set_num_threads(cores)
+    table = "backends of solve_batch:\n" + common.format_table(BACKEND_HEADERS, rows)
     if gpu:
-        table += "\n\n" + cuda_kernel_table(start, lengths, quick)
+        table += "\n\n" + cuda_kernel_table(skeleton, humanoid, quick)
     return table
 
 
@@ -421,40 +455,58 @@ def cuda_available() -> bool:
         return False
 
 
-CUDA_HEADERS = ["B", "kernel ms", "ns/problem", "solves/s"]
+CUDA_HEADERS = ["workload", "B", "kernel ms", "ns/problem", "solves/s"]
 
 
-def cuda_kernel_table(start: np.ndarray, lengths: list[float], quick: bool) -> str:
-    """The cuda kernel alone on arrays already on the GPU: the median of 5 launches timed by CUDA events."""
+def cuda_kernel_table(chain: fabrik3d.Skeleton, humanoid: fabrik3d.Skeleton, quick: bool) -> str:
+    """The cuda kernels alone on arrays already on the GPU (the solve, not the frames): the median of 5
+    launches timed by CUDA events; the chain workload, and the humanoid's tree with its five targets."""
     from numba import cuda
 
-    from fabrik3d.batch import backends, kernels
+    from fabrik3d.batch import backends, compiled, kernels
+    from fabrik3d.batch import tree as batch_tree
+    from fabrik3d.batch.kernels_tree import plan_arrays
+    from fabrik3d.solver.rig import rig
 
-    kernel = backends._cuda_kernel()
-    starts = cuda.to_device(np.ascontiguousarray(start.transpose(2, 0, 1)))
-    bones = cuda.to_device(np.array(lengths))
-    arc = cuda.to_device(kernels.arc_table(len(lengths)))
+    core = humanoid
+    r = rig(core)
     rows = []
-    for size in (1000,) if quick else (10**4, 10**5, 10**6, 10**7):
-        goals = cuda.to_device(np.ascontiguousarray(common.ball_points(np.random.default_rng(0), size, 9.0)))
-        pose = cuda.device_array((size, start.shape[0], 3))
-        its = cuda.device_array(size, dtype=np.int64)
-        state = [cuda.to_device(a) for a in backends._lane_state(size, 1, start.shape[0])]
-        grid = (size + backends.CUDA_THREADS - 1) // backends.CUDA_THREADS
-        times = []
-        for _ in range(6):
-            t0, t1 = cuda.event(), cuda.event()
-            t0.record()
-            kernel[grid, backends.CUDA_THREADS](
-                starts, bones, arc, float(sum(lengths)), goals, TOL, MAX_IT, pose, its, *state
+    for name in ("chain", "humanoid"):
+        for size in (64,) if quick else (10**5, 10**6, 10**7):
+            if name == "chain":
+                rest = chain.rest_positions
+                lengths = np.linalg.norm(np.diff(rest, axis=0), axis=1)
+                goals = np.ascontiguousarray(common.ball_points(np.random.default_rng(0), size, 9.0))
+                pose = np.empty((size, len(rest), 3))
+                head = (rest[None], lengths, kernels.arc_table(len(lengths)), float(sum(lengths.tolist())), goals)
+                rows_per_lane, state_size = len(rest), 6
+            else:
+                goal = {core.index(e): t for e, t in humanoid_targets(core, size).items()}
+                plan = plan_arrays(batch_tree.TreePlan(core, r, goal, None, [True] * len(core)))
+                goals = np.ascontiguousarray(np.stack(list(goal.values()), axis=1))
+                pose = np.repeat(core.rest_positions[None], size, axis=0)
+                head = (core.rest_positions[None], *plan, goals)
+                rows_per_lane, state_size = len(plan[0]), 5
+            state = backends._lane_state(size, 1, rows_per_lane)[:state_size]
+            its = np.zeros(size, dtype=np.int64)
+            args = tuple(
+                cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in (*head, TOL, MAX_IT, pose, its, *state)
             )
-            t1.record()
-            t1.synchronize()
-            times.append(cuda.event_elapsed_time(t0, t1))
-        ms = float(np.median(times[1:]))
-        rows.append([size, ms, 1e6 * ms / size, f"{size / ms * 1e3:.3g}"])
-        del goals, pose, its, state
-    return "cuda kernel alone (arrays on the GPU, float64):\n" + common.format_table(CUDA_HEADERS, rows)
+            kernel = compiled.cuda("chain" if name == "chain" else "tree")
+            grid = (size + backends.CUDA_THREADS - 1) // backends.CUDA_THREADS
+            times = []
+            for _ in range(6):
+                t0, t1 = cuda.event(), cuda.event()
+                t0.record()
+                kernel[grid, backends.CUDA_THREADS](size, args)
+                t1.record()
+                t1.synchronize()
+                times.append(t0.elapsed_time(t1))  # ms
+            ms = float(np.median(times[1:]))
+            rate = f"{size / ms * 1e3:.3g}" if ms > 0 else "-"  # (numba's CUDA simulator times nothing)
+            rows.append([name, size, ms, 1e6 * ms / size, rate])
+            del args, state, pose, goals
+    return "cuda kernels alone (arrays on the GPU, float64):\n" + common.format_table(CUDA_HEADERS, rows)
 
 
 if __name__ == "__main__":

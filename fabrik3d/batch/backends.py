@@ -14,14 +14,15 @@ a second or two), then runs at compiled speed. A backend that cannot run says wh
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
 
+from fabrik3d.batch import compiled
 from fabrik3d.batch import tree as batch_tree
-from fabrik3d.batch.kernels import arc_table, build
-from fabrik3d.batch.kernels_tree import build_tree, plan_arrays
+from fabrik3d.batch.kernels import arc_table
+from fabrik3d.batch.kernels_frames import frame_arrays
+from fabrik3d.batch.kernels_tree import plan_arrays
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.solver.rig import Rig
 
@@ -35,11 +36,6 @@ BLOCKS_PER_THREAD = 8
 LANES = 32
 # GPU threads per block.
 CUDA_THREADS = 128
-
-
-# numba.cuda once the cuda kernel is built: a module global, as numba's CUDA simulator (which the tests
-# run the cuda path on without a GPU) swaps only globals that name numba.cuda for its thread-local API.
-_CUDA: Any = None
 
 
 class BackendError(RuntimeError):
@@ -94,15 +90,10 @@ def solve_chains(
     goals = np.ascontiguousarray(target.T, dtype=np.float64)  # (B, 3)
     bones = np.array(lengths, dtype=np.float64)
     reach = float(sum(lengths))  # (run_chain's sum, in order)
-    bsize = goals.shape[0]
-    iterations = np.zeros(bsize, dtype=np.int64)
-    pose = out if out.flags.c_contiguous and out.dtype == np.float64 else np.empty(out.shape)
-    if backend == "cuda":
-        _cuda_chains(starts, bones, reach, goals, tol, max_it, pose, iterations)
-    else:
-        state = _lane_state(_cpu_blocks(bsize), LANES, starts.shape[1])
-        args = (starts, bones, arc_table(len(lengths)), reach, goals, float(tol), int(max_it), pose, iterations)
-        _cpu_kernel()(*args, *state)
+    iterations = np.zeros(goals.shape[0], dtype=np.int64)
+    pose = _writable(out)
+    head = (starts, bones, arc_table(len(lengths)), reach, goals, float(tol), int(max_it), pose, iterations)
+    _run(backend, "chain", head, (7, 8), starts.shape[1])
     if pose is not out:
         out[...] = pose
     return iterations
@@ -124,26 +115,45 @@ def solve_trees(
     plan = plan_arrays(batch_tree.TreePlan(skeleton, r, goal, weights, active))
     starts = np.ascontiguousarray(start.transpose(2, 0, 1), dtype=np.float64)  # (S, n, 3)
     goals = np.ascontiguousarray(np.stack(list(goal.values()), axis=1), dtype=np.float64)  # (B, T, 3)
-    bsize = out.shape[0]
-    iterations = np.zeros(bsize, dtype=np.int64)
-    pose = out if out.flags.c_contiguous and out.dtype == np.float64 else np.array(out, dtype=np.float64)
-    rows = len(plan[0])
-    if backend == "cuda":
-        cuda, kernel = _cuda(), _cuda_tree_kernel()
-        d_pose, d_its = cuda.to_device(pose), cuda.device_array(bsize, dtype=np.int64)
-        state = [cuda.to_device(a) for a in _lane_state(bsize, 1, rows)[:5]]
-        head = [cuda.to_device(a) for a in (starts, *plan, goals)]
-        kernel[(bsize + CUDA_THREADS - 1) // CUDA_THREADS, CUDA_THREADS](
-            *head, float(tol), int(max_it), d_pose, d_its, *state
-        )
-        d_pose.copy_to_host(pose)
-        d_its.copy_to_host(iterations)
-    else:
-        state = _lane_state(_cpu_blocks(bsize), LANES, rows)[:5]
-        _cpu_tree_kernel()(starts, *plan, goals, float(tol), int(max_it), pose, iterations, *state)
+    iterations = np.zeros(out.shape[0], dtype=np.int64)
+    pose = _writable(out)
+    head = (starts, *plan, goals, float(tol), int(max_it), pose, iterations)
+    _run(backend, "tree", head, (len(head) - 2, len(head) - 1), len(plan[0]))
     if pose is not out:
         out[...] = pose
     return iterations
+
+
+def frames(backend: str, r: Rig, pose: np.ndarray) -> np.ndarray:
+    """``fabrik3d.batch.frames.finish``'s frames where every joint moved (no branch carried, no start
+    rotation kept), on a compiled backend: ``(B, n, 4)`` from ``(B, n, 3)`` solved poses."""
+    steps, rest = frame_arrays(r)
+    out = np.empty((*pose.shape[:2], 4))
+    _run(backend, "frames", (np.ascontiguousarray(pose, dtype=np.float64), steps, rest, out), (3,), None)
+    return out
+
+
+def _writable(out: np.ndarray) -> np.ndarray:
+    """``out`` if a kernel can write it in place (C order, float64), else a copy to write."""
+    return out if out.flags.c_contiguous and out.dtype == np.float64 else np.array(out, dtype=np.float64)
+
+
+def _run(backend: str, kind: str, head: tuple, outputs: tuple[int, ...], rows: int | None) -> None:
+    """Kernel ``kind`` over the problems of ``head[outputs[0]]`` (its first axis), with the lane state of
+    ``rows`` joints a lane (none for the frames); on a GPU the arrays go over and ``head``'s
+    ``outputs`` come back into their host arrays."""
+    bsize = head[outputs[0]].shape[0]
+    if backend == "cuda":
+        cuda = _cuda()
+        state = () if rows is None else _lane_state(bsize, 1, rows)[: 6 if kind == "chain" else 5]
+        args = tuple(cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in (*head, *state))
+        compiled.cuda(kind)[(bsize + CUDA_THREADS - 1) // CUDA_THREADS, CUDA_THREADS](bsize, args)
+        for i in outputs:
+            args[i].copy_to_host(head[i])
+        return
+    blocks = _cpu_blocks(bsize)
+    state = () if rows is None else _lane_state(blocks, LANES, rows)[: 6 if kind == "chain" else 5]
+    compiled.cpu(kind)(blocks, bsize, (*head, *state))
 
 
 def _cpu_blocks(bsize: int) -> int:
@@ -151,222 +161,11 @@ def _cpu_blocks(bsize: int) -> int:
     return max(1, min(-(-bsize // LANES), _numba("cpu").get_num_threads() * BLOCKS_PER_THREAD))
 
 
-@functools.cache
-def _cpu_tree_kernel() -> Any:
-    numba = _numba("cpu")
-    block = build_tree(numba.njit(fastmath=False, error_model="numpy"))
-
-    @numba.njit(parallel=True)
-    def run(
-        starts,
-        moving,
-        trow,
-        inward,
-        kid_rows,
-        kids,
-        totals,
-        outward,
-        bones,
-        goals,
-        tol,
-        max_it,
-        pose,
-        iterations,
-        x,
-        q,
-        lanes,
-        errs,
-        its,
-    ):  # type: ignore[no-untyped-def]
-        bsize = pose.shape[0]
-        blocks = lanes.shape[0]
-        for k in numba.prange(blocks):
-            lo, hi = bsize * k // blocks, bsize * (k + 1) // blocks
-            block(
-                k,
-                lo,
-                hi,
-                starts,
-                moving,
-                trow,
-                inward,
-                kid_rows,
-                kids,
-                totals,
-                outward,
-                bones,
-                goals,
-                tol,
-                max_it,
-                pose,
-                iterations,
-                x,
-                q,
-                lanes,
-                errs,
-                its,
-            )
-
-    return run
-
-
-@functools.cache
-def _cuda_tree_kernel() -> Any:
-    global _CUDA
-    _CUDA = cuda = _cuda()
-    block = build_tree(cuda.jit(device=True))
-
-    @cuda.jit
-    def run(
-        starts,
-        moving,
-        trow,
-        inward,
-        kid_rows,
-        kids,
-        totals,
-        outward,
-        bones,
-        goals,
-        tol,
-        max_it,
-        pose,
-        iterations,
-        x,
-        q,
-        lanes,
-        errs,
-        its,
-    ):  # type: ignore[no-untyped-def]
-        b = _CUDA.grid(1)  # one thread, one lane, one problem
-        if b < pose.shape[0]:
-            block(
-                b,
-                b,
-                b + 1,
-                starts,
-                moving,
-                trow,
-                inward,
-                kid_rows,
-                kids,
-                totals,
-                outward,
-                bones,
-                goals,
-                tol,
-                max_it,
-                pose,
-                iterations,
-                x,
-                q,
-                lanes,
-                errs,
-                its,
-            )
-
-    return run
-
-
-@functools.cache
-def _cpu_kernel() -> Any:
-    numba = _numba("cpu")
-    # (numpy's error model: a lane's quotient by zero is an inf, not an exception, so the lanes' loops
-    # carry no branch and compile to vector instructions)
-    block = build(numba.njit(fastmath=False, error_model="numpy"))
-
-    @numba.njit(parallel=True)
-    def run(starts, bones, arc, reach, goals, tol, max_it, pose, iterations, x, q, lanes, errs, its, bents):  # type: ignore[no-untyped-def]
-        bsize = pose.shape[0]
-        blocks = lanes.shape[0]
-        for k in numba.prange(blocks):
-            lo, hi = bsize * k // blocks, bsize * (k + 1) // blocks
-            block(
-                k,
-                lo,
-                hi,
-                starts,
-                bones,
-                arc,
-                reach,
-                goals,
-                tol,
-                max_it,
-                pose,
-                iterations,
-                x,
-                q,
-                lanes,
-                errs,
-                its,
-                bents,
-            )
-
-    return run
-
-
-@functools.cache
-def _cuda_kernel() -> Any:
-    global _CUDA
-    _CUDA = cuda = _cuda()
-    block = build(cuda.jit(device=True))
-
-    @cuda.jit
-    def run(starts, bones, arc, reach, goals, tol, max_it, pose, iterations, x, q, lanes, errs, its, bents):  # type: ignore[no-untyped-def]
-        b = _CUDA.grid(1)  # one thread, one lane, one problem
-        if b < pose.shape[0]:
-            block(
-                b,
-                b,
-                b + 1,
-                starts,
-                bones,
-                arc,
-                reach,
-                goals,
-                tol,
-                max_it,
-                pose,
-                iterations,
-                x,
-                q,
-                lanes,
-                errs,
-                its,
-                bents,
-            )
-
-    return run
-
-
-def _cuda_chains(
-    starts: np.ndarray,
-    bones: np.ndarray,
-    reach: float,
-    goals: np.ndarray,
-    tol: float,
-    max_it: int,
-    pose: np.ndarray,
-    iterations: np.ndarray,
-) -> None:
-    """The chain kernel on the GPU: inputs copied over, results copied back into ``pose`` and ``iterations``."""
-    cuda, kernel = _cuda(), _cuda_kernel()
-    bsize = pose.shape[0]
-    d_pose = cuda.device_array(pose.shape, dtype=np.float64)
-    d_its = cuda.device_array(bsize, dtype=np.int64)
-    state = [cuda.to_device(a) for a in _lane_state(bsize, 1, pose.shape[1])]
-    grid = (bsize + CUDA_THREADS - 1) // CUDA_THREADS
-    arc = cuda.to_device(arc_table(len(bones)))
-    args = (cuda.to_device(starts), cuda.to_device(bones), arc, reach, cuda.to_device(goals), float(tol), int(max_it))
-    kernel[grid, CUDA_THREADS](*args, d_pose, d_its, *state)
-    d_pose.copy_to_host(pose)
-    d_its.copy_to_host(iterations)
-
-
 def _lane_state(blocks: int, lanes: int, joints: int) -> tuple[np.ndarray, ...]:
-    """The kernel's per-lane state for ``blocks`` blocks of ``lanes`` lanes: poses and stage-1 points
+    """The kernels' per-lane state for ``blocks`` blocks of ``lanes`` lanes: poses and stage-1 points
     ``(blocks, joints, 3, lanes)`` (zeros: an empty lane steps along on finite numbers), problems,
-    errors, iterations, bends ``(blocks, lanes)`` (``fabrik3d.batch.kernels.block``)."""
+    errors, iterations, bends ``(blocks, lanes)`` (``fabrik3d.batch.kernels.block``; the tree kernel
+    takes all but the bends)."""
     x, q = np.zeros((blocks, joints, 3, lanes)), np.zeros((blocks, joints, 3, lanes))
     ints = [np.zeros((blocks, lanes), dtype=np.int64) for _ in range(3)]
     return x, q, ints[0], np.empty((blocks, lanes)), ints[1], ints[2]

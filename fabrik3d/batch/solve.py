@@ -240,11 +240,14 @@ def _vectorised(
             for j in skeleton.path_to_root(e):
                 active[j] = True
         iterations = trees(skeleton, r, first, goal, weights, active, tol, max_it, out)
-    frames = batch_frames.finish(skeleton, r, pose, first, active)
-    rotations = np.empty((bsize, n, 4))
-    for j, frame in enumerate(frames):
-        for k in range(4):
-            rotations[:, j, k] = frame[k]
+    if backend != "numpy" and all(active):  # (nothing carried, no start rotation kept: compiled)
+        rotations = backends.frames(backend, r, out)
+    else:
+        frames = batch_frames.finish(skeleton, r, pose, first, active)
+        rotations = np.empty((bsize, n, 4))
+        for j, frame in enumerate(frames):
+            for k in range(4):
+                rotations[:, j, k] = frame[k]
     return BatchResult(out, rotations, iterations, *_errors(skeleton, out, goal, tol))
 
 

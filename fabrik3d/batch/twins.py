@@ -20,8 +20,8 @@ Functions the batch code calls as they are (``solver.chain.stalled`` and ``settl
 twin: they are one function for both. ``tests/batch/test_twins.py`` checks the table against
 the code.
 
-A scalar function may also have one *compiled* twin, in ``fabrik3d.batch.kernels`` (a chain) or
-``kernels_tree`` (several targets): the same
+A scalar function may also have one *compiled* twin, in ``fabrik3d.batch.kernels`` (a chain),
+``kernels_tree`` (several targets) or ``kernels_frames`` (the frames): the same
 expressions per problem, on scalars, compiled with numba for ``solve_batch``'s ``backend="cpu"``
 and ``"cuda"`` (``fabrik3d.batch.backends``).
 
@@ -64,6 +64,8 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     # -- the compiled backends' tree kernel: solve_tree's steps per problem ---------------------------
     (f"{_S}.tree._solve_tree", f"{_B}.kernels_tree.build_tree", (_TINY2, f"{_S}.chain.STALL")),
     (f"{_S}.tree._finish", f"{_B}.frames.finish", ()),
+    # -- the compiled frames: _finish where every joint moved (Rig.swing_frame, rotations.swing inside) --
+    (f"{_S}.tree._finish", f"{_B}.kernels_frames.build_frames", ()),
     # -- rotations -----------------------------------------------------------------------------------
     (f"{_R}.unit", f"{_B}.math.unit", (_TINY2,)),
     (f"{_R}._perpendicular", f"{_B}.math._perpendicular", ()),
@@ -174,6 +176,10 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (None, f"{_B}.backends.solve_chains", ("the compiled backends' driver: arrays to and from kernels.build",)),
     (None, f"{_B}.backends.solve_trees", ("the compiled backends' driver: arrays to and from kernels_tree",)),
     (None, f"{_B}.kernels_tree.plan_arrays", ("the tree kernel's plan: tree.TreePlan as arrays",)),
+    (None, f"{_B}.kernels_frames.frame_arrays", ("the frames kernel's rig constants as arrays",)),
+    (None, f"{_B}.backends.frames", ("the compiled backends' driver: arrays to and from kernels_frames",)),
+    (None, f"{_B}.compiled.cpu", ("numba's builds of the kernels: the CPU runner over blocks",)),
+    (None, f"{_B}.compiled.cuda", ("numba's builds of the kernels: one GPU thread per problem",)),
     (None, f"{_B}.chain.blocks", ("views of preallocated scratch for the live columns",)),
     (None, f"{_B}.inputs.batch_targets", ("argument checks: solve checks one problem (model.targets.goals)",)),
     (None, f"{_B}.inputs.named_points", ("argument checks: solve checks one problem (model.targets.pole_points)",)),

@@ -19,7 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fabrik3d
-from fabrik3d.batch import backends, kernels, kernels_tree
+from fabrik3d import rotations as rot
+from fabrik3d.batch import backends, kernels, kernels_frames, kernels_tree
+from fabrik3d.batch import frames as batch_frames
 from fabrik3d.batch import tree as batch_tree
 from fabrik3d.solver.chain import run_chain
 from fabrik3d.solver.rig import rig
@@ -192,6 +194,25 @@ def test_the_tree_kernel_source_as_plain_python_is_solve_tree() -> None:
     kernels_tree.build_tree(lambda f: f)(0, 0, 12, rest[None], *plan, goals, TOL, 100, got, iterations, *state)
     np.testing.assert_array_equal(iterations, its)
     assert np.array_equal(got, want)
+
+
+def test_the_frames_kernel_source_as_plain_python_is_finish() -> None:
+    """``kernels_frames.build_frames`` without a compiler: ``batch.frames.finish``'s frames (but for the
+    sign of a zero) on humanoid poses, bones folded back onto their parents' (the half turn) among them."""
+    humanoid = fabrik3d.presets.get("humanoid").core
+    r = rig(humanoid)
+    rng = np.random.default_rng(6)
+    rest = humanoid.rest_positions
+    poses = np.repeat(rest[None], 16, axis=0) + rng.normal(size=(16, len(rest), 3)) * 0.05
+    before = np.array(batch_frames.finish(humanoid, r, poses.transpose(1, 2, 0).copy(), rest[:, :, None], [True] * 25))
+    for j, name in enumerate(("elbow_l", "knee_r", "spine_02")):  # a bone opposite its rest direction: the half turn
+        k = humanoid.index(name)
+        c, parent_frame = r.first_child[k], tuple(before[humanoid.parents[k], :, j])  # (n, 4, B)
+        poses[j, r.subtree(c)] += poses[j, k] - np.array(rot.rotate(parent_frame, r.rest_dir[k])) * 0.2 - poses[j, c]
+    want = batch_frames.finish(humanoid, r, poses.transpose(1, 2, 0).copy(), rest[:, :, None], [True] * len(rest))
+    got = np.empty((16, len(rest), 4))
+    kernels_frames.build_frames(lambda f: f)(0, 0, 16, poses, *kernels_frames.frame_arrays(r), got)
+    np.testing.assert_allclose(got, np.array(want).transpose(2, 0, 1), rtol=0, atol=1e-15)
 
 
 def test_a_compiled_backend_on_a_chain_inside_a_tree_equals_numpy(backend: str) -> None:

@@ -128,11 +128,8 @@ def test_every_public_batch_function_and_method_is_mapped() -> None:
 
 
 def test_each_scalar_function_has_at_most_one_twin() -> None:
-    """One numpy twin and one compiled twin (``fabrik3d.batch.kernels``, ``kernels_tree``) at most."""
+    """One numpy twin and one compiled twin (``fabrik3d.batch.kernels``, ``kernels_tree``, ``kernels_frames``)
+    at most."""
     for compiled in (False, True):
-        scalars = [
-            s
-            for s, b, _ in PAIRS
-            if b.startswith(("fabrik3d.batch.kernels.", "fabrik3d.batch.kernels_tree.")) == compiled
-        ]
+        scalars = [s for s, b, _ in PAIRS if b.startswith("fabrik3d.batch.kernels") == compiled]
         assert len(scalars) == len(set(scalars))

@@ -1,0 +1,60 @@
+"""The compiled kernels' runners (internal to ``fabrik3d.batch.backends``), built once per process.
+
+Each kernel source (``kernels.build``: a chain; ``kernels_tree.build_tree``: several targets;
+``kernels_frames.build_frames``: the frames) defines a block function ``block(k, lo, hi, *args)``
+that solves problems ``lo`` to ``hi - 1`` in block ``k``'s lanes. ``cpu(kind)`` compiles it with
+``numba.njit`` and runs the blocks in parallel over the CPU cores (``prange``); ``cuda(kind)`` compiles
+it as a device function and runs one GPU thread per problem (block ``b`` is problem ``b``). numba is
+imported inside these functions (the backends check it first); the core needs numpy only.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from fabrik3d.batch.kernels import build
+from fabrik3d.batch.kernels_frames import build_frames
+from fabrik3d.batch.kernels_tree import build_tree
+
+BUILDS = {"chain": build, "tree": build_tree, "frames": build_frames}
+
+# numba.cuda once a cuda kernel is built: a module global, as numba's CUDA simulator (which the tests
+# run the cuda path on without a GPU) swaps only globals that name numba.cuda for its thread-local API.
+_CUDA: Any = None
+
+
+@functools.cache
+def cpu(kind: str) -> Any:
+    """``run(blocks, bsize, args)``: ``kind``'s block function over ``bsize`` problems cut into
+    ``blocks`` blocks, in parallel. Compiled without fast-math (no reassociation, no fused
+    multiply-adds) and with numpy's error model (a lane's quotient by zero is an inf, not an
+    exception, so the lanes' loops carry no branch and compile to vector instructions)."""
+    import numba
+
+    block = BUILDS[kind](numba.njit(fastmath=False, error_model="numpy"))
+
+    @numba.njit(parallel=True)
+    def run(blocks, bsize, args):  # type: ignore[no-untyped-def]
+        for k in numba.prange(blocks):
+            block(k, bsize * k // blocks, bsize * (k + 1) // blocks, *args)
+
+    return run
+
+
+@functools.cache
+def cuda(kind: str) -> Any:
+    """``run[grid, threads](bsize, args)``: ``kind``'s block function, one GPU thread per problem."""
+    global _CUDA
+    from numba import cuda as numba_cuda
+
+    _CUDA = numba_cuda
+    block = BUILDS[kind](numba_cuda.jit(device=True))
+
+    @numba_cuda.jit
+    def run(bsize, args):  # type: ignore[no-untyped-def]
+        b = _CUDA.grid(1)  # one thread, one lane, one problem
+        if b < bsize:
+            block(b, b, b + 1, *args)
+
+    return run
