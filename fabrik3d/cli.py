@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
 from fabrik3d import checks
+from fabrik3d.batch.backends import BackendError
 from fabrik3d.cli_bake import add_bake_parser
 from fabrik3d.cli_pose import _solve_scene, apply_targets, parse_target
 from fabrik3d.io import bake, character, character_export, files, gltf, take
@@ -313,7 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():  # (never printed: what matters is checked and said in the error)
             warnings.simplefilter("ignore")
             return int(args.func(args))
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, BackendError) as exc:  # (BackendError: --backend where numba or a GPU is missing)
         print(f"fabrik3d: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # a file name too long, a folder that vanished, ... (the library says ValueError)

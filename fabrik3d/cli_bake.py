@@ -19,7 +19,7 @@ def cmd_bake(args: argparse.Namespace) -> int:
     """``fabrik3d bake SCENE... -o OUT [--workers N | --scheduler ADDRESS]``."""
     many = len(args.scene) > 1 or args.workers is not None or args.scheduler is not None
     if not many:
-        baked = bake_scene_file(args.scene[0], args.output, args.frames, args.method, args.fps)
+        baked = bake_scene_file(args.scene[0], args.output, args.frames, args.method, args.fps, args.backend)
         _said(baked)
         return 0
     if args.workers is not None and args.scheduler is not None:
@@ -38,7 +38,7 @@ def cmd_bake(args: argparse.Namespace) -> int:
 
     try:
         results = bake_many(args.scene, args.output, client, suffix=f".{args.kind}", frames=args.frames,
-                            method=args.method, fps=args.fps, progress=progress)  # fmt: skip
+                            method=args.method, fps=args.fps, progress=progress, backend=args.backend)  # fmt: skip
     finally:
         print(file=sys.stderr)
         if client is not None:
@@ -93,6 +93,10 @@ def add_bake_parser(sub: Any, frames: Any, output_name: Any, methods: Any) -> No
     p.add_argument("--frames", type=frames, metavar="A:B", help="frames to bake, inclusive (default the range)")
     p.add_argument("--fps", type=float, help="frames per second (default the scene's)")
     p.add_argument("--method", choices=methods, default="warm", help="warm: frame by frame; batch: all at once")
+    p.add_argument(
+        "--backend", choices=("numpy", "cpu", "cuda"), default="numpy",
+        help="solve_batch's backend for --method batch (cpu, cuda: the extra fabrik3d[fast])",
+    )  # fmt: skip
     p.add_argument("--as", dest="kind", choices=("glb", "gltf", "json"), default="glb", help="the files of a folder")
     p.add_argument("--workers", type=int, metavar="N", help="bake on a local cluster of N worker processes (dask)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="bake on a dask scheduler's workers (tcp://host:8786)")

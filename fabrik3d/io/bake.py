@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from fabrik3d import checks
+from fabrik3d.batch import backends
 from fabrik3d.batch.solve import solve_batch
 from fabrik3d.io.take import Take
 from fabrik3d.model.key_poses import KeyPose, PoseCurve
@@ -102,6 +103,7 @@ def bake(
     max_iterations: int = 100,
     posing: Posing | None = None,
     on_frame: Callable[[int, SolveResult], None] | None = None,
+    backend: str = "numpy",
 ) -> Take:
     """The poses of ``animation`` over a range of frames, as a ``Take``.
 
@@ -115,6 +117,9 @@ def bake(
             starts from (default the rest pose).
         weights, tolerance, max_iterations, posing: as in ``solve``.
         on_frame: called with each frame number and its ``SolveResult`` (``"warm"`` only).
+        backend: ``solve_batch``'s backend for ``"batch"`` (``"numpy"``, ``"cpu"`` or ``"cuda"``: the
+            compiled ones need the extra ``fabrik3d[fast]``; they solve what they compile, numpy the rest,
+            with the same results); ``"warm"`` solves on numpy only.
 
     Returns:
         A take of ``last - first + 1`` frames; frame ``f`` at ``(f - first) / fps`` seconds.
@@ -134,6 +139,7 @@ def bake(
         max_iterations=max_iterations,
         posing=posing,
         on_frame=on_frame,
+        backend=backend,
     )
     chunks = list(parts)
     times = (np.arange(len(span), dtype=float)) / animation.fps
@@ -153,6 +159,7 @@ def bake_chunks(
     posing: Posing | None = None,
     on_frame: Callable[[int, SolveResult], None] | None = None,
     chunk: int | None = None,
+    backend: str = "numpy",
 ) -> tuple[range, Iterator[tuple[np.ndarray, np.ndarray]]]:
     """``bake``'s poses, ``chunk`` frames at a time (default ``CHUNK``): ``(span, chunks)``, the frames
     baked and an iterator of ``(positions (c, n, 3), rotations (c, n, 4))`` in frame order. Everything is
@@ -164,13 +171,16 @@ def bake_chunks(
     animation.check(skeleton)
     if method not in METHODS:
         raise ValueError(f"method: expected one of {checks.names_list(METHODS)}, got {checks.quoted(str(method))}")
+    backends.check_backend(backend)
+    if backend != "numpy" and method != "batch":
+        raise ValueError(f"backend={backend!r} solves method='batch'; method={method!r} solves frame by frame on numpy")
     span = frame_range(animation, frames)
     chunk = CHUNK if chunk is None else max(1, int(chunk))
     settings = {"weights": weights, "tolerance": tolerance, "max_iterations": max_iterations, "posing": posing}
     if method == "batch":
         if any(k.pose is not None for k in animation.keys):
             raise ValueError("method='batch': keys that hold a pose (turned joints) bake 'warm'")
-        return span, _batch_chunks(skeleton, animation, span, chunk, positions, settings)
+        return span, _batch_chunks(skeleton, animation, span, chunk, positions, {**settings, "backend": backend})
     return span, _warm_chunks(skeleton, animation, span, chunk, positions, settings, on_frame)
 
 

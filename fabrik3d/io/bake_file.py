@@ -44,6 +44,7 @@ def bake_to_file(
     tolerance: float = 1e-3,
     max_iterations: int = 100,
     source: str | None = None,
+    backend: str = "numpy",
 ) -> range:
     """Bake ``animation`` (``fabrik3d.io.bake.bake``'s arguments) into ``path`` (``.glb``, ``.gltf`` or a
     take ``.json``), streamed (module docstring); returns the frames baked.
@@ -58,7 +59,13 @@ def bake_to_file(
         raise ValueError(f"{path}: expected a file name ending in .glb, .gltf or .json (a take)")
     try:
         span, chunks = bake.bake_chunks(
-            skeleton, animation, frames=frames, method=method, tolerance=tolerance, max_iterations=max_iterations
+            skeleton,
+            animation,
+            frames=frames,
+            method=method,
+            tolerance=tolerance,
+            max_iterations=max_iterations,
+            backend=backend,
         )
         times = take._times(np.arange(len(span), dtype=float) / animation.fps)
         if suffix != ".json":

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fabrik3d import checks
+from fabrik3d.batch import backends
 from fabrik3d.io import bake_file
 from fabrik3d.io.scene import scene_or_preset
 
@@ -44,11 +45,17 @@ class Baked:
 
 
 def bake_scene_file(
-    scene: str, output: str | os.PathLike[str], frames: Any = None, method: str = "warm", fps: Any = None
+    scene: str,
+    output: str | os.PathLike[str],
+    frames: Any = None,
+    method: str = "warm",
+    fps: Any = None,
+    backend: str = "numpy",
 ) -> Baked:
     """Bake the keys of scene file (or preset) ``scene`` into ``output`` (``.glb``, ``.gltf`` or a take's
     ``.json``), frames ``frames`` (``"a:b"``, a range or ``None``: the scene's), ``method``
-    ``"warm"`` or ``"batch"``, ``fps`` overriding the scene's; ``ValueError`` naming the scene."""
+    ``"warm"`` or ``"batch"`` (on ``solve_batch``'s ``backend``), ``fps`` overriding the scene's;
+    ``ValueError`` naming the scene."""
     t0 = time.perf_counter()
     loaded = scene_or_preset(scene)
     if loaded.animation is None or not loaded.animation.keys:
@@ -68,6 +75,7 @@ def bake_scene_file(
         tolerance=loaded.tolerance,
         max_iterations=loaded.max_iterations,
         source=scene,
+        backend=backend,
     )
     seconds = time.perf_counter() - t0
     return Baked(scene, str(output), len(span), float(animation.fps), seconds, None, span.start, len(loaded.skeleton))
@@ -98,25 +106,31 @@ def bake_many(
     method: str = "warm",
     fps: Any = None,
     progress: Callable[[int, int, Baked], None] | None = None,
+    backend: str = "numpy",
 ) -> list[Baked]:
     """Bake each of ``scenes`` (scene files or presets) into ``out_dir`` (module docstring), in this
     process (``client`` None) or as tasks of ``client`` (a ``dask.distributed.Client``);
-    ``progress(done, total, baked)`` after each scene. Returns one ``Baked`` per scene, in order."""
+    ``progress(done, total, baked)`` after each scene; ``method="batch"`` solves on ``solve_batch``'s
+    ``backend`` (``"cpu"``, ``"cuda"``: the extra ``fabrik3d[fast]``, on the machine that bakes; checked
+    here first). Returns one ``Baked`` per scene, in order."""
+    backends.check_backend(backend)
+    if backend != "numpy" and method != "batch":
+        raise ValueError(f"backend={backend!r} solves method='batch'; method={method!r} solves frame by frame")
     names = [str(s) for s in scenes]
     paths = outputs_for(names, out_dir, suffix)
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     total, results = len(names), {}
     if client is None:
         for k, (scene, path) in enumerate(zip(names, paths)):
-            results[k] = _bake_one(scene, str(path), frames, method, fps)
+            results[k] = _bake_one(scene, str(path), frames, method, fps, backend)
             if progress is not None:
                 progress(len(results), total, results[k])
         return [results[k] for k in range(total)]
     from dask.distributed import as_completed  # (the optional extra: fabrik3d[scale])
 
     futures = {
-        client.submit(_bake_one, scene, str(path), frames, method, fps, key=f"bake-{k}-{scene}", retries=RETRIES,
-                      pure=False): k
+        client.submit(_bake_one, scene, str(path), frames, method, fps, backend, key=f"bake-{k}-{scene}",
+                      retries=RETRIES, pure=False): k
         for k, (scene, path) in enumerate(zip(names, paths))
     }  # fmt: skip
     for future in as_completed(futures):
@@ -130,10 +144,10 @@ def bake_many(
     return [results[k] for k in range(total)]
 
 
-def _bake_one(scene: str, output: str, frames: Any, method: str, fps: Any) -> Baked:
+def _bake_one(scene: str, output: str, frames: Any, method: str, fps: Any, backend: str = "numpy") -> Baked:
     """One scene's bake, its error caught as a ``Baked`` (a task's function: run by workers)."""
     try:
-        return bake_scene_file(scene, output, frames, method, fps)
+        return bake_scene_file(scene, output, frames, method, fps, backend)
     except (ValueError, OSError, MemoryError) as exc:
         message = " ".join(str(exc).split())
         if not message.startswith(Path(scene).name) and checks.cut(scene) not in message:

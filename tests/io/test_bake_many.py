@@ -125,3 +125,43 @@ def test_a_worker_killed_mid_run_costs_a_retry_never_an_output(tmp_path: Path) -
     assert sorted(p.name for p in out.iterdir()) == sorted(f"{p.stem}.glb" for p in paths)  # (none partial or extra)
     for p in paths:
         assert (out / f"{p.stem}.glb").read_bytes() == (tmp_path / "serial" / f"{p.stem}.glb").read_bytes()
+
+
+def test_batch_bakes_on_the_compiled_cpu_backend_equal_numpys(tmp_path: Path, capsys) -> None:
+    """Issue 34 item 3: ``--method batch --backend cpu`` (and ``bake_many(..., backend="cpu")``) bakes on the
+    compiled kernels where they apply (a body without limits: the tree and frames kernels): the same
+    poses as numpy's (positions bit for bit, frames within 1e-12); a backend with the warm method, or
+    one that cannot run here, is a one-line error."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        missing_tool("numba is not installed (pip install 'fabrik3d[fast]')")
+    core = BODY.core
+    body = fabrik3d.Skeleton(core.names, core.parents, core.rest_positions)  # (no limits: compiled)
+    rest = {e: body.rest_positions[body.index(e)] for e in ("hand_l", "hand_r", "toe_l")}
+    far = {"hand_l": rest["hand_l"] + [0.1, -0.4, 0.3], "hand_r": rest["hand_r"] + [0.0, 0.2, 0.2]}
+    anim = Animation((Key(0, rest), Key(30, {**rest, **far})), fps=24)
+    scene = tmp_path / "body.json"
+    save_scene(Scene(body, animation=anim), scene)
+    numpy_take = fabrik3d.io.bake.bake(body, anim, method="batch")
+    cpu_take = fabrik3d.io.bake.bake(body, anim, method="batch", backend="cpu")
+    assert np.array_equal(cpu_take.positions, numpy_take.positions)
+    np.testing.assert_allclose(cpu_take.rotations, numpy_take.rotations, rtol=0, atol=1e-12)
+    assert main(["bake", str(scene), "-o", str(tmp_path / "cpu.json"), "--method", "batch", "--backend", "cpu"]) == 0
+    assert main(["bake", str(scene), "-o", str(tmp_path / "np.json"), "--method", "batch"]) == 0
+    a, b = fabrik3d.io.take.load_take(tmp_path / "cpu.json"), fabrik3d.io.take.load_take(tmp_path / "np.json")
+    assert np.array_equal(a.positions, b.positions)
+    results = bake_many([str(scene)], tmp_path / "many", suffix=".json", method="batch", backend="cpu")
+    assert results[0].error is None
+    assert np.array_equal(fabrik3d.io.take.load_take(tmp_path / "many" / "body.json").positions, b.positions)
+    capsys.readouterr()
+    assert main(["bake", str(scene), "-o", str(tmp_path / "w.json"), "--backend", "cpu"]) == 2
+    assert "backend='cpu' solves method='batch'" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="backend='cpu' solves method='batch'"):
+        bake_many([str(scene)], tmp_path / "many", backend="cpu")
+    from numba import cuda
+
+    if not cuda.is_available():
+        assert main(["bake", str(scene), "-o", str(tmp_path / "g.json"), "--method", "batch", "--backend", "cuda"]) == 2
+        err = capsys.readouterr().err
+        assert "backend='cuda' needs an NVIDIA GPU" in err and "\n" not in err.strip()
