@@ -51,19 +51,26 @@ def arc_table(bones: int) -> np.ndarray:
     return table
 
 
+def landing(cx, cy, cz, px, py, pz, ox, oy, oz):  # type: ignore[no-untyped-def]
+    """A FABRIK step's direction: ``c - p``, or ``c - o`` where ``c`` lies on ``p`` (squared length under
+    ``TINY2``: the step landed on the joint), with its squared length. Both sides are computed and one is
+    picked, so a loop over lanes has no branch. Scalars; the kernels' builds pass it through ``jit``."""
+    dx, dy, dz = cx - px, cy - py, cz - pz
+    l2 = dx * dx + dy * dy + dz * dz
+    small = l2 < TINY2
+    ax, ay, az = cx - ox, cy - oy, cz - oz
+    a2 = ax * ax + ay * ay + az * az
+    return (ax if small else dx), (ay if small else dy), (az if small else dz), (a2 if small else l2)
+
+
 def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
     """The kernel's functions, each passed through ``jit``; returns ``block``."""
+    step = jit(landing)
 
     @jit
     def toward(px, py, pz, cx, cy, cz, ox, oy, oz, d):  # type: ignore[no-untyped-def]
-        """``chain._toward``: the point at ``d`` from ``p`` toward ``c`` (away from ``o`` if ``c`` is on ``p``).
-        Both sides of its test are computed and one is picked (no branch in the lanes' loop)."""
-        dx, dy, dz = cx - px, cy - py, cz - pz
-        l2 = dx * dx + dy * dy + dz * dz
-        small = l2 < TINY2
-        ax, ay, az = cx - ox, cy - oy, cz - oz
-        a2 = ax * ax + ay * ay + az * az
-        dx, dy, dz, l2 = (ax if small else dx), (ay if small else dy), (az if small else dz), (a2 if small else l2)
+        """``chain._toward``: the point at ``d`` from ``p`` toward ``c`` (away from ``o`` if ``c`` is on ``p``)."""
+        dx, dy, dz, l2 = step(cx, cy, cz, px, py, pz, ox, oy, oz)
         s = d / math.sqrt(l2)
         return px + dx * s, py + dy * s, pz + dz * s
 
@@ -181,14 +188,11 @@ def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
             d = lengths[i]
             for g in range(width):
                 px, py, pz = q[k, i + 1, 0, g], q[k, i + 1, 1, g], q[k, i + 1, 2, g]
-                cx, cy, cz = x[k, i, 0, g], x[k, i, 1, g], x[k, i, 2, g]
-                dx, dy, dz = cx - px, cy - py, cz - pz
-                l2 = dx * dx + dy * dy + dz * dz
-                small = l2 < TINY2  # landed on the joint: keep the old bone's direction
-                ax, ay, az = cx - x[k, i + 1, 0, g], cy - x[k, i + 1, 1, g], cz - x[k, i + 1, 2, g]
-                a2 = ax * ax + ay * ay + az * az
-                dx, dy, dz = (ax if small else dx), (ay if small else dy), (az if small else dz)
-                s = d / math.sqrt(a2 if small else l2)
+                dx, dy, dz, l2 = step(  # (landed on the joint: the old bone's direction)
+                    x[k, i, 0, g], x[k, i, 1, g], x[k, i, 2, g], px, py, pz,
+                    x[k, i + 1, 0, g], x[k, i + 1, 1, g], x[k, i + 1, 2, g],
+                )  # fmt: skip
+                s = d / math.sqrt(l2)
                 q[k, i, 0, g], q[k, i, 1, g], q[k, i, 2, g] = px + dx * s, py + dy * s, pz + dz * s
 
     @jit
@@ -200,9 +204,7 @@ def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
         for g in range(width):
             px, py, pz = x[k, 0, 0, g], x[k, 0, 1, g], x[k, 0, 2, g]
             cx, cy, cz = q[k, 1, 0, g], q[k, 1, 1, g], q[k, 1, 2, g]
-            dx, dy, dz = cx - px, cy - py, cz - pz
-            l2 = dx * dx + dy * dy + dz * dz
-            small = l2 < TINY2
+            small = (cx - px) * (cx - px) + (cy - py) * (cy - py) + (cz - pz) * (cz - pz) < TINY2
             ox, oy, oz = toward(cx, cy, cz, px, py, pz, x[k, 1, 0, g], x[k, 1, 1, g], x[k, 1, 2, g], d)
             ox, oy, oz = (
                 (ox if small else q[k, 0, 0, g]),
@@ -210,23 +212,18 @@ def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
                 (oz if small else q[k, 0, 2, g]),
             )
             q[k, 0, 0, g], q[k, 0, 1, g], q[k, 0, 2, g] = ox, oy, oz
-            ax, ay, az = cx - ox, cy - oy, cz - oz
-            a2 = ax * ax + ay * ay + az * az
-            dx, dy, dz = (ax if small else dx), (ay if small else dy), (az if small else dz)
-            s = d / math.sqrt(a2 if small else l2)
+            dx, dy, dz, l2 = step(cx, cy, cz, px, py, pz, ox, oy, oz)
+            s = d / math.sqrt(l2)
             x[k, 1, 0, g], x[k, 1, 1, g], x[k, 1, 2, g] = px + dx * s, py + dy * s, pz + dz * s
         for i in range(2, x.shape[1]):
             d = lengths[i - 1]
             for g in range(width):
                 px, py, pz = x[k, i - 1, 0, g], x[k, i - 1, 1, g], x[k, i - 1, 2, g]
-                cx, cy, cz = q[k, i, 0, g], q[k, i, 1, g], q[k, i, 2, g]
-                dx, dy, dz = cx - px, cy - py, cz - pz
-                l2 = dx * dx + dy * dy + dz * dz
-                small = l2 < TINY2
-                ax, ay, az = cx - q[k, i - 1, 0, g], cy - q[k, i - 1, 1, g], cz - q[k, i - 1, 2, g]
-                a2 = ax * ax + ay * ay + az * az
-                dx, dy, dz = (ax if small else dx), (ay if small else dy), (az if small else dz)
-                s = d / math.sqrt(a2 if small else l2)
+                dx, dy, dz, l2 = step(
+                    q[k, i, 0, g], q[k, i, 1, g], q[k, i, 2, g], px, py, pz,
+                    q[k, i - 1, 0, g], q[k, i - 1, 1, g], q[k, i - 1, 2, g],
+                )  # fmt: skip
+                s = d / math.sqrt(l2)
                 x[k, i, 0, g], x[k, i, 1, g], x[k, i, 2, g] = px + dx * s, py + dy * s, pz + dz * s
 
     @jit

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from fabrik3d.batch.kernels import landing
 from fabrik3d.rotations import TINY2
 from fabrik3d.solver.chain import STALL
 
@@ -65,6 +66,7 @@ def plan_arrays(plan: Any) -> tuple[np.ndarray, ...]:
 
 def build_tree(jit: Callable[[Any], Any]) -> Callable[..., int]:
     """The tree kernel's functions, each passed through ``jit``; returns ``tree_block``."""
+    step = jit(landing)
 
     @jit
     def begin(b, row, starts, moving, trow, goals, x, q, k, g, errs):  # type: ignore[no-untyped-def]
@@ -116,14 +118,11 @@ def build_tree(jit: Callable[[Any], Any]) -> Callable[..., int]:
                 first = m == inward[s, 1]
                 for g in range(width):
                     px, py, pz = q[k, c, 0, g], q[k, c, 1, g], q[k, c, 2, g]
-                    cx, cy, cz = x[k, j, 0, g], x[k, j, 1, g], x[k, j, 2, g]
-                    dx, dy, dz = cx - px, cy - py, cz - pz
-                    l2 = dx * dx + dy * dy + dz * dz
-                    small = l2 < TINY2
-                    ax, ay, az = cx - x[k, c, 0, g], cy - x[k, c, 1, g], cz - x[k, c, 2, g]
-                    a2 = ax * ax + ay * ay + az * az
-                    dx, dy, dz = (ax if small else dx), (ay if small else dy), (az if small else dz)
-                    f = length / math.sqrt(a2 if small else l2)
+                    dx, dy, dz, l2 = step(  # (landed on the joint: the old bone's direction)
+                        x[k, j, 0, g], x[k, j, 1, g], x[k, j, 2, g], px, py, pz,
+                        x[k, c, 0, g], x[k, c, 1, g], x[k, c, 2, g],
+                    )  # fmt: skip
+                    f = length / math.sqrt(l2)
                     vx, vy, vz = (px + dx * f) * w, (py + dy * f) * w, (pz + dz * f) * w
                     if first:
                         q[k, j, 0, g], q[k, j, 1, g], q[k, j, 2, g] = vx, vy, vz
@@ -151,16 +150,13 @@ def build_tree(jit: Callable[[Any], Any]) -> Callable[..., int]:
             length, rx, ry, rz, r2 = bones[s, 0], bones[s, 1], bones[s, 2], bones[s, 3], bones[s, 4]
             for g in range(width):
                 px, py, pz = x[k, p, 0, g], x[k, p, 1, g], x[k, p, 2, g]
-                cx, cy, cz = q[k, j, 0, g], q[k, j, 1, g], q[k, j, 2, g]
-                dx, dy, dz = cx - px, cy - py, cz - pz
-                l2 = dx * dx + dy * dy + dz * dz
-                small = l2 < TINY2
-                ax, ay, az = cx - q[k, p, 0, g], cy - q[k, p, 1, g], cz - q[k, p, 2, g]
-                a2 = ax * ax + ay * ay + az * az
-                tiny = a2 < TINY2
-                ax, ay, az, a2 = (rx if tiny else ax), (ry if tiny else ay), (rz if tiny else az), (r2 if tiny else a2)
-                dx, dy, dz = (ax if small else dx), (ay if small else dy), (az if small else dz)
-                f = length / math.sqrt(a2 if small else l2)
+                dx, dy, dz, l2 = step(  # (landed on the parent: the stage-1 bone's direction)
+                    q[k, j, 0, g], q[k, j, 1, g], q[k, j, 2, g], px, py, pz,
+                    q[k, p, 0, g], q[k, p, 1, g], q[k, p, 2, g],
+                )  # fmt: skip
+                tiny = l2 < TINY2  # (that one too: the rest bone's; l2 is short only where it landed)
+                dx, dy, dz, l2 = (rx if tiny else dx), (ry if tiny else dy), (rz if tiny else dz), (r2 if tiny else l2)
+                f = length / math.sqrt(l2)
                 x[k, j, 0, g], x[k, j, 1, g], x[k, j, 2, g] = px + dx * f, py + dy * f, pz + dz * f
 
     @jit

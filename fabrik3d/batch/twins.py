@@ -58,6 +58,7 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
         (_TINY2, f"{_S}.chain.STALL", f"{_S}.chain.MAX_BENDS", f"{_S}.chain.STRAIGHT", f"{_S}.chain.BEND_DEG"),
     ),
     (f"{_S}.chain._bend_if_straight", f"{_B}.kernels.arc_table", (f"{_S}.chain.BEND_DEG",)),
+    (f"{_S}.chain._toward", f"{_B}.kernels.landing", (_TINY2,)),
     (f"{_S}.tree._start_pose", f"{_B}.tree.start_pose", ()),
     (f"{_S}.rig.Rig.bone_pose", f"{_B}.tree.start_pose", (_TINY2,)),
     (f"{_S}.tree._solve_tree", f"{_B}.tree.solve_tree", (_TINY2,)),
