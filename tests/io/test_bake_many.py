@@ -35,12 +35,14 @@ def scenes(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], Path]:
     good = [keyed(folder, f"walk{k}", 0.1 * k) for k in range(3)]
     bad = folder / "broken.json"
     bad.write_text('{"format": "fabrik3d.scene", "version": 3, "joints": []}')
+    garbage = folder / "garbage.json"  # (not JSON at all)
+    garbage.write_text("walk cycle, take 3 {")
     serial = folder / "serial"
     serial.mkdir()
     for scene in good:
         proc = run("bake", str(scene), "-o", str(serial / f"{scene.stem}.glb"))
         assert proc.returncode == 0, proc.stderr
-    return [*good, bad], serial
+    return [*good, bad, garbage], serial
 
 
 def test_in_process_the_outputs_are_the_serial_bakes_and_a_failure_is_named(scenes, tmp_path: Path) -> None:
@@ -49,9 +51,9 @@ def test_in_process_the_outputs_are_the_serial_bakes_and_a_failure_is_named(scen
     results = bake_many([str(p) for p in paths], tmp_path / "out", progress=lambda d, t, b: seen.append((d, t)))
     assert seen == [(k, len(paths)) for k in range(1, len(paths) + 1)]
     for scene, baked in zip(paths, results):
-        if scene.stem == "broken":
+        if scene.stem in ("broken", "garbage"):
             assert baked.output is None and baked.error.startswith(str(scene)[:20]) and "\n" not in baked.error
-            assert not (tmp_path / "out" / "broken.glb").exists()
+            assert not (tmp_path / "out" / f"{scene.stem}.glb").exists()
         else:
             assert (tmp_path / "out" / f"{scene.stem}.glb").read_bytes() == (serial / f"{scene.stem}.glb").read_bytes()
     with pytest.raises(ValueError, match=r"would both write a\.glb"):
@@ -66,10 +68,10 @@ def test_on_a_local_dask_cluster_from_the_command_line(scenes, tmp_path: Path) -
     paths, serial = scenes
     out = tmp_path / "cluster"
     proc = run("bake", *map(str, paths), "-o", str(out), "--workers", "2")
-    assert proc.returncode == 1, proc.stderr  # (one scene failed)
-    assert "3 of 4 scenes" in proc.stdout and "scenes," in proc.stderr and "frames/s" in proc.stderr
+    assert proc.returncode == 2, proc.stderr  # (two scenes failed)
+    assert "3 of 5 scenes" in proc.stdout and "scenes," in proc.stderr and "frames/s" in proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("fabrik3d: error:")]
-    assert len(errors) == 1 and "broken.json" in errors[0]
+    assert len(errors) == 2 and "broken.json" in errors[0] + errors[1] and "garbage.json" in errors[0] + errors[1]
     for scene in paths[:3]:
         assert (out / f"{scene.stem}.glb").read_bytes() == (serial / f"{scene.stem}.glb").read_bytes()
     assert not list(out.glob("*.tmp*")) and not list(out.glob(".*"))
