@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from helpers.cli import assert_one_line_error, run
 from helpers.kills import kill_at_random, stale_ones_only, temporaries
+from helpers.peak import PEAK_MB
 
 from fabrik3d.io import bake, bake_file, gltf
 from fabrik3d.io.scene import Scene, load_scene
@@ -105,12 +106,15 @@ def test_a_streamed_bake_writes_the_bytes_of_the_take_and_its_export(
     assert new.read_bytes() == old.read_bytes()
 
 
-MEASURED_BAKE = """
-import resource, sys
+MEASURED_BAKE = (
+    PEAK_MB
+    + """
+import sys
 from fabrik3d.cli import main
 status = main(["bake", *sys.argv[1:]])
-print(status, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+print(status, peak_mb())
 """
+)
 
 
 def _peak_mb(*args: str) -> int:

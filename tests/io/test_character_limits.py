@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from helpers.character_asset import build_character, glb_bytes, png
 from helpers.cli import assert_one_line_error, run
+from helpers.peak import PEAK_MB
 
 from fabrik3d.io.character import character_from_bytes
 from fabrik3d.io.gltf_format import free_name, unique_names
@@ -136,17 +137,17 @@ def test_a_refusal_stays_within_the_memory_bar(tmp_path: Path, case: str) -> Non
     reading the bytes alone takes (the issue: 1.5 to 8 GB before)."""
     path = tmp_path / "hero.glb"
     path.write_bytes(REFUSED[case][0]())
-    script = textwrap.dedent(
+    script = PEAK_MB + textwrap.dedent(
         """
-        import resource, sys
+        import sys
         from fabrik3d.io.character import character_from_bytes
         data = open(sys.argv[1], "rb").read()
-        idle = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        idle = peak_mb()
         try:
             character_from_bytes(data, "hero.glb")
         except ValueError as exc:
             print(str(exc).splitlines()[0][:60])
-        print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - idle) // 1024)
+        print(peak_mb() - idle)
         """
     )
     proc = subprocess.run(
