@@ -14,6 +14,7 @@ a second or two), then runs at compiled speed. A backend that cannot run says wh
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -93,7 +94,7 @@ def solve_chains(
     iterations = np.zeros(goals.shape[0], dtype=np.int64)
     pose = _writable(out)
     head = (starts, bones, arc_table(len(lengths)), reach, goals, float(tol), int(max_it), pose, iterations)
-    _run(backend, "chain", head, (7, 8), starts.shape[1])
+    _run(backend, "chain", head, (7, 8), lambda blocks, lanes: _lane_state(blocks, lanes, starts.shape[1]))
     if pose is not out:
         out[...] = pose
     return iterations
@@ -118,7 +119,14 @@ def solve_trees(
     iterations = np.zeros(out.shape[0], dtype=np.int64)
     pose = _writable(out)
     head = (starts, *plan, goals, float(tol), int(max_it), pose, iterations)
-    _run(backend, "tree", head, (len(head) - 2, len(head) - 1), len(plan[0]))
+    rows = len(plan[0])
+    _run(
+        backend,
+        "tree",
+        head,
+        (len(head) - 2, len(head) - 1),
+        lambda blocks, lanes: _lane_state(blocks, lanes, rows)[:5],
+    )
     if pose is not out:
         out[...] = pose
     return iterations
@@ -128,8 +136,13 @@ def frames(backend: str, r: Rig, pose: np.ndarray) -> np.ndarray:
     """``fabrik3d.batch.frames.finish``'s frames where every joint moved (no branch carried, no start
     rotation kept), on a compiled backend: ``(B, n, 4)`` from ``(B, n, 3)`` solved poses."""
     steps, rest = frame_arrays(r)
+    n = pose.shape[1]
     out = np.empty((*pose.shape[:2], 4))
-    _run(backend, "frames", (np.ascontiguousarray(pose, dtype=np.float64), steps, rest, out), (3,), None)
+
+    def state(blocks: int, lanes: int) -> tuple[np.ndarray, ...]:  # the lanes' joints and frames
+        return np.zeros((blocks, n, 3, lanes)), np.zeros((blocks, n, 4, lanes))
+
+    _run(backend, "frames", (np.ascontiguousarray(pose, dtype=np.float64), steps, rest, out), (3,), state)
     return out
 
 
@@ -138,22 +151,20 @@ def _writable(out: np.ndarray) -> np.ndarray:
     return out if out.flags.c_contiguous and out.dtype == np.float64 else np.array(out, dtype=np.float64)
 
 
-def _run(backend: str, kind: str, head: tuple, outputs: tuple[int, ...], rows: int | None) -> None:
-    """Kernel ``kind`` over the problems of ``head[outputs[0]]`` (its first axis), with the lane state of
-    ``rows`` joints a lane (none for the frames); on a GPU the arrays go over and ``head``'s
-    ``outputs`` come back into their host arrays."""
+def _run(backend: str, kind: str, head: tuple, outputs: tuple[int, ...], state: Callable[[int, int], tuple]) -> None:
+    """Kernel ``kind`` over the problems of ``head[outputs[0]]`` (its first axis), then its lane state
+    (``state(blocks, lanes)``: one GPU thread a block of one lane, or ``LANES`` lanes a CPU block); on a
+    GPU the arrays go over and ``head``'s ``outputs`` come back into their host arrays."""
     bsize = head[outputs[0]].shape[0]
     if backend == "cuda":
         cuda = _cuda()
-        state = () if rows is None else _lane_state(bsize, 1, rows)[: 6 if kind == "chain" else 5]
-        args = tuple(cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in (*head, *state))
+        args = tuple(cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in (*head, *state(bsize, 1)))
         compiled.cuda(kind)[(bsize + CUDA_THREADS - 1) // CUDA_THREADS, CUDA_THREADS](bsize, args)
         for i in outputs:
             args[i].copy_to_host(head[i])
         return
     blocks = _cpu_blocks(bsize)
-    state = () if rows is None else _lane_state(blocks, LANES, rows)[: 6 if kind == "chain" else 5]
-    compiled.cpu(kind)(blocks, bsize, (*head, *state))
+    compiled.cpu(kind)(blocks, bsize, (*head, *state(blocks, LANES)))
 
 
 def _cpu_blocks(bsize: int) -> int:

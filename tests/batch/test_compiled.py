@@ -211,7 +211,8 @@ def test_the_frames_kernel_source_as_plain_python_is_finish() -> None:
         poses[j, r.subtree(c)] += poses[j, k] - np.array(rot.rotate(parent_frame, r.rest_dir[k])) * 0.2 - poses[j, c]
     want = batch_frames.finish(humanoid, r, poses.transpose(1, 2, 0).copy(), rest[:, :, None], [True] * len(rest))
     got = np.empty((16, len(rest), 4))
-    kernels_frames.build_frames(lambda f: f)(0, 0, 16, poses, *kernels_frames.frame_arrays(r), got)
+    lanes = (np.zeros((1, len(rest), 3, 5)), np.zeros((1, len(rest), 4, 5)))  # (5 lanes: 16 poses in 4 rounds)
+    kernels_frames.build_frames(lambda f: f)(0, 0, 16, poses, *kernels_frames.frame_arrays(r), got, *lanes)
     np.testing.assert_allclose(got, np.array(want).transpose(2, 0, 1), rtol=0, atol=1e-15)
 
 
