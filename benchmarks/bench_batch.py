@@ -463,36 +463,28 @@ def cuda_kernel_table(chain: fabrik3d.Skeleton, humanoid: fabrik3d.Skeleton, qui
     launches timed by CUDA events; the chain workload, and the humanoid's tree with its five targets."""
     from numba import cuda
 
-    from fabrik3d.batch import backends, compiled, kernels
+    from fabrik3d.batch import backends, compiled
     from fabrik3d.batch import tree as batch_tree
-    from fabrik3d.batch.kernels_tree import plan_arrays
     from fabrik3d.solver.rig import rig
 
-    core = humanoid
-    r = rig(core)
+    r = rig(humanoid)
     rows = []
     for name in ("chain", "humanoid"):
         for size in (64,) if quick else (10**5, 10**6, 10**7):
             if name == "chain":
                 rest = chain.rest_positions
-                lengths = np.linalg.norm(np.diff(rest, axis=0), axis=1)
-                goals = np.ascontiguousarray(common.ball_points(np.random.default_rng(0), size, 9.0))
+                lengths = np.linalg.norm(np.diff(rest, axis=0), axis=1).tolist()
+                goals = common.ball_points(np.random.default_rng(0), size, 9.0)
                 pose = np.empty((size, len(rest), 3))
-                head = (rest[None], lengths, kernels.arc_table(len(lengths)), float(sum(lengths.tolist())), goals)
-                rows_per_lane, state_size = len(rest), 6
+                launch = backends.chain_launch(rest[:, :, None], lengths, goals.T, TOL, MAX_IT, pose)
             else:
-                goal = {core.index(e): t for e, t in humanoid_targets(core, size).items()}
-                plan = plan_arrays(batch_tree.TreePlan(core, r, goal, None, [True] * len(core)))
-                goals = np.ascontiguousarray(np.stack(list(goal.values()), axis=1))
-                pose = np.repeat(core.rest_positions[None], size, axis=0)
-                head = (core.rest_positions[None], *plan, goals)
-                rows_per_lane, state_size = len(plan[0]), 5
-            state = backends._lane_state(size, 1, rows_per_lane)[:state_size]
-            its = np.zeros(size, dtype=np.int64)
-            args = tuple(
-                cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in (*head, TOL, MAX_IT, pose, its, *state)
-            )
-            kernel = compiled.cuda("chain" if name == "chain" else "tree")
+                goal = {humanoid.index(e): t for e, t in humanoid_targets(humanoid, size).items()}
+                plan = batch_tree.TreePlan(humanoid, r, goal, None, [True] * len(humanoid))
+                pose = np.repeat(humanoid.rest_positions[None], size, axis=0)
+                launch = backends.tree_launch(plan, humanoid.rest_positions[:, :, None], goal, TOL, MAX_IT, pose)
+            on_gpu = (*launch.head, *launch.state(size, 1))  # (one lane a thread)
+            args = tuple(cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in on_gpu)
+            kernel = compiled.cuda(launch.kind)
             grid = (size + backends.CUDA_THREADS - 1) // backends.CUDA_THREADS
             times = []
             for _ in range(6):
@@ -505,7 +497,7 @@ def cuda_kernel_table(chain: fabrik3d.Skeleton, humanoid: fabrik3d.Skeleton, qui
             ms = float(np.median(times[1:]))
             rate = f"{size / ms * 1e3:.3g}" if ms > 0 else "-"  # (numba's CUDA simulator times nothing)
             rows.append([name, size, ms, 1e6 * ms / size, rate])
-            del args, state, pose, goals
+            del args, on_gpu, launch
     return "cuda kernels alone (arrays on the GPU, float64):\n" + common.format_table(CUDA_HEADERS, rows)
 
 

@@ -15,7 +15,7 @@ a second or two), then runs at compiled speed. A backend that cannot run says wh
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -83,21 +83,41 @@ def _cuda() -> Any:
     return cuda
 
 
+class Launch(NamedTuple):
+    """One call of a compiled kernel: its ``kind`` (``compiled.BUILDS``), its arguments before the lane
+    state (``head``), which of them it writes (``outputs``, host arrays; the first has a row per
+    problem) and ``state(blocks, lanes)``, the lane state it takes after them."""
+
+    kind: str
+    head: tuple
+    outputs: tuple[int, ...]
+    state: Callable[[int, int], tuple]
+
+
 def solve_chains(
     backend: str, start: np.ndarray, lengths: list[float], target: np.ndarray, tol: float, max_it: int, out: np.ndarray
 ) -> np.ndarray:
     """``fabrik3d.batch.chain.solve_chains`` (the same arguments and results) on a compiled backend."""
+    pose = _writable(out)
+    launch = chain_launch(start, lengths, target, tol, max_it, pose)
+    _run(backend, launch)
+    if pose is not out:
+        out[...] = pose
+    return launch.head[-1]
+
+
+def chain_launch(
+    start: np.ndarray, lengths: list[float], target: np.ndarray, tol: float, max_it: int, pose: np.ndarray
+) -> Launch:
+    """The chain kernel's call (``solve_chains``' arguments; ``pose`` ``(B, L, 3)`` C-ordered float64, its
+    results); its last argument is the ``(B,)`` iterations it writes."""
     starts = np.ascontiguousarray(start.transpose(2, 0, 1), dtype=np.float64)  # (S, L, 3)
     goals = np.ascontiguousarray(target.T, dtype=np.float64)  # (B, 3)
     bones = np.array(lengths, dtype=np.float64)
     reach = float(sum(lengths))  # (run_chain's sum, in order)
     iterations = np.zeros(goals.shape[0], dtype=np.int64)
-    pose = _writable(out)
     head = (starts, bones, arc_table(len(lengths)), reach, goals, float(tol), int(max_it), pose, iterations)
-    _run(backend, "chain", head, (7, 8), lambda blocks, lanes: _lane_state(blocks, lanes, starts.shape[1]))
-    if pose is not out:
-        out[...] = pose
-    return iterations
+    return Launch("chain", head, (7, 8), lambda blocks, lanes: _lane_state(blocks, lanes, starts.shape[1]))
 
 
 def solve_trees(
@@ -113,37 +133,49 @@ def solve_trees(
     out: np.ndarray,
 ) -> np.ndarray:
     """``fabrik3d.batch.tree.solve_tree`` (the same arguments and results) on a compiled backend."""
-    plan = plan_arrays(batch_tree.TreePlan(skeleton, r, goal, weights, active))
-    starts = np.ascontiguousarray(start.transpose(2, 0, 1), dtype=np.float64)  # (S, n, 3)
-    goals = np.ascontiguousarray(np.stack(list(goal.values()), axis=1), dtype=np.float64)  # (B, T, 3)
-    iterations = np.zeros(out.shape[0], dtype=np.int64)
     pose = _writable(out)
-    head = (starts, *plan, goals, float(tol), int(max_it), pose, iterations)
-    rows = len(plan[0])
-    _run(
-        backend,
-        "tree",
-        head,
-        (len(head) - 2, len(head) - 1),
-        lambda blocks, lanes: _lane_state(blocks, lanes, rows)[:5],
-    )
+    launch = tree_launch(batch_tree.TreePlan(skeleton, r, goal, weights, active), start, goal, tol, max_it, pose)
+    _run(backend, launch)
     if pose is not out:
         out[...] = pose
-    return iterations
+    return launch.head[-1]
+
+
+def tree_launch(
+    plan: batch_tree.TreePlan, start: np.ndarray, goal: dict[int, np.ndarray], tol: float, max_it: int, pose: np.ndarray
+) -> Launch:
+    """The tree kernel's call (``solve_tree``'s arguments, its ``plan`` made; ``pose`` ``(B, n, 3)``
+    C-ordered float64 holding the start poses, its results); its last argument is the ``(B,)``
+    iterations it writes."""
+    arrays = plan_arrays(plan)
+    starts = np.ascontiguousarray(start.transpose(2, 0, 1), dtype=np.float64)  # (S, n, 3)
+    goals = np.ascontiguousarray(np.stack(list(goal.values()), axis=1), dtype=np.float64)  # (B, T, 3)
+    iterations = np.zeros(pose.shape[0], dtype=np.int64)
+    head = (starts, *arrays, goals, float(tol), int(max_it), pose, iterations)
+    rows = len(arrays[0])
+    return Launch(
+        "tree", head, (len(head) - 2, len(head) - 1), lambda blocks, lanes: _lane_state(blocks, lanes, rows, False)
+    )
 
 
 def frames(backend: str, r: Rig, pose: np.ndarray) -> np.ndarray:
     """``fabrik3d.batch.frames.finish``'s frames where every joint moved (no branch carried, no start
     rotation kept), on a compiled backend: ``(B, n, 4)`` from ``(B, n, 3)`` solved poses."""
+    out = np.empty((*pose.shape[:2], 4))
+    _run(backend, frames_launch(r, pose, out))
+    return out
+
+
+def frames_launch(r: Rig, pose: np.ndarray, out: np.ndarray) -> Launch:
+    """The frames kernel's call: ``(B, n, 3)`` solved poses, their ``(B, n, 4)`` frames written to ``out``
+    (C-ordered float64)."""
     steps, rest = frame_arrays(r)
     n = pose.shape[1]
-    out = np.empty((*pose.shape[:2], 4))
 
     def state(blocks: int, lanes: int) -> tuple[np.ndarray, ...]:  # the lanes' joints and frames
         return np.zeros((blocks, n, 3, lanes)), np.zeros((blocks, n, 4, lanes))
 
-    _run(backend, "frames", (np.ascontiguousarray(pose, dtype=np.float64), steps, rest, out), (3,), state)
-    return out
+    return Launch("frames", (np.ascontiguousarray(pose, dtype=np.float64), steps, rest, out), (3,), state)
 
 
 def _writable(out: np.ndarray) -> np.ndarray:
@@ -151,10 +183,10 @@ def _writable(out: np.ndarray) -> np.ndarray:
     return out if out.flags.c_contiguous and out.dtype == np.float64 else np.array(out, dtype=np.float64)
 
 
-def _run(backend: str, kind: str, head: tuple, outputs: tuple[int, ...], state: Callable[[int, int], tuple]) -> None:
-    """Kernel ``kind`` over the problems of ``head[outputs[0]]`` (its first axis), then its lane state
-    (``state(blocks, lanes)``: one GPU thread a block of one lane, or ``LANES`` lanes a CPU block); on a
-    GPU the arrays go over and ``head``'s ``outputs`` come back into their host arrays."""
+def _run(backend: str, launch: Launch) -> None:
+    """``launch`` over its problems: one GPU thread a block of one lane (the arrays go over, its
+    ``outputs`` come back into their host arrays), or ``LANES`` lanes a block on the CPU threads."""
+    kind, head, outputs, state = launch
     bsize = head[outputs[0]].shape[0]
     if backend == "cuda":
         cuda = _cuda()
@@ -172,11 +204,11 @@ def _cpu_blocks(bsize: int) -> int:
     return max(1, min(-(-bsize // LANES), _numba("cpu").get_num_threads() * BLOCKS_PER_THREAD))
 
 
-def _lane_state(blocks: int, lanes: int, joints: int) -> tuple[np.ndarray, ...]:
+def _lane_state(blocks: int, lanes: int, joints: int, bends: bool = True) -> tuple[np.ndarray, ...]:
     """The kernels' per-lane state for ``blocks`` blocks of ``lanes`` lanes: poses and stage-1 points
     ``(blocks, joints, 3, lanes)`` (zeros: an empty lane steps along on finite numbers), problems,
-    errors, iterations, bends ``(blocks, lanes)`` (``fabrik3d.batch.kernels.block``; the tree kernel
-    takes all but the bends)."""
+    errors, iterations and (``bends``: the chain kernel's, ``fabrik3d.batch.kernels.block``) bends
+    ``(blocks, lanes)``."""
     x, q = np.zeros((blocks, joints, 3, lanes)), np.zeros((blocks, joints, 3, lanes))
-    ints = [np.zeros((blocks, lanes), dtype=np.int64) for _ in range(3)]
-    return x, q, ints[0], np.empty((blocks, lanes)), ints[1], ints[2]
+    ints = [np.zeros((blocks, lanes), dtype=np.int64) for _ in range(3 if bends else 2)]
+    return x, q, ints[0], np.empty((blocks, lanes)), *ints[1:]

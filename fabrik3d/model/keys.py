@@ -140,7 +140,7 @@ class Key:
         """A key from its JSON form; ``ValueError`` naming ``where`` and the field of any problem."""
         if not isinstance(data, Mapping) or "frame" not in data:
             raise ValueError(f"{where}: expected an object with a 'frame'")
-        unknown = set(data) - {"frame", "targets", "root_target", "poles", "pose"}
+        unknown = set(data) - set(_FIELDS)
         if unknown:
             raise ValueError(f"{where}: unknown field {checks.quoted(sorted(unknown)[0])}")
         if type(data) is dict and data.keys() <= {"frame", "targets"} and (plain := _plain_key(data)) is not None:

@@ -186,12 +186,10 @@ def test_the_tree_kernel_source_as_plain_python_is_solve_tree() -> None:
     start = rest[:, :, None]  # (n, 3, 1): joint, coordinate, problem
     want = np.repeat(rest[None], 12, axis=0)
     its = batch_tree.solve_tree(humanoid, r, start, goal, None, active, TOL, 100, want)
-    plan = kernels_tree.plan_arrays(batch_tree.TreePlan(humanoid, r, goal, None, active))
     got = np.repeat(rest[None], 12, axis=0)
-    iterations = np.zeros(12, dtype=np.int64)
-    goals = np.stack(list(goal.values()), axis=1)
-    state = backends._lane_state(1, 5, len(plan[0]))[:5]
-    kernels_tree.build_tree(lambda f: f)(0, 0, 12, rest[None], *plan, goals, TOL, 100, got, iterations, *state)
+    launch = backends.tree_launch(batch_tree.TreePlan(humanoid, r, goal, None, active), start, goal, TOL, 100, got)
+    kernels_tree.build_tree(lambda f: f)(0, 0, 12, *launch.head, *launch.state(1, 5))
+    iterations = launch.head[-1]
     np.testing.assert_array_equal(iterations, its)
     assert np.array_equal(got, want)
 
@@ -211,8 +209,8 @@ def test_the_frames_kernel_source_as_plain_python_is_finish() -> None:
         poses[j, r.subtree(c)] += poses[j, k] - np.array(rot.rotate(parent_frame, r.rest_dir[k])) * 0.2 - poses[j, c]
     want = batch_frames.finish(humanoid, r, poses.transpose(1, 2, 0).copy(), rest[:, :, None], [True] * len(rest))
     got = np.empty((16, len(rest), 4))
-    lanes = (np.zeros((1, len(rest), 3, 5)), np.zeros((1, len(rest), 4, 5)))  # (5 lanes: 16 poses in 4 rounds)
-    kernels_frames.build_frames(lambda f: f)(0, 0, 16, poses, *kernels_frames.frame_arrays(r), got, *lanes)
+    launch = backends.frames_launch(r, poses, got)
+    kernels_frames.build_frames(lambda f: f)(0, 0, 16, *launch.head, *launch.state(1, 5))  # (5 lanes: 4 rounds)
     np.testing.assert_allclose(got, np.array(want).transpose(2, 0, 1), rtol=0, atol=1e-15)
 
 
@@ -244,11 +242,9 @@ def test_the_kernel_source_as_plain_python_is_run_chain() -> None:
         targets = np.vstack([[[0.0, 3.0, 0.0], [0.0, -2.0, 0.0], rest[0], rest[1]], rng.normal(size=(20, 3)) * 4])
         bsize = len(targets)
         pose = np.empty((bsize, n, 3))
-        iterations = np.zeros(bsize, dtype=np.int64)
-        state = backends._lane_state(1, 3, n)
-        arc = kernels.arc_table(n - 1)
-        args = (rest[None], lengths, arc, float(sum(lengths.tolist())), targets, TOL, 100, pose, iterations)
-        block(0, 0, bsize, *args, *state)
+        launch = backends.chain_launch(rest[:, :, None], lengths.tolist(), targets.T, TOL, 100, pose)
+        block(0, 0, bsize, *launch.head, *launch.state(1, 3))
+        iterations = launch.head[-1]
         for b, t in enumerate(targets):
             xs, ys, zs = (list(c) for c in rest.T)
             its, _ = run_chain(xs, ys, zs, lengths.tolist(), t.tolist(), TOL, 100)
