@@ -161,6 +161,11 @@ def test_batch_bakes_on_the_compiled_cpu_backend_equal_numpys(tmp_path: Path, ca
     assert "backend='cpu' solves method='batch'" in capsys.readouterr().err
     with pytest.raises(ValueError, match="backend='cpu' solves method='batch'"):
         bake_many([str(scene)], tmp_path / "many", backend="cpu")
+    with pytest.raises(ValueError, match=r"backend: expected one of 'numpy', 'cpu', 'cuda', got 'gpu'"):
+        bake_many([str(scene)], tmp_path / "many", method="batch", backend="gpu")
+    with pytest.raises(SystemExit) as exit_:  # (argparse's own usage error)
+        main(["bake", str(scene), "-o", str(tmp_path / "x.json"), "--method", "batch", "--backend", "gpu"])
+    assert exit_.value.code == 2 and "invalid choice: 'gpu'" in capsys.readouterr().err
     from numba import cuda
 
     if not cuda.is_available():
