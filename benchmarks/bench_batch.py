@@ -482,8 +482,7 @@ def cuda_kernel_table(chain: fabrik3d.Skeleton, humanoid: fabrik3d.Skeleton, qui
                 plan = batch_tree.TreePlan(humanoid, r, goal, None, [True] * len(humanoid))
                 pose = np.repeat(humanoid.rest_positions[None], size, axis=0)
                 launch = backends.tree_launch(plan, humanoid.rest_positions[:, :, None], goal, TOL, MAX_IT, pose)
-            on_gpu = (*launch.head, *launch.state(size, 1))  # (one lane a thread)
-            args = tuple(cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in on_gpu)
+            args = backends.cuda_arguments(launch)
             kernel = compiled.cuda(launch.kind)
             grid = (size + backends.CUDA_THREADS - 1) // backends.CUDA_THREADS
             times = []
@@ -497,7 +496,7 @@ def cuda_kernel_table(chain: fabrik3d.Skeleton, humanoid: fabrik3d.Skeleton, qui
             ms = float(np.median(times[1:]))
             rate = f"{size / ms * 1e3:.3g}" if ms > 0 else "-"  # (numba's CUDA simulator times nothing)
             rows.append([name, size, ms, 1e6 * ms / size, rate])
-            del args, on_gpu, launch
+            del args, launch
     return "cuda kernels alone (arrays on the GPU, float64):\n" + common.format_table(CUDA_HEADERS, rows)
 
 

@@ -172,3 +172,7 @@ def test_batch_bakes_on_the_compiled_cpu_backend_equal_numpys(tmp_path: Path, ca
         assert main(["bake", str(scene), "-o", str(tmp_path / "g.json"), "--method", "batch", "--backend", "cuda"]) == 2
         err = capsys.readouterr().err
         assert "backend='cuda' needs an NVIDIA GPU" in err and "\n" not in err.strip()
+    else:  # (on a GPU: the cuda bake is numpy's, to the GPU's fused multiply-adds)
+        assert main(["bake", str(scene), "-o", str(tmp_path / "g.json"), "--method", "batch", "--backend", "cuda"]) == 0
+        gpu = fabrik3d.io.take.load_take(tmp_path / "g.json")
+        np.testing.assert_allclose(gpu.positions, b.positions, rtol=0, atol=1e-12)
