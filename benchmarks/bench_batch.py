@@ -482,11 +482,13 @@ def cuda_kernel_table(chain: fabrik3d.Skeleton, humanoid: fabrik3d.Skeleton, qui
                 plan = batch_tree.TreePlan(humanoid, r, goal, None, [True] * len(humanoid))
                 pose = np.repeat(humanoid.rest_positions[None], size, axis=0)
                 launch = backends.tree_launch(plan, humanoid.rest_positions[:, :, None], goal, TOL, MAX_IT, pose)
-            args = backends.cuda_arguments(launch)
+            threads = backends.cuda_threads(size)
+            args = backends.cuda_arguments(launch, threads)
             kernel = compiled.cuda(launch.kind)
-            grid = (size + backends.CUDA_THREADS - 1) // backends.CUDA_THREADS
+            grid = threads // backends.CUDA_THREADS
             times = []
             for _ in range(6):
+                args[0].copy_to_device(np.zeros(1, dtype=np.int64))  # (the queue of problems, afresh)
                 t0, t1 = cuda.event(), cuda.event()
                 t0.record()
                 kernel[grid, backends.CUDA_THREADS](size, args)

@@ -116,8 +116,8 @@ def chain_launch(
     bones = np.array(lengths, dtype=np.float64)
     reach = float(sum(lengths))  # (run_chain's sum, in order)
     iterations = np.zeros(goals.shape[0], dtype=np.int64)
-    head = (starts, bones, arc_table(len(lengths)), reach, goals, float(tol), int(max_it), pose, iterations)
-    return Launch("chain", head, (7, 8), lambda blocks, lanes: _lane_state(blocks, lanes, starts.shape[1]))
+    head = (_queue(), starts, bones, arc_table(len(lengths)), reach, goals, float(tol), int(max_it), pose, iterations)
+    return Launch("chain", head, (8, 9), lambda blocks, lanes: _lane_state(blocks, lanes, starts.shape[1]))
 
 
 def solve_trees(
@@ -151,7 +151,7 @@ def tree_launch(
     starts = np.ascontiguousarray(start.transpose(2, 0, 1), dtype=np.float64)  # (S, n, 3)
     goals = np.ascontiguousarray(np.stack(list(goal.values()), axis=1), dtype=np.float64)  # (B, T, 3)
     iterations = np.zeros(pose.shape[0], dtype=np.int64)
-    head = (starts, *arrays, goals, float(tol), int(max_it), pose, iterations)
+    head = (_queue(), starts, *arrays, goals, float(tol), int(max_it), pose, iterations)
     rows = len(arrays[0])
     return Launch(
         "tree", head, (len(head) - 2, len(head) - 1), lambda blocks, lanes: _lane_state(blocks, lanes, rows, False)
@@ -175,7 +175,13 @@ def frames_launch(r: Rig, pose: np.ndarray, out: np.ndarray) -> Launch:
     def state(blocks: int, lanes: int) -> tuple[np.ndarray, ...]:  # the lanes' joints and frames
         return np.zeros((blocks, n, 3, lanes)), np.zeros((blocks, n, 4, lanes))
 
-    return Launch("frames", (np.ascontiguousarray(pose, dtype=np.float64), steps, rest, out), (3,), state)
+    return Launch("frames", (_queue(), np.ascontiguousarray(pose, dtype=np.float64), steps, rest, out), (4,), state)
+
+
+def _queue() -> np.ndarray:
+    """A kernel's first argument, ``(1,)`` int64 zero: the next problem a GPU thread takes (all threads
+    share the problems, ``compiled.cuda``); unused on the CPU, whose blocks take theirs in order."""
+    return np.zeros(1, dtype=np.int64)
 
 
 def _writable(out: np.ndarray) -> np.ndarray:
@@ -189,8 +195,9 @@ def _run(backend: str, launch: Launch) -> None:
     kind, head, outputs, state = launch
     bsize = head[outputs[0]].shape[0]
     if backend == "cuda":
-        args = cuda_arguments(launch)
-        compiled.cuda(kind)[(bsize + CUDA_THREADS - 1) // CUDA_THREADS, CUDA_THREADS](bsize, args)
+        threads = cuda_threads(bsize)
+        args = cuda_arguments(launch, threads)
+        compiled.cuda(kind)[threads // CUDA_THREADS, CUDA_THREADS](bsize, args)
         for i in outputs:
             args[i].copy_to_host(head[i])
         return
@@ -198,16 +205,27 @@ def _run(backend: str, launch: Launch) -> None:
     compiled.cpu(kind)(blocks, bsize, (*head, *state(blocks, LANES)))
 
 
-def cuda_arguments(launch: Launch) -> tuple:
-    """``launch``'s arguments on the GPU, one lane a block (a thread a problem): its ``head`` copied
-    over; its lane state allocated there, not filled (a block of one lane sets a lane before it reads
-    it, and never steps an empty one), with the problem as the fastest index (Fortran order: the 32
-    threads of a warp read and write 32 neighbouring floats, one memory transaction, where C order
-    would scatter them a pose apart)."""
+def cuda_threads(bsize: int) -> int:
+    """GPU threads for ``bsize`` problems: as many as the GPU holds at once (its multiprocessors times
+    the threads each holds), fewer for fewer problems; a multiple of ``CUDA_THREADS``. Each thread takes
+    problems from the shared queue until none is left, so more would only start once it is empty."""
     cuda = _cuda()
-    bsize = launch.head[launch.outputs[0]].shape[0]
+    device = getattr(cuda, "get_current_device", lambda: None)()
+    sms = getattr(device, "MULTIPROCESSOR_COUNT", 0)  # (0 on numba's CUDA simulator: its threads are Python's)
+    per = getattr(device, "MAX_THREADS_PER_MULTIPROCESSOR", 0)  # (numba-cuda's name; numba's own below)
+    most = sms * (per or getattr(device, "MAX_THREADS_PER_MULTI_PROCESSOR", 2048)) or CUDA_THREADS
+    return -(-max(1, min(bsize, most)) // CUDA_THREADS) * CUDA_THREADS
+
+
+def cuda_arguments(launch: Launch, threads: int) -> tuple:
+    """``launch``'s arguments on the GPU for ``threads`` threads of one lane each: its ``head`` copied over
+    (the queue's zero too); its lane state allocated there, not filled (a block of one lane sets a lane
+    before it reads it, and never steps an empty one), with the thread as the fastest index (Fortran
+    order: the 32 threads of a warp read and write 32 neighbouring floats, one memory transaction,
+    where C order would scatter them a pose apart)."""
+    cuda = _cuda()
     head = tuple(cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in launch.head)
-    state = tuple(cuda.device_array(a.shape, a.dtype, order="F") for a in launch.state(bsize, 1))
+    state = tuple(cuda.device_array(a.shape, a.dtype, order="F") for a in launch.state(threads, 1))
     return (*head, *state)
 
 

@@ -63,9 +63,19 @@ def landing(cx, cy, cz, px, py, pz, ox, oy, oz):  # type: ignore[no-untyped-def]
     return (ax if small else dx), (ay if small else dy), (az if small else dz), (a2 if small else l2)
 
 
-def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
-    """The kernel's functions, each passed through ``jit``; returns ``block``."""
+def in_order(queue, nxt):  # type: ignore[no-untyped-def]
+    """The next problem a lane takes: ``nxt``, the one after its last (a CPU block's own range; ``queue``
+    unused). The GPU's runner takes from a queue shared by all threads instead (``compiled.cuda``), so
+    that a thread whose problem stops takes the next one: a warp steps until its slowest thread stops,
+    and the iterations differ from problem to problem."""
+    return nxt
+
+
+def build(jit: Callable[[Any], Any], take: Callable[..., int] = in_order) -> Callable[..., int]:
+    """The kernel's functions, each passed through ``jit``; returns ``block``. ``take(queue, nxt)``: the
+    next problem a lane takes (``in_order``, or a device function taking it from a shared queue)."""
     step = jit(landing)
+    take_next = jit(take)
 
     @jit
     def toward(px, py, pz, cx, cy, cz, ox, oy, oz, d):  # type: ignore[no-untyped-def]
@@ -160,13 +170,17 @@ def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
         return -1
 
     @jit
-    def refill(k, g, nxt, hi, starts, reach, lengths, goals, tol, pose, iterations, x, q, lanes, errs, its, bents):  # type: ignore[no-untyped-def]
-        """Lane ``g`` of block ``k`` (empty: ``lanes[k, g]`` is -1) takes problems from ``nxt`` on (before
-        ``hi``) until one needs iterating (``begin``); those done at the start get their iterations and
-        poses. Returns the next problem not taken."""
-        while nxt < hi and lanes[k, g] < 0:
-            b = nxt
-            nxt += 1
+    def refill(
+        k, g, nxt, hi, queue, starts, reach, lengths, goals, tol, pose, iterations, x, q, lanes, errs, its, bents
+    ):  # type: ignore[no-untyped-def]
+        """Lane ``g`` of block ``k`` (empty: ``lanes[k, g]`` is -1) takes problems (``take``: from ``nxt``
+        on, before ``hi``) until one needs iterating (``begin``); those done at the start get their
+        iterations and poses. Returns the next problem not taken."""
+        while lanes[k, g] < 0:
+            b = take_next(queue, nxt)
+            if b >= hi:
+                return hi
+            nxt = b + 1
             row = 0 if starts.shape[0] == 1 else b
             done = begin(b, row, starts, reach, lengths, goals, pose, x, q, k, g, errs)
             if done < 0 and not errs[k, g] > tol:  # reached at the start
@@ -228,9 +242,28 @@ def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
 
     @jit
     def block(
-        k, lo, hi, starts, lengths, arc, reach, goals, tol, max_it, pose, iterations, x, q, lanes, errs, its, bents
+        k,
+        lo,
+        hi,
+        queue,
+        starts,
+        lengths,
+        arc,
+        reach,
+        goals,
+        tol,
+        max_it,
+        pose,
+        iterations,
+        x,
+        q,
+        lanes,
+        errs,
+        its,
+        bents,
     ):  # type: ignore[no-untyped-def]
-        """``run_chain`` on problems ``lo`` to ``hi - 1`` in the ``lanes`` lanes of block ``k``, each
+        """``run_chain`` on problems ``lo`` to ``hi - 1`` (those ``take`` gives: its ``queue``, or in order)
+        in the ``lanes`` lanes of block ``k``, each
         lane's pose and stage-1 points a column of ``x[k]``, ``q[k]`` ``(L, 3, lanes)`` (so that a core
         steps the lanes side by side, in its vector registers), a lane refilled with the next problem
         as its own stops; an empty lane (``lanes[k, g]`` is -1) steps along on what it holds, unread.
@@ -243,7 +276,24 @@ def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
         for g in range(width):
             lanes[k, g] = -1
             nxt = refill(
-                k, g, nxt, hi, starts, reach, lengths, goals, tol, pose, iterations, x, q, lanes, errs, its, bents
+                k,
+                g,
+                nxt,
+                hi,
+                queue,
+                starts,
+                reach,
+                lengths,
+                goals,
+                tol,
+                pose,
+                iterations,
+                x,
+                q,
+                lanes,
+                errs,
+                its,
+                bents,
             )
             live += 1 if lanes[k, g] >= 0 else 0
         while live > 0:
@@ -278,6 +328,7 @@ def build(jit: Callable[[Any], Any]) -> Callable[..., int]:
                         g,
                         nxt,
                         hi,
+                        queue,
                         starts,
                         reach,
                         lengths,

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from fabrik3d import rotations as rot
+from fabrik3d.batch.kernels import in_order
 from fabrik3d.rotations import OPPOSITE2
 from fabrik3d.solver.rig import Rig
 
@@ -43,17 +44,23 @@ def frame_arrays(r: Rig) -> tuple[np.ndarray, np.ndarray]:
     return steps, np.array(rows, dtype=np.float64).reshape(-1, 10)
 
 
-def build_frames(jit: Callable[[Any], Any]) -> Callable[..., None]:
-    """The frames' functions, each passed through ``jit``; returns ``frames_block``."""
+def build_frames(jit: Callable[[Any], Any], take: Callable[..., int] = in_order) -> Callable[..., None]:
+    """The frames' functions, each passed through ``jit``; returns ``frames_block``. ``take``: as
+    ``kernels.build``'s."""
+    take_next = jit(take)
 
     @jit
-    def frames_block(k, lo, hi, pose, steps, rest, frames, p, f):  # type: ignore[no-untyped-def]
+    def frames_block(k, lo, hi, queue, pose, steps, rest, frames, p, f):  # type: ignore[no-untyped-def]
         """Every joint's frame of the solved poses ``lo`` to ``hi - 1``, ``G`` at a time in block ``k``'s
         lanes (``p[k]``, ``f[k]``: the lanes' joints and frames; a lane past ``hi`` steps along on
-        what it holds, unread)."""
+        what it holds, unread); ``take`` gives the first of each ``G`` (its ``queue``, or in order)."""
         width = p.shape[3]
         n = steps.shape[0]
-        for first in range(lo, hi, width):
+        first = lo
+        while True:
+            first = take_next(queue, first)
+            if first >= hi:
+                return
             count = min(width, hi - first)
             for g in range(count):
                 for j in range(n):
@@ -115,5 +122,6 @@ def build_frames(jit: Callable[[Any], Any]) -> Callable[..., None]:
                 for j in range(n):
                     for c in range(4):
                         frames[first + g, j, c] = f[k, j, c, g]
+            first += width
 
     return frames_block

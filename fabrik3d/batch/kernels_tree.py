@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from fabrik3d.batch.kernels import landing
+from fabrik3d.batch.kernels import in_order, landing
 from fabrik3d.rotations import TINY2
 from fabrik3d.solver.chain import STALL
 
@@ -64,9 +64,11 @@ def plan_arrays(plan: Any) -> tuple[np.ndarray, ...]:
     )
 
 
-def build_tree(jit: Callable[[Any], Any]) -> Callable[..., int]:
-    """The tree kernel's functions, each passed through ``jit``; returns ``tree_block``."""
+def build_tree(jit: Callable[[Any], Any], take: Callable[..., int] = in_order) -> Callable[..., int]:
+    """The tree kernel's functions, each passed through ``jit``; returns ``tree_block``. ``take``: as
+    ``kernels.build``'s."""
     step = jit(landing)
+    take_next = jit(take)
 
     @jit
     def begin(b, row, starts, moving, trow, goals, x, q, k, g, errs):  # type: ignore[no-untyped-def]
@@ -91,13 +93,15 @@ def build_tree(jit: Callable[[Any], Any]) -> Callable[..., int]:
                 q[k, trow[t], c, g] = goals[b, t, c]
 
     @jit
-    def refill(k, g, nxt, hi, starts, moving, trow, goals, tol, iterations, x, q, lanes, errs, its):  # type: ignore[no-untyped-def]
-        """Lane ``g`` of block ``k`` (empty) takes problems from ``nxt`` on (before ``hi``) until one needs
-        iterating; those reached at the start get 0 iterations (their poses are the start's). Returns the
-        next problem not taken."""
-        while nxt < hi and lanes[k, g] < 0:
-            b = nxt
-            nxt += 1
+    def refill(k, g, nxt, hi, queue, starts, moving, trow, goals, tol, iterations, x, q, lanes, errs, its):  # type: ignore[no-untyped-def]
+        """Lane ``g`` of block ``k`` (empty) takes problems (``take``: from ``nxt`` on, before ``hi``) until
+        one needs iterating; those reached at the start get 0 iterations (their poses are the start's).
+        Returns the next problem not taken."""
+        while lanes[k, g] < 0:
+            b = take_next(queue, nxt)
+            if b >= hi:
+                return hi
+            nxt = b + 1
             begin(b, 0 if starts.shape[0] == 1 else b, starts, moving, trow, goals, x, q, k, g, errs)
             if errs[k, g] > tol:
                 lanes[k, g], its[k, g] = b, 0
@@ -164,6 +168,7 @@ def build_tree(jit: Callable[[Any], Any]) -> Callable[..., int]:
         k,
         lo,
         hi,
+        queue,
         starts,
         moving,
         trow,
@@ -184,15 +189,16 @@ def build_tree(jit: Callable[[Any], Any]) -> Callable[..., int]:
         errs,
         its,
     ):  # type: ignore[no-untyped-def]
-        """``solve_tree`` on problems ``lo`` to ``hi - 1`` in the lanes of block ``k`` (``lanes[k, g]``:
-        each lane's problem, or -1: an empty lane steps along on what it holds, unread), a lane refilled
-        with the next problem as its own stops. ``moving`` to ``bones``: ``plan_arrays``'s arrays."""
+        """``solve_tree`` on problems ``lo`` to ``hi - 1`` (those ``take`` gives) in the lanes of block ``k``
+        (``lanes[k, g]``: each lane's problem, or -1: an empty lane steps along on what it holds, unread),
+        a lane refilled with the next problem as its own stops. ``moving`` to ``bones``: ``plan_arrays``'s
+        arrays."""
         width = x.shape[3]
         nxt = lo
         live = 0
         for g in range(width):
             lanes[k, g] = -1
-            nxt = refill(k, g, nxt, hi, starts, moving, trow, goals, tol, iterations, x, q, lanes, errs, its)
+            nxt = refill(k, g, nxt, hi, queue, starts, moving, trow, goals, tol, iterations, x, q, lanes, errs, its)
             live += 1 if lanes[k, g] >= 0 else 0
         while live > 0:
             stage1(x, q, k, inward, kid_rows, kids, totals)
@@ -221,7 +227,9 @@ def build_tree(jit: Callable[[Any], Any]) -> Callable[..., int]:
                             pose[b, moving[r], c] = x[k, r, c, g]
                     lanes[k, g] = -1
                     live -= 1
-                    nxt = refill(k, g, nxt, hi, starts, moving, trow, goals, tol, iterations, x, q, lanes, errs, its)
+                    nxt = refill(
+                        k, g, nxt, hi, queue, starts, moving, trow, goals, tol, iterations, x, q, lanes, errs, its
+                    )
                     live += 1 if lanes[k, g] >= 0 else 0
         return live
 

@@ -111,9 +111,20 @@ def test_a_compiled_backend_equals_numpy_on_random_chains(backend: str, problem:
     got = fabrik3d.solve_batch(sk, {effector: targets}, positions=starts, tolerance=TOL, backend=backend)
     if backend == "cpu":
         assert np.array_equal(want.positions, got.positions)  # (bit for bit on the CPU, in fact)
+        assert_same(want, got)
+        return
     # On a GPU the same iterations; the floats differ in the last place per operation (the compiler fuses
     # multiply-adds), which a badly conditioned chain carries over its iterations (GPU_ILL_CONDITIONED).
-    assert_same(want, got, atol=1e-12 if backend == "cpu" else GPU_ILL_CONDITIONED)
+    # A target at the chain's full reach, to rounding, is on the edge of run_chain's first test (reachable
+    # or not: 0 iterations or 1, the same pose to 1e-15): there a fused multiply-add tips it either way
+    # (hypothesis's find on an H200: one bone, the target on its end).
+    base = rest[0] if starts is None else starts[:, 0]
+    reach = np.linalg.norm(np.diff(rest, axis=0), axis=1).sum()
+    inside = np.abs(np.linalg.norm(targets - base, axis=1) - reach) > 1e-12 * max(reach, 1.0)
+    np.testing.assert_array_equal(want.iterations[inside], got.iterations[inside])
+    np.testing.assert_array_equal(want.converged[inside], got.converged[inside])
+    np.testing.assert_allclose(got.positions, want.positions, rtol=0, atol=GPU_ILL_CONDITIONED)
+    np.testing.assert_allclose(got.rotations, want.rotations, rtol=0, atol=GPU_ILL_CONDITIONED)
 
 
 def test_a_compiled_backend_equals_numpy_on_the_chain_workload_with_a_root_target_and_few_iterations(
