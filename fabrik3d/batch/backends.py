@@ -196,10 +196,17 @@ def _run(backend: str, launch: Launch) -> None:
     bsize = head[outputs[0]].shape[0]
     if backend == "cuda":
         threads = cuda_threads(bsize)
-        args = cuda_arguments(launch, threads)
-        compiled.cuda(kind)[threads // CUDA_THREADS, CUDA_THREADS](bsize, args)
-        for i in outputs:
-            args[i].copy_to_host(head[i])
+        try:
+            args = cuda_arguments(launch, threads)
+            compiled.cuda(kind)[threads // CUDA_THREADS, CUDA_THREADS](bsize, args)
+            for i in outputs:
+                args[i].copy_to_host(head[i])
+        except Exception as exc:  # (numba's CUDA target at odds with this numpy, the GPU's memory full, ...)
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            raise BackendError(
+                f"backend='cuda' failed on this machine's GPU or numba's CUDA target ({type(exc).__name__}: "
+                f"{first}); backend='cpu' runs the same kernels on the CPU cores"
+            ) from exc
         return
     blocks = _cpu_blocks(bsize)
     compiled.cpu(kind)(blocks, bsize, (*head, *state(blocks, LANES)))

@@ -353,6 +353,36 @@ print("same")
 """
 
 
+BROKEN = """
+import numpy as np, fabrik3d
+from fabrik3d.batch import compiled
+def broken(kind):
+    raise AttributeError("module 'numpy' has no attribute 'row_stack'\\n(a second line)")
+compiled.cuda = broken
+sk = fabrik3d.Skeleton(["a", "b"], [-1, 0], [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+try:
+    fabrik3d.solve_batch(sk, {"b": [[0.5, 0.5, 0.0]]}, backend="cuda")
+except fabrik3d.batch.backends.BackendError as exc:
+    print(exc)
+"""
+
+
+def test_a_cuda_target_that_fails_on_this_machine_is_a_one_line_backend_error(numba: object) -> None:
+    """A numba CUDA target at odds with the machine (seen on a GPU: numba-cuda 0.30 with numpy 2.5, which
+    dropped ``np.row_stack``) is a ``BackendError`` naming the cause in one line, not a traceback from
+    inside numba (run on numba's CUDA simulator, the compiler made to fail)."""
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-c", BROKEN], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    want = (
+        "backend='cuda' failed on this machine's GPU or numba's CUDA target (AttributeError: module 'numpy' has "
+        "no attribute 'row_stack'); backend='cpu' runs the same kernels on the CPU cores"
+    )
+    assert proc.stdout.strip() == want
+
+
 def test_the_cuda_path_on_numbas_cuda_simulator(numba: object) -> None:
     """The cuda drivers and the kernels compiled as device functions (a chain, the humanoid's tree), run by
     numba's CUDA simulator (no GPU)."""
