@@ -375,10 +375,10 @@ BACKEND_HEADERS = [
 
 
 def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
-    """Per backend of ``solve_batch``: numpy, and "cpu" (numba, the extra fabrik3d[fast]) on one thread
-    and on every core, compiled before timing, on two workloads: the chain (B targets in the ball of
-    radius 9, ``ball_points`` on ``default_rng(0)``) and the humanoid's body with its five targets, no
-    limits (``five_target_humanoid``, ``humanoid_targets``).
+    """Per backend of ``solve_batch``: numpy, and "cpu" (numba, the extra fabrik3d[fast]) on 1, 2, 4, ...
+    threads and on every core (``thread_curve``), compiled before timing, on two workloads: the chain
+    (B targets in the ball of radius 9, ``ball_points`` on ``default_rng(0)``) and the humanoid's body
+    with its five targets, no limits (``five_target_humanoid``, ``humanoid_targets``).
 
     ``ns/problem``: the whole ``solve_batch`` call (the fastest of 3 passes, 1 at the largest B);
     ``kernel``: the chain solve alone (``solve_chains``; for "cuda" the copies to and from the GPU
@@ -412,7 +412,7 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
                 model, goal = humanoid, humanoid_targets(humanoid, size)
             repeats = 1 if size == sizes[-1] and not quick else 3
             base, base_ns = None, 0.0
-            plan = [("numpy", 1), ("cpu", 1), ("cpu", cores)][: 2 if cores == 1 else 3] + [("cuda", 0)] * gpu
+            plan = [("numpy", 1), *(("cpu", t) for t in thread_curve(cores)), *[("cuda", 0)] * gpu]
             for backend, threads in plan:
                 numba.set_num_threads(max(threads, 1))
                 if backend != "numpy":  # compile
@@ -443,6 +443,14 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
     if gpu:
         table += "\n\n" + cuda_kernel_table(skeleton, humanoid, quick)
     return table
+
+
+def thread_curve(cores: int) -> list[int]:
+    """The CPU threads the "cpu" rows run on: 1, 2, 4, ... and every core (the scaling curve)."""
+    out = [1]
+    while out[-1] * 2 < cores:
+        out.append(out[-1] * 2)
+    return out + [cores] * (cores > 1)
 
 
 def cuda_available() -> bool:
