@@ -67,6 +67,8 @@ class StiffLevels:
     start_pose: list[rot.Vec]
     start_frames: list[rot.Quat]
     far: float
+    forced: float
+    forced_joints: set[int]
     bar: float
     deferred: set[int]
     poles: dict[int, rot.Vec]
@@ -222,8 +224,12 @@ class StiffLevels:
         return LimitedSolve.moved(self.start_pose, pose)
 
     def jumps(self, pose: list[rot.Vec]) -> bool:
-        """Whether a joint of ``pose`` lies further from where it was at the start than ``far``."""
-        return self.moved(pose) > self.far
+        """Whether a joint of ``pose`` lies further from where it was at the start than ``far`` (a limb's
+        turning joints, ``forced_joints``: ``far`` and ``forced``, the swing straightening forces)."""
+        start, far, extra = self.start_pose, self.far, self.far + self.forced
+        return any(
+            rot.dist(p, q) > (extra if j in self.forced_joints else far) for j, (p, q) in enumerate(zip(start, pose))
+        )
 
     def within_length(self, pose: list[rot.Vec], level: float, slack: float = 0.0) -> bool:
         """Whether every unreached target lies within its chain's length (at ``level``), less the

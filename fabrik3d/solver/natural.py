@@ -135,13 +135,14 @@ class NaturalSolve(StiffLevels, Swivelling):
         self.step = self.error(pose)
         # (less the tolerance at either end, the effector's own step may fall short of the target's by
         # as much; but at least half the step: a step of a few tolerances moves the limb that much)
-        # (and as far again as a limb pulled straight must swing its hinge in: ``straightening``)
+        # (and, for a limb's turning joints, as far again as a limb pulled straight must swing its hinge
+        # in: ``straightening``; the body's other joints get the step's bar alone)
         forced = self.straightening(pose)
         self.far = (
-            math.inf
-            if RETRY_JUMP is None or self.poles
-            else RETRY_JUMP * max(self.step - 2.0 * tol, 0.5 * self.step) + forced
+            math.inf if RETRY_JUMP is None or self.poles else RETRY_JUMP * max(self.step - 2.0 * tol, 0.5 * self.step)
         )
+        self.forced = forced
+        self.forced_joints = {j for e in self.goals if (got := self.limb(e)) is not None for j in got[1]}
         self.bar = math.inf if math.isinf(self.far) else RETRY_JUMP * self.step + forced  # (the whole step: ``share``)
         self.loosen(pose)
         self.turning = self.step <= tol and any(g.orientation is not None for g in self.goals.values())
