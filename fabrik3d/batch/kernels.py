@@ -273,28 +273,10 @@ def build(jit: Callable[[Any], Any], take: Callable[..., int] = in_order) -> Cal
         width = x.shape[3]
         nxt = lo
         live = 0
+        problems = (starts, reach, lengths, goals, tol, pose, iterations, x, q, lanes, errs, its, bents)  # (refill's)
         for g in range(width):
             lanes[k, g] = -1
-            nxt = refill(
-                k,
-                g,
-                nxt,
-                hi,
-                queue,
-                starts,
-                reach,
-                lengths,
-                goals,
-                tol,
-                pose,
-                iterations,
-                x,
-                q,
-                lanes,
-                errs,
-                its,
-                bents,
-            )
+            nxt = refill(k, g, nxt, hi, queue, *problems)
             live += 1 if lanes[k, g] >= 0 else 0
         while live > 0:
             stage1(x, q, k, lengths)
@@ -323,26 +305,7 @@ def build(jit: Callable[[Any], Any], take: Callable[..., int] = in_order) -> Cal
                             pose[b, i, c] = x[k, i, c, g]
                     lanes[k, g] = -1
                     live -= 1
-                    nxt = refill(
-                        k,
-                        g,
-                        nxt,
-                        hi,
-                        queue,
-                        starts,
-                        reach,
-                        lengths,
-                        goals,
-                        tol,
-                        pose,
-                        iterations,
-                        x,
-                        q,
-                        lanes,
-                        errs,
-                        its,
-                        bents,
-                    )
+                    nxt = refill(k, g, nxt, hi, queue, *problems)
                     live += 1 if lanes[k, g] >= 0 else 0
         return live
 
