@@ -14,16 +14,19 @@ the same landing-on-a-joint fallbacks (``toward``), the stall rule (``chain.stal
 floats too). The CPU target compiles without fast-math (no reassociation, no fused multiply-adds);
 a GPU compiler may fuse multiply-adds, a last-place difference (positions within 1e-12).
 
-Lanes: a block ``k`` (a CPU thread's share of the problems, or one GPU thread's problem) steps ``G``
+Lanes: a block ``k`` (a CPU thread's share of the problems, or one GPU thread's) steps ``G``
 problems side by side, joint by joint: each lane's pose and stage-1 points are a column of ``x[k]``
 and ``q[k]`` ``(L, 3, G)``, and each step's test (did it land on a joint?) computes both sides and
 picks one, so the loop over the lanes has no branch and compiles to vector instructions (``G`` is
 known at run time only, as LLVM's loop vectoriser wants; numba's numpy error model, so a lane's
-quotient by zero is an inf, not an exception). ``G`` is 1 on a GPU.
+quotient by zero is an inf, not an exception). ``G`` is 1 on a GPU, whose threads take their
+problems one at a time from a queue they share (``take``: ``compiled.from_queue``; a CPU block takes
+its own range in order, ``in_order``).
 
-Arrays: ``starts`` ``(S, L, 3)`` start poses (``S`` is 1, shared, or ``B``), ``lengths`` ``(L - 1,)``
-bones, ``goals`` ``(B, 3)``, ``pose`` ``(B, L, 3)`` the results; lane state ``x``, ``q``
-``(K, L, 3, G)``, ``lanes``, ``errs``, ``its``, ``bents`` ``(K, G)`` (``backends._lane_state``).
+Arrays: ``queue`` ``(1,)`` int64, the GPU's next problem (zero at the start); ``starts`` ``(S, L, 3)``
+start poses (``S`` is 1, shared, or ``B``), ``lengths`` ``(L - 1,)`` bones, ``goals`` ``(B, 3)``,
+``pose`` ``(B, L, 3)`` the results; lane state ``x``, ``q`` ``(K, L, 3, G)``, ``lanes``, ``errs``,
+``its``, ``bents`` ``(K, G)`` (``backends._lane_state``).
 """
 
 from __future__ import annotations
@@ -263,10 +266,10 @@ def build(jit: Callable[[Any], Any], take: Callable[..., int] = in_order) -> Cal
         bents,
     ):  # type: ignore[no-untyped-def]
         """``run_chain`` on problems ``lo`` to ``hi - 1`` (those ``take`` gives: its ``queue``, or in order)
-        in the ``lanes`` lanes of block ``k``, each
-        lane's pose and stage-1 points a column of ``x[k]``, ``q[k]`` ``(L, 3, lanes)`` (so that a core
-        steps the lanes side by side, in its vector registers), a lane refilled with the next problem
-        as its own stops; an empty lane (``lanes[k, g]`` is -1) steps along on what it holds, unread.
+        in the ``lanes`` lanes of block ``k``, each lane's pose and stage-1 points a column of ``x[k]``,
+        ``q[k]`` ``(L, 3, lanes)`` (so that a core steps the lanes side by side, in its vector registers),
+        a lane refilled with the next problem as its own stops; an empty lane (``lanes[k, g]`` is -1)
+        steps along on what it holds, unread.
         Lane state: ``errs``, ``its``, ``bents`` ``(K, lanes)``."""
         n = pose.shape[1]
         last = n - 1

@@ -53,7 +53,8 @@ def build_frames(jit: Callable[[Any], Any], take: Callable[..., int] = in_order)
     def frames_block(k, lo, hi, queue, pose, steps, rest, frames, p, f):  # type: ignore[no-untyped-def]
         """Every joint's frame of the solved poses ``lo`` to ``hi - 1``, ``G`` at a time in block ``k``'s
         lanes (``p[k]``, ``f[k]``: the lanes' joints and frames; a lane past ``hi`` steps along on
-        what it holds, unread); ``take`` gives the first of each ``G`` (its ``queue``, or in order)."""
+        what it holds, unread); ``take`` gives the first of each ``G`` (its ``queue``, with ``G`` 1 on a
+        GPU; or in order)."""
         width = p.shape[3]
         n = steps.shape[0]
         first = lo

@@ -16,9 +16,9 @@ stopping rules are its own (the largest error, ``chain.settled``), so each probl
 iterations are ``solve_tree``'s (a product by a weight of 1.0 or a quotient by a total of 1.0, which
 ``solve_tree`` skips, changes no float).
 
-Arrays: ``starts`` ``(S, n, 3)`` start poses (``S`` is 1 or ``B``), ``goals`` ``(B, T, 3)``, ``pose``
-``(B, n, 3)`` holding the start poses, whose moving rows are written; lane state ``x``, ``q``
-``(K, R, 3, G)``, ``lanes``, ``errs``, ``its`` ``(K, G)``.
+Arrays: ``queue`` (``kernels``' own), ``starts`` ``(S, n, 3)`` start poses (``S`` is 1 or ``B``),
+``goals`` ``(B, T, 3)``, ``pose`` ``(B, n, 3)`` holding the start poses, whose moving rows are written;
+lane state ``x``, ``q`` ``(K, R, 3, G)``, ``lanes``, ``errs``, ``its`` ``(K, G)``.
 """
 
 from __future__ import annotations
