@@ -4,7 +4,8 @@
   targets) compiled with numba's ``njit(parallel=True)``, one loop per problem, the problems shared
   among the CPU cores (``prange`` over blocks of problems; ``numba.set_num_threads`` or
   ``NUMBA_NUM_THREADS`` sets how many cores).
-* ``"cuda"``: the same kernel sources compiled with ``numba.cuda.jit``, one GPU thread per problem.
+* ``"cuda"``: the same kernel sources compiled with ``numba.cuda.jit``, on as many GPU threads as the GPU
+  holds, each taking problems one at a time from a queue they share.
 
 numba is the optional extra ``fabrik3d[fast]``; it is imported here inside functions only, so the
 core stays importable with numpy alone. Each kernel compiles once per process, on first use (about

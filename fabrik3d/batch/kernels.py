@@ -3,7 +3,7 @@
 One source serves every target: ``build(jit)`` defines the per-problem functions and passes each
 through ``jit`` (``numba.njit`` for the CPU, ``numba.cuda.jit(device=True)`` for NVIDIA GPUs, or
 nothing at all: plain Python, which the tests use to check the source without numba). The
-drivers that run it over a batch (in parallel over problems, one GPU thread per problem) are in
+drivers that run it over a batch (in parallel over problems; GPU threads sharing a queue of them) are in
 ``fabrik3d.batch.backends``; numba is imported there, inside functions (the core needs numpy only).
 
 ``block`` is ``run_chain`` operation by operation: the same additions in the same order,
