@@ -87,12 +87,14 @@ def _cuda() -> Any:
 class Launch(NamedTuple):
     """One call of a compiled kernel: its ``kind`` (``compiled.BUILDS``), its arguments before the lane
     state (``head``), which of them it writes (``outputs``, host arrays; the first has a row per
-    problem) and ``state(blocks, lanes)``, the lane state it takes after them."""
+    problem), ``state(blocks, lanes)``, the lane state it takes after them, and which outputs it
+    writes whole without reading them (``fresh``: on a GPU they are made there, not copied over)."""
 
     kind: str
     head: tuple
     outputs: tuple[int, ...]
     state: Callable[[int, int], tuple]
+    fresh: tuple[int, ...] = ()
 
 
 def solve_chains(
@@ -118,7 +120,7 @@ def chain_launch(
     reach = float(sum(lengths))  # (run_chain's sum, in order)
     iterations = np.zeros(goals.shape[0], dtype=np.int64)
     head = (_queue(), starts, bones, arc_table(len(lengths)), reach, goals, float(tol), int(max_it), pose, iterations)
-    return Launch("chain", head, (8, 9), lambda blocks, lanes: _lane_state(blocks, lanes, starts.shape[1]))
+    return Launch("chain", head, (8, 9), lambda blocks, lanes: _lane_state(blocks, lanes, starts.shape[1]), (8, 9))
 
 
 def solve_trees(
@@ -155,7 +157,11 @@ def tree_launch(
     head = (_queue(), starts, *arrays, goals, float(tol), int(max_it), pose, iterations)
     rows = len(arrays[0])
     return Launch(
-        "tree", head, (len(head) - 2, len(head) - 1), lambda blocks, lanes: _lane_state(blocks, lanes, rows, False)
+        "tree",
+        head,
+        (len(head) - 2, len(head) - 1),
+        lambda blocks, lanes: _lane_state(blocks, lanes, rows, False),
+        (len(head) - 1,),  # (the poses hold the start poses: read)
     )
 
 
@@ -176,7 +182,9 @@ def frames_launch(r: Rig, pose: np.ndarray, out: np.ndarray) -> Launch:
     def state(blocks: int, lanes: int) -> tuple[np.ndarray, ...]:  # the lanes' joints and frames
         return np.zeros((blocks, n, 3, lanes)), np.zeros((blocks, n, 4, lanes))
 
-    return Launch("frames", (_queue(), np.ascontiguousarray(pose, dtype=np.float64), steps, rest, out), (4,), state)
+    return Launch(
+        "frames", (_queue(), np.ascontiguousarray(pose, dtype=np.float64), steps, rest, out), (4,), state, (4,)
+    )
 
 
 def _queue() -> np.ndarray:
@@ -193,7 +201,7 @@ def _writable(out: np.ndarray) -> np.ndarray:
 def _run(backend: str, launch: Launch) -> None:
     """``launch`` over its problems: one GPU thread a block of one lane (the arrays go over, its
     ``outputs`` come back into their host arrays), or ``LANES`` lanes a block on the CPU threads."""
-    kind, head, outputs, state = launch
+    kind, head, outputs, state = launch.kind, launch.head, launch.outputs, launch.state
     bsize = head[outputs[0]].shape[0]
     if backend == "cuda":
         threads = cuda_threads(bsize)
@@ -227,12 +235,15 @@ def cuda_threads(bsize: int) -> int:
 
 def cuda_arguments(launch: Launch, threads: int) -> tuple:
     """``launch``'s arguments on the GPU for ``threads`` threads of one lane each: its ``head`` copied over
-    (the queue's zero too); its lane state allocated there, not filled (a block of one lane sets a lane
-    before it reads it, and never steps an empty one), with the thread as the fastest index (Fortran
-    order: the 32 threads of a warp read and write 32 neighbouring floats, one memory transaction,
-    where C order would scatter them a pose apart)."""
+    (the queue's zero too), but for the ``fresh`` outputs, made there; its lane state made there, not
+    filled (a block of one lane sets a lane before it reads it, and never steps an empty one), with the
+    thread as the fastest index (Fortran order: the 32 threads of a warp read and write 32 neighbouring
+    floats, one memory transaction, where C order would scatter them a pose apart)."""
     cuda = _cuda()
-    head = tuple(cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in launch.head)
+    head = tuple(
+        (cuda.device_array_like(a) if i in launch.fresh else cuda.to_device(a)) if isinstance(a, np.ndarray) else a
+        for i, a in enumerate(launch.head)
+    )
     state = tuple(cuda.device_array(a.shape, a.dtype, order="F") for a in launch.state(threads, 1))
     return (*head, *state)
 
