@@ -146,6 +146,14 @@ def bake(
     return Take(skeleton, times, np.concatenate([p for p, _ in chunks]), np.concatenate([r for _, r in chunks]))
 
 
+def check_backend(method: str, backend: str) -> None:
+    """``backend`` checked (``backends.check_backend``: known, and able to run here) for ``method``: only
+    ``"batch"`` solves on a compiled one."""
+    backends.check_backend(backend)
+    if backend != "numpy" and method != "batch":
+        raise ValueError(f"backend={backend!r} solves method='batch'; method={method!r} solves frame by frame on numpy")
+
+
 def bake_chunks(
     skeleton: Skeleton,
     animation: Animation,
@@ -171,9 +179,7 @@ def bake_chunks(
     animation.check(skeleton)
     if method not in METHODS:
         raise ValueError(f"method: expected one of {checks.names_list(METHODS)}, got {checks.quoted(str(method))}")
-    backends.check_backend(backend)
-    if backend != "numpy" and method != "batch":
-        raise ValueError(f"backend={backend!r} solves method='batch'; method={method!r} solves frame by frame on numpy")
+    check_backend(method, backend)
     span = frame_range(animation, frames)
     chunk = CHUNK if chunk is None else max(1, int(chunk))
     settings = {"weights": weights, "tolerance": tolerance, "max_iterations": max_iterations, "posing": posing}

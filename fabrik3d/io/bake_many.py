@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fabrik3d import checks
-from fabrik3d.batch import backends
-from fabrik3d.io import bake_file
+from fabrik3d.io import bake, bake_file
 from fabrik3d.io.scene import scene_or_preset
 
 # Tries of a scene's task beyond the first when its worker is lost.
@@ -113,9 +112,7 @@ def bake_many(
     ``progress(done, total, baked)`` after each scene; ``method="batch"`` solves on ``solve_batch``'s
     ``backend`` (``"cpu"``, ``"cuda"``: the extra ``fabrik3d[fast]``, on the machine that bakes; checked
     here first). Returns one ``Baked`` per scene, in order."""
-    backends.check_backend(backend)
-    if backend != "numpy" and method != "batch":
-        raise ValueError(f"backend={backend!r} solves method='batch'; method={method!r} solves frame by frame")
+    bake.check_backend(method, backend)
     names = [str(s) for s in scenes]
     paths = outputs_for(names, out_dir, suffix)
     Path(out_dir).mkdir(parents=True, exist_ok=True)

@@ -137,13 +137,14 @@ class NaturalSolve(StiffLevels, Swivelling):
         # as much; but at least half the step: a step of a few tolerances moves the limb that much)
         # (and, for a limb's turning joints, as far again as a limb pulled straight must swing its hinge
         # in: ``straightening``; the body's other joints get the step's bar alone)
-        forced = self.straightening(pose)
+        self.forced = self.straightening(pose)
+        self.forced_joints = {j for e in self.goals if (got := self.limb(e)) is not None for j in got[1]}
         self.far = (
             math.inf if RETRY_JUMP is None or self.poles else RETRY_JUMP * max(self.step - 2.0 * tol, 0.5 * self.step)
         )
-        self.forced = forced
-        self.forced_joints = {j for e in self.goals if (got := self.limb(e)) is not None for j in got[1]}
-        self.bar = math.inf if math.isinf(self.far) else RETRY_JUMP * self.step + forced  # (the whole step: ``share``)
+        self.bar = (
+            math.inf if math.isinf(self.far) else RETRY_JUMP * self.step + self.forced
+        )  # (the whole step: ``share``)
         self.loosen(pose)
         self.turning = self.step <= tol and any(g.orientation is not None for g in self.goals.values())
         start = pose, frames
