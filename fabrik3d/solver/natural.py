@@ -24,8 +24,8 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
    a chain too short at the first level is not solved there (the share solves it again). A
    probe whose chain would be pulled nearly straight gets few iterations (slow to converge
    there: a larger share is probed if they do not reach), any other probe a bounded number, and
-   the first probe leaves a margin. A chain that a stiffer level can lengthen does not jump
-   (``RETRY_JUMP``): stuck or jumping, it takes the least motion that reaches, else the level joins.
+   the first probe leaves a margin. A chain does not jump (``RETRY_JUMP``): stuck or jumping, it
+   takes the least motion that reaches, else a stiffer level joins (or, at the last, the jump stands).
 4. **Swivel.** A limb with a swivel (or a pole) turns its hinge's joint (elbow, knee) about the
    line from the hinge's parent to its child toward the swivel's direction, which moves no
    target; the turn is kept when the joint limits let the targets stay reached. A limb that
@@ -57,9 +57,11 @@ from fabrik3d.solver.swivel import Swivelling
 
 # Iterations a foot's orientation hint gets before the foot gives way to the limits.
 HINT_ITERATIONS = 12
-# A chain that a stiffer level can lengthen and whose solve moves a joint more than this many times
-# the target's distance from its effector, or stalls, takes the least-motion steps' pose if it
-# reaches; it retries from the rest pose only within this bound (``LimitedSolve.run``'s ``jump``).
+# A chain whose solve moves a joint more than this many times the target's distance from its
+# effector, or stalls, takes the least-motion steps' pose if it reaches; it retries from the rest
+# pose only within this bound (``LimitedSolve.run``'s ``jump``). The last level's chains too: an
+# arm pressed against its shoulder's limit, once the torso had to join, flipped its elbow 40 cm for
+# a hand's 1.5 cm step where the torso's least motion reached.
 # A level's pose that moves a joint more than this many times the farthest target's distance from
 # its effector at the start (its step in a drag) counts as a jump: a stiffer level joins (``far``;
 # not with poles, which the user drags to turn a limb at once).
@@ -297,8 +299,8 @@ class NaturalSolve(StiffLevels, Swivelling):
             if max(rot.dist(local_pose[k], g.position) for k, g in goals.items()) > self.tol:
                 # (the limits forbid it: the feet give way, from where the hint left them)
                 start, start_frames, local_pose = local_pose, local_frames, None
-        if local_pose is None:  # (a chain a stiffer level can lengthen must not jump: RETRY_JUMP)
-            jump = RETRY_JUMP if p >= 0 and all(self.stop[e] != top for e in effectors) else None
+        if local_pose is None:  # (a chain must not jump: RETRY_JUMP)
+            jump = RETRY_JUMP if p >= 0 else None
             local_pose, local_frames = self.run_sub(
                 sub, goals, weights, start, max_it, start_frames, jump, self.twisted(start_frames)
             )

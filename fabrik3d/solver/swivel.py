@@ -234,7 +234,9 @@ class Swivelling:
         """The most (scene units) that reaching the targets from ``pose`` forces a limb's hinge toward the
         line from its parent to the limb's end (``limb``), the limb's bend below the hinge kept, as the
         end follows its effector's step: a bent arm pulled to its full length swings its elbow in
-        several times as far as the hand's step, whatever else joins."""
+        several times as far as the hand's step, whatever else joins. Only a limb whose end moves away
+        from its root: one folding up (a hand brought past its own shoulder) draws its hinge in too,
+        but there the body's other joints can spare the swing (the shoulder moves instead)."""
         most = 0.0
         for e, g in self.goals.items():
             got = self.limb(e)
@@ -243,8 +245,9 @@ class Swivelling:
             a_at, m_at, end_at = pose[got[0]], pose[got[1][0]], pose[got[2]]
             a, b = rot.dist(m_at, a_at), rot.dist(end_at, m_at)
             moved_end = _add(end_at, _sub(g.position, pose[e]))
-            before, after = (_hinge_offset(a, b, rot.dist(end, a_at)) for end in (end_at, moved_end))
-            most = max(most, before - after)
+            d_before, d_after = rot.dist(end_at, a_at), rot.dist(moved_end, a_at)
+            if d_after > d_before:
+                most = max(most, _hinge_offset(a, b, d_before) - _hinge_offset(a, b, d_after))
         return most
 
     @staticmethod

@@ -308,17 +308,34 @@ def chained_drags(
     tally = Tally()
     pose = rest
     placed = {h: rest[sk.index(h)].copy() for h in ("hand_l", "hand_r")}
-    ratios = []
+    ratios: list[float] = []
     for hand, _, target in reaches:
-        steps = max(frames, math.ceil(float(np.linalg.norm(target - placed[hand])) / SMOOTH_STEP))
-        for t in drag(placed[hand], target, steps):
-            before = pose
-            pose, ok = mode(sk, {**placed, hand: t}, positions=pose)
-            step = float(np.linalg.norm(pose[sk.index(hand)] - before[sk.index(hand)]))
-            ratios.append(jump_ratio(sk, before, pose, hand, step))
+        pose, ok, more = one_drag(mode, sk, pose, placed, hand, target, frames)
+        ratios += more
         placed[hand] = target
         tally.add(sk, pose, rest, hand, ok, placed["hand_r" if hand == "hand_l" else "hand_l"])
     return tally, ratios
+
+
+def one_drag(
+    mode: Mode,
+    sk: fabrik3d.Skeleton,
+    pose: Pose,
+    placed: dict[str, np.ndarray],
+    hand: str,
+    target: np.ndarray,
+    frames: int = 12,
+) -> tuple[Pose, bool, list[float]]:
+    """One of ``chained_drags``' drags: ``hand`` from its ``placed`` target to ``target`` from
+    ``pose``, the other hand's kept; returns (the last pose, converged, each frame's jump ratio)."""
+    steps = max(frames, math.ceil(float(np.linalg.norm(target - placed[hand])) / SMOOTH_STEP))
+    ratios, ok = [], True
+    for t in drag(placed[hand], target, steps):
+        before = pose
+        pose, ok = mode(sk, {**placed, hand: t}, positions=pose)
+        step = float(np.linalg.norm(pose[sk.index(hand)] - before[sk.index(hand)]))
+        ratios.append(jump_ratio(sk, before, pose, hand, step))
+    return pose, ok, ratios
 
 
 def jump_ratio(sk: fabrik3d.Skeleton, a: Pose, b: Pose, hand: str, step: float) -> float:

@@ -93,9 +93,11 @@ MAX_RESTARTS = 10
 # A warm solve stuck short of targets within reach makes one attempt from the rest pose, this long.
 FALLBACK_ITERATIONS = 6
 # ``least_motion``: its steps, their starting damping (metres) and patience.
-LEAST_MOTION_STEPS = 6
+# (a limb pressed against a limit creeps along it: six steps and a patience of two left it short
+# and the warm solve's jump stood, an elbow swung over 40 cm for a hand's 1.5 cm step)
+LEAST_MOTION_STEPS = 30
 LEAST_MOTION_DAMPING = 0.01
-LEAST_MOTION_PATIENCE = 2  # (steps in a row that fail to lower the error end them: a limit holds it)
+LEAST_MOTION_PATIENCE = 5  # (steps in a row that fail to lower the error end them: a limit holds it)
 
 
 class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
@@ -152,10 +154,12 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         (``restarts``); a warm one iterates by the stall rule and, stuck short of
         such targets, tries twice more (``warm_retries``). With ``jump`` (the natural solve's
         chains), a retry is kept only if no joint moves more than ``jump`` times as far as the
-        farthest target lies from its effector at the start, and a solve left short, or moving a
-        joint further than that, takes ``least_motion``'s pose instead if it reaches (moving
-        less): in a drag, the limb moves the least or a stiffer level joins, instead of the pose
-        jumping; a target brought back from afar still finds its pose.
+        farthest target lies from its effector at the start; a solve left short takes
+        ``least_motion``'s pose instead if it reaches within that bound, and one moving a joint
+        further than that if it reaches moving less (the branches no target pulls counted: they
+        swing with the joints they hang from): in a drag, the limb moves the least or a stiffer
+        level joins, instead of the pose jumping; a target brought back from afar still finds its
+        pose.
         """
         r = self.r
         self.tol = tol
@@ -177,10 +181,14 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
             if not cold and err > tol and it < max_it and self.within_reach(start):
                 err, pose, frames, it = self.warm_retries(err, pose, frames, it, start, start_frames, max_it, far)
             if far is not None and not (self.poles or self.oriented):
-                moved = self.moved(start, pose)
+                # (the branches no target pulls count: a torso's bend swings the head)
+                moved = self.moved(start, self.placed(pose, frames, start, start_frames)[0])
                 if err > tol or moved > far:  # (stuck, or a jump: the least motion)
                     got = self.least_motion(start, start_frames, tol)
-                    if got is not None and (err > tol or self.moved(start, got[0]) < moved):
+                    # (stuck: taken within the bound; jumping: if it moves less)
+                    if got is not None and self.moved(start, self.placed(*got, start, start_frames)[0]) < (
+                        far if err > tol else moved
+                    ):
                         (pose, frames), err = got, self.largest_error(*got)
         if self.poles:
             pose, frames = self.final_poles(pose, frames, start, tol, whole=cold)
@@ -276,10 +284,8 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         does not; ``LEAST_MOTION_PATIENCE`` in a row that do not end them): the pose if it reaches
         every target, else ``None``. Small steps of a drag reach this way with the joints moving
         little, where FABRIK's passes can slide a limb along a limit into another configuration.
-        Not for a chain that turns a ``Rigid`` body (``None``): a damped step alone does not keep a
-        rigid body's limit."""
-        if any(self.r.rigid[j] for j in self.turnable):
-            return None
+        A ``Rigid`` body turns whole within its limit (``DampedSteps.turn``); the branches that no
+        target pulls are left where they were, for ``run`` to place (``place_untargeted``)."""
         pose, frames = start, start_frames
         score, damping = self.squared_errors(pose, frames), LEAST_MOTION_DAMPING
         failed = 0
@@ -308,6 +314,14 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         return True
 
     # -- untargeted branches -------------------------------------------------------------------
+
+    def placed(
+        self, pose: list[rot.Vec], frames: list[rot.Quat], start: list[rot.Vec], start_frames: list[rot.Quat]
+    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
+        """A copy of ``pose`` and ``frames`` with the untargeted branches placed (``place_untargeted``)."""
+        pose, frames = list(pose), list(frames)
+        self.place_untargeted(pose, frames, start, start_frames)
+        return pose, frames
 
     def place_untargeted(
         self, pose: list[rot.Vec], frames: list[rot.Quat], start: list[rot.Vec], start_frames: list[rot.Quat]
