@@ -45,8 +45,8 @@ def test_an_arm_against_its_shoulder_limit_keeps_its_elbow_when_the_torso_joins(
     assert max(replay(sk, "seed 7, reach 206")) <= 3.0
     least_motion = constrained.LimitedSolve.least_motion
 
-    def refusing_rigid(self, start, frames, tol):  # (the old rule)
-        return None if any(self.r.rigid[j] for j in self.turnable) else least_motion(self, start, frames, tol)
+    def refusing_rigid(self, start, frames, tol, bound):  # (the old rule)
+        return None if any(self.r.rigid[j] for j in self.turnable) else least_motion(self, start, frames, tol, bound)
 
     monkeypatch.setattr(constrained.LimitedSolve, "least_motion", refusing_rigid)
     assert max(replay(sk, "seed 7, reach 206")) > 20.0

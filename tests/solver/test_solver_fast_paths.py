@@ -325,6 +325,20 @@ def test_least_motion_steps_keep_the_limits_and_the_bones(seed: int, name: str, 
             assert abs(np.linalg.norm(p[j] - p[q]) - r.lengths[j]) < 1e-9
 
 
+def test_least_motion_gives_up_once_a_joint_moves_beyond_its_bound() -> None:
+    """``least_motion(..., bound)``: the steps that reach a hand 2 cm off reach it; bounded by 1 mm of
+    motion (less than the hand itself must move) they give up, ``None``, as the caller would refuse it."""
+    sk = presets.get("humanoid").core
+    r = rig(sk)
+    legal, frames = LimitedSolve(r, {}, None, {}, None).project(list(map(tuple, sk.rest_positions)), r.rest_frames)
+    e = sk.index("hand_l")
+    goal = Goal(tuple(np.asarray(legal[e]) + np.array([0.0, -0.02, 0.01])), None, 1.0)
+    solver = LimitedSolve(r, {e: goal}, None, {}, None)
+    got = solver.least_motion(legal, frames, 1e-3)
+    assert got is not None and rot.dist(got[0][e], goal.position) <= 1e-3
+    assert solver.least_motion(legal, frames, 1e-3, bound=1e-3) is None
+
+
 def test_the_relaxed_pose_kept_on_the_rig_changes_no_result() -> None:
     """The natural solve keeps the frames of the last ``relax_to`` pose on the rig (a drag relaxes
     toward the same built pose every frame): solves alternating between two built poses give, bit

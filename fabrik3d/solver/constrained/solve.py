@@ -71,6 +71,7 @@ joint they hang from, so every constraint holds after every solve.
 
 from __future__ import annotations
 
+import math
 import random
 
 from fabrik3d import rotations as rot
@@ -183,12 +184,11 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
             if far is not None and not (self.poles or self.oriented):
                 # (the branches no target pulls count: a torso's bend swings the head)
                 moved = self.moved(start, self.placed(pose, frames, start, start_frames)[0])
-                if err > tol or moved > far:  # (stuck, or a jump: the least motion)
-                    got = self.least_motion(start, start_frames, tol)
-                    # (stuck: taken within the bound; jumping: if it moves less)
-                    if got is not None and self.moved(start, self.placed(*got, start, start_frames)[0]) < (
-                        far if err > tol else moved
-                    ):
+                # (stuck, or a jump: the least motion, where it can reach)
+                if (err > tol or moved > far) and self.within_reach(start):
+                    bound = far if err > tol else moved  # (stuck: taken within the bound; jumping: if it moves less)
+                    got = self.least_motion(start, start_frames, tol, bound)
+                    if got is not None and self.moved(start, self.placed(*got, start, start_frames)[0]) < bound:
                         (pose, frames), err = got, self.largest_error(*got)
         if self.poles:
             pose, frames = self.final_poles(pose, frames, start, tol, whole=cold)
@@ -277,15 +277,17 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         return max(rot.dist(p, q) for p, q in zip(a, b))
 
     def least_motion(
-        self, start: list[rot.Vec], start_frames: list[rot.Quat], tol: float
+        self, start: list[rot.Vec], start_frames: list[rot.Quat], tol: float, bound: float = math.inf
     ) -> tuple[list[rot.Vec], list[rot.Quat]] | None:
         """Up to ``LEAST_MOTION_STEPS`` ``numeric_step``s from the start (a step is kept only if
         it lowers the error; the damping halves after one that does, and quadruples after one that
         does not; ``LEAST_MOTION_PATIENCE`` in a row that do not end them): the pose if it reaches
-        every target, else ``None``. Small steps of a drag reach this way with the joints moving
-        little, where FABRIK's passes can slide a limb along a limit into another configuration.
-        A ``Rigid`` body turns whole within its limit (``DampedSteps.turn``); the branches that no
-        target pulls are left where they were, for ``run`` to place (``place_untargeted``)."""
+        every target, else ``None`` (as soon as a joint has moved ``bound`` from the start, scene
+        units: the caller would not take it). Small steps of a drag reach this way with the joints
+        moving little, where FABRIK's passes can slide a limb along a limit into another
+        configuration. A ``Rigid`` body turns whole within its limit (``DampedSteps.turn``); the
+        branches that no target pulls are left where they were, for ``run`` to place
+        (``place_untargeted``)."""
         pose, frames = start, start_frames
         score, damping = self.squared_errors(pose, frames), LEAST_MOTION_DAMPING
         failed = 0
@@ -297,6 +299,8 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
             if new_score < score:
                 pose, frames, score, failed = new_pose, new_frames, new_score, 0
                 damping = max(damping * 0.5, MIN_DAMPING)
+                if self.moved(start, pose) >= bound:
+                    return None
             else:
                 damping, failed = min(damping * 4.0, MAX_DAMPING), failed + 1
         return (pose, frames) if self.largest_error(pose, frames) <= tol else None
