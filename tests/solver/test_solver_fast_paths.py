@@ -21,7 +21,7 @@ from helpers.limits import violations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabrik3d import Skeleton, checks, solve, solve_batch, solve_chain
+from fabrik3d import Hinge, Skeleton, checks, solve, solve_batch, solve_chain
 from fabrik3d import rotations as rot
 from fabrik3d.model import presets
 from fabrik3d.model.targets import Goal
@@ -389,3 +389,34 @@ def test_chains_left_to_a_stiffer_level_change_no_result(seed: int) -> None:
     # (the same solves in another order: the same poses, to rounding; seed 600 differs by 6.7e-16)
     np.testing.assert_allclose(got.positions, every.positions, rtol=0, atol=1e-12)
     np.testing.assert_allclose(got.rotations, every.rotations, rtol=0, atol=1e-12)
+
+
+STOPPED_ELBOWS = [(0.0, 150.0), (-150.0, 0.0)]  # (degrees: the elbow's range, its stop at the straight arm)
+
+
+def stopped_elbow_reaches(low: float, high: float) -> bool:
+    """Whether ``least_motion`` bends a straight two-bone arm 20 deg at its elbow (a hinge, ``low``..
+    ``high`` degrees, resting at its stop), the way its range allows, to reach a target within 1 mm."""
+    rest = np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 2.0, 0.0]])
+    sk = Skeleton(["a", "b", "c"], [-1, 0, 1], rest, {"b": Hinge((1.0, 0.0, 0.0), low, high)})
+    r = rig(sk)
+    start, frames = LimitedSolve(r, {}, None, {}, None).project(list(map(tuple, rest)), r.rest_frames)
+    bend = math.copysign(math.radians(20.0), high + low)  # (the way the range allows)
+    goal = Goal((0.0, 1.0 + math.cos(bend), math.sin(bend)), None, 1.0)
+    got = LimitedSolve(r, {2: goal}, None, {}, None).least_motion(start, frames, 1e-3)
+    return got is not None and rot.dist(got[0][2], goal.position) <= 1e-3
+
+
+@pytest.mark.parametrize("low, high", STOPPED_ELBOWS)
+def test_least_motion_backs_a_joint_off_its_limit(low: float, high: float) -> None:
+    """A straight arm whose elbow rests at its stop, a target that needs a 20 deg bend: the
+    least-motion steps bend it the way its limit allows and reach."""
+    assert stopped_elbow_reaches(low, high)
+
+
+def test_least_motion_without_the_kinks_stalls_at_a_stop(monkeypatch) -> None:
+    """The arms above with ``numeric_step``'s kinked columns unseen: a turn into the stop moves
+    nothing, so a one-sided difference sees no elbow where its stop lies the way the column turns;
+    the steps then turn the shoulder alone and stall (for one of the two ranges)."""
+    monkeypatch.setattr(LimitedSolve, "kinked", lambda self, j, frames, axis: False)
+    assert not all(stopped_elbow_reaches(low, high) for low, high in STOPPED_ELBOWS)

@@ -32,8 +32,12 @@ TWIST_NEAR = 5.0
 WORLD_AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 # Orientation targets count toward reaching until their share has yielded below this.
 ORIENTATION_IN_FORCE = 0.1
-# ``numeric_step``: the turn (radians) of each column's finite difference.
+# ``numeric_step``: the turn (radians) of each column's finite differences; a column whose two
+# differences (one turning each way) differ by more than this share of the larger is at a limit's
+# kink; a step is solved again at most this many times, the kinked columns on the side they turn.
 NUMERIC_EPS = 1e-4
+KINKED = 0.05
+KINK_ROUNDS = 4
 
 
 def joint_turns(jac: np.ndarray, err: np.ndarray, damping: np.ndarray, starts: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -209,27 +213,43 @@ class DampedSteps:
         return self.turn(pose, frames, spin)
 
     def numeric_step(
-        self, pose: list[rot.Vec], frames: list[rot.Quat], damping: float
+        self, pose: list[rot.Vec], frames: list[rot.Quat], damping: float, kinks: bool = True
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """A damped least-squares step on the effectors' positions like ``damped_step``'s, its
-        Jacobian taken numerically through ``turn`` (a turn of ``NUMERIC_EPS`` radians per column):
-        the twist that turning a bone carries into the joints below is in it, and so are the
-        limits (a joint at its limit adds nothing by turning past it). Positions only."""
+        Jacobian taken numerically through ``turn`` (a turn of ``NUMERIC_EPS`` radians per column,
+        either way): the twist that turning a bone carries into the joints below is in it, and so
+        are the limits. Positions only.
+
+        A joint at a limit moves the effectors one way by turning one way and not (or otherwise)
+        the other: where a column's two differences disagree (``KINKED``), the step takes the one on
+        the side it turns the column, solved again where a column changed side (up to
+        ``KINK_ROUNDS`` times). With one-sided differences, a limb or a spine against a limit
+        stalled millimetres short of a target its next frame reached: the step's prediction
+        held on one side of the limit only."""
         cols, _, starts = self.damped_plan()
         if not cols:
             return self.forward(pose, frames, {})
         axes = self.turning_axes(frames)
-        owner = np.repeat(np.arange(len(starts)), np.diff([*starts, len(cols)]))  # (each column's joint)
         goals = list(self.goals.items())
         base = np.array([pose[e] for e, _ in goals]).ravel()
-        jac = np.empty((len(base), len(cols)))
-        still = [(0.0, 0.0, 0.0)] * len(self.turnable)
-        for c, (ax, k) in enumerate(zip(axes, owner)):
-            spins = list(still)
-            spins[k] = (NUMERIC_EPS * ax[0], NUMERIC_EPS * ax[1], NUMERIC_EPS * ax[2])
-            moved = self.turn(pose, frames, spins)[0]
-            jac[:, c] = (np.array([moved[e] for e, _ in goals]).ravel() - base) / NUMERIC_EPS
+        sides = np.zeros((2, len(base), len(cols)))  # (the differences turning each column +, then -)
+        kinked = np.array([kinks and self.kinked(j, frames, ax) for j, ax in zip(cols, axes)], dtype=bool)
+        for c, (ax, j) in enumerate(zip(axes, cols)):
+            for side, eps in enumerate((NUMERIC_EPS, -NUMERIC_EPS) if kinked[c] else (NUMERIC_EPS,)):
+                local = self.turned_local(j, frames, (eps * ax[0], eps * ax[1], eps * ax[2]))
+                sides[side, :, c] = (np.array(self.effectors_turned(pose, frames, j, local)).ravel() - base) / eps
+        plus, minus = sides
         err = np.array([g.position for _, g in goals]).ravel() - base
+        # (the columns taken the - way: at first, those that move the effectors further that way)
+        back = kinked & (np.linalg.norm(minus, axis=0) > np.linalg.norm(plus, axis=0))
+        jac = np.where(back[None], minus, plus)
+        for _ in range(KINK_ROUNDS if kinked.any() else 0):
+            step = jac.T @ np.linalg.solve(jac @ jac.T + damping * damping * np.eye(len(base)), err)
+            turned = kinked & ((step < 0.0) != back) & (step != 0.0)
+            if not turned.any():
+                break
+            back ^= turned
+            jac = np.where(back[None], minus, plus)
         spin = joint_turns(jac[None], err[None], np.array([damping]), starts, np.array(axes)[None])[0].tolist()
         return self.turn(pose, frames, spin)
 
@@ -239,43 +259,91 @@ class DampedSteps:
         """Turn each turning joint by its world rotation vector in ``spin`` (radians, at most 0.5),
         its new rotation limited, and rebuild the pose by forward kinematics (``damped_step``'s
         turn: its batch twin, ``BatchDampedSteps.damped_step``, turns its joints alike)."""
-        r = self.r
         turned: dict[int, rot.Quat] = {}
-        parents, limits = r.parents, r.limits
-        for j, (wx, wy, wz) in zip(self.turnable, spin):
-            angle = math.sqrt(wx * wx + wy * wy + wz * wz)
-            if angle < 1e-15:
-                continue
-            kx, ky, kz = wx / angle, wy / angle, wz / angle
-            angle = min(angle, 0.5)
-            p = parents[j]
-            fp = frames[p] if p >= 0 else rot.IDENTITY
-            if r.rigid[j]:
-                turn = rot.axis_angle((kx, ky, kz), angle)
-                turned[j] = rot.mul(rot.conj(fp), self.limit_frame(j, fp, rot.mul(turn, frames[j])))
-                continue
-            # The bone turned by the angle about k (Rodrigues), in the parent's frame as the limits are.
-            bx, by, bz = rot.y_axis(frames[j])
-            c, s = math.cos(angle), math.sin(angle)
-            kb = (kx * bx + ky * by + kz * bz) * (1.0 - c)
-            local = rot.rotate_inv(
-                fp,
-                (
-                    c * bx + s * (ky * bz - kz * by) + kb * kx,
-                    c * by + s * (kz * bx - kx * bz) + kb * ky,
-                    c * bz + s * (kx * by - ky * bx) + kb * kz,
-                ),
-            )
-            limit = limits[j].swing
-            if limit is not None:
-                local = limit.project(local, rot.rotate_inv(fp, (bx, by, bz)) if self.hinged[j] else None)
-            swung = rot.swing(r.rest_dir[j], local, r.rest_x[j])
-            if r.rolls[j]:  # a rolling joint keeps its roll (the step turns its bone only)
-                motion = rot.mul(rot.mul(rot.conj(fp), frames[j]), rot.conj(r.rest_local[j]))
-                swung = rot.mul(swung, rot.axis_angle(r.rest_dir[j], rot.twist_angle(motion, r.rest_dir[j])))
-            elif j in self.twists:  # (a turn about the bone the solve carries: ``ReachingPasses.carry``)
-                swung = rot.mul(swung, rot.axis_angle(r.rest_dir[j], self.twists[j]))
-            turned[j] = rot.mul(swung, r.rest_local[j])
+        for j, w in zip(self.turnable, spin):
+            got = self.turned_local(j, frames, w)
+            if got is not None:
+                turned[j] = got
         return self.forward(pose, frames, turned)
+
+    def turned_local(self, j: int, frames: list[rot.Quat], w: rot.Vec | list[float]) -> rot.Quat | None:
+        """Joint ``j``'s rotation relative to its parent's frame once turned by the world rotation
+        vector ``w`` (radians, at most 0.5) and limited (``turn``), or ``None`` for no turn."""
+        r = self.r
+        wx, wy, wz = w
+        angle = math.sqrt(wx * wx + wy * wy + wz * wz)
+        if angle < 1e-15:
+            return None
+        kx, ky, kz = wx / angle, wy / angle, wz / angle
+        angle = min(angle, 0.5)
+        p = r.parents[j]
+        fp = frames[p] if p >= 0 else rot.IDENTITY
+        if r.rigid[j]:
+            turn = rot.axis_angle((kx, ky, kz), angle)
+            return rot.mul(rot.conj(fp), self.limit_frame(j, fp, rot.mul(turn, frames[j])))
+        # The bone turned by the angle about k (Rodrigues), in the parent's frame as the limits are.
+        bx, by, bz = rot.y_axis(frames[j])
+        c, s = math.cos(angle), math.sin(angle)
+        kb = (kx * bx + ky * by + kz * bz) * (1.0 - c)
+        local = rot.rotate_inv(
+            fp,
+            (
+                c * bx + s * (ky * bz - kz * by) + kb * kx,
+                c * by + s * (kz * bx - kx * bz) + kb * ky,
+                c * bz + s * (kx * by - ky * bx) + kb * kz,
+            ),
+        )
+        limit = r.limits[j].swing
+        if limit is not None:
+            local = limit.project(local, rot.rotate_inv(fp, (bx, by, bz)) if self.hinged[j] else None)
+        swung = rot.swing(r.rest_dir[j], local, r.rest_x[j])
+        if r.rolls[j]:  # a rolling joint keeps its roll (the step turns its bone only)
+            motion = rot.mul(rot.mul(rot.conj(fp), frames[j]), rot.conj(r.rest_local[j]))
+            swung = rot.mul(swung, rot.axis_angle(r.rest_dir[j], rot.twist_angle(motion, r.rest_dir[j])))
+        elif j in self.twists:  # (a turn about the bone the solve carries: ``ReachingPasses.carry``)
+            swung = rot.mul(swung, rot.axis_angle(r.rest_dir[j], self.twists[j]))
+        return rot.mul(swung, r.rest_local[j])
+
+    def effectors_turned(
+        self, pose: list[rot.Vec], frames: list[rot.Quat], j: int, local: rot.Quat | None
+    ) -> list[rot.Vec]:
+        """The targeted effectors' positions once joint ``j`` alone takes the rotation ``local``
+        relative to its parent (``forward`` with ``{j: local}``, on ``j``'s subtree only: the
+        numeric Jacobian's columns)."""
+        if local is None:
+            return [pose[e] for e in self.goals]
+        r = self.r
+        below = self.plan.below.get(j)
+        if below is None:
+            inside, below = {j}, []
+            for x in self.up:
+                if x != j and r.parents[x] in inside:
+                    inside.add(x)
+                    below.append(x)
+            self.plan.below[j] = below
+        p = r.parents[j]
+        turn = rot.mul(rot.mul(frames[p] if p >= 0 else rot.IDENTITY, local), rot.conj(frames[j]))
+        moved = {j: pose[j]}
+        for x in below:  # (every joint below turns with j)
+            q = r.parents[x]
+            moved[x] = _add(moved[q], rot.rotate(turn, _sub(pose[x], pose[q])))
+        return [moved.get(e, pose[e]) for e in self.goals]
+
+    def kinked(self, j: int, frames: list[rot.Quat], axis: rot.Vec) -> bool:
+        """Whether joint ``j`` turns unevenly about ``axis`` (world) by ``NUMERIC_EPS`` one way and the
+        other (``KINKED``: a limit stops or deflects one of the turns): a rigid body's rotation, a
+        bone's direction (a turn resets its twist, either way alike)."""
+        ex, ey, ez = (NUMERIC_EPS * a for a in axis)
+        ahead, back = self.turned_local(j, frames, (ex, ey, ez)), self.turned_local(j, frames, (-ex, -ey, -ez))
+        if ahead is None or back is None:
+            return False
+        p = self.r.parents[j]
+        now = rot.mul(rot.conj(frames[p] if p >= 0 else rot.IDENTITY), frames[j])
+        if self.r.rigid[j]:
+            a, b, apart = rot.angle_between(ahead, now), rot.angle_between(back, now), rot.angle_between(ahead, back)
+        else:
+            bone, bone_ahead, bone_back = rot.y_axis(now), rot.y_axis(ahead), rot.y_axis(back)
+            a, b, apart = rot.dist(bone_ahead, bone), rot.dist(bone_back, bone), rot.dist(bone_ahead, bone_back)
+        return abs(a - b) > KINKED * max(a, b) or apart < (1.0 - KINKED) * (a + b)
 
     # -- poles and untargeted branches -----------------------------------------------------------

@@ -58,6 +58,7 @@ class LimitedPlan:
         # Damped least-squares steps after slow FABRIK iterations help limited joints (hinges above all).
         self.turns = any(lim.swing is not None or lim.rigid for lim in r.limits)
         self.damped: Any = None
+        self.below: dict[int, list[int]] = {}  # (turning joint -> the active joints below it: ``effectors_turned``)
 
 
 def limited_plan(r: Rig, effectors: tuple[int, ...], weights: dict[int, float] | None) -> LimitedPlan:
