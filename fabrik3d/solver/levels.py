@@ -223,10 +223,12 @@ class StiffLevels:
         """The largest distance of a joint of ``pose`` from where it was at the start."""
         return LimitedSolve.moved(self.start_pose, pose)
 
-    def jumps(self, pose: list[rot.Vec]) -> bool:
-        """Whether a joint of ``pose`` lies further from where it was at the start than ``far`` (a limb's
-        turning joints, ``forced_joints``: ``far`` and ``forced``, the swing straightening forces)."""
-        start, far, extra = self.start_pose, self.far, self.far + self.forced
+    def jumps(self, pose: list[rot.Vec], far: float | None = None) -> bool:
+        """Whether a joint of ``pose`` lies further from where it was at the start than ``far`` (by
+        default ``self.far``; a limb's turning joints, ``forced_joints``: ``far`` and ``forced``, the
+        swing straightening forces)."""
+        far = self.far if far is None else far
+        start, extra = self.start_pose, far + self.forced
         return any(
             rot.dist(p, q) > (extra if j in self.forced_joints else far) for j, (p, q) in enumerate(zip(start, pose))
         )

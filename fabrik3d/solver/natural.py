@@ -26,6 +26,8 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
    there: a larger share is probed if they do not reach), any other probe a bounded number, and
    the first probe leaves a margin. A chain does not jump (``RETRY_JUMP``): stuck or jumping, it
    takes the least motion that reaches, else a stiffer level joins (or, at the last, the jump stands).
+   A pose that still jumps gets two more tries from the drag's last pose, the body's least motion
+   and the levels unrelaxed (``fabrik3d.solver.steady``); the one moving the joints least is kept.
 4. **Swivel.** A limb with a swivel (or a pole) turns its hinge's joint (elbow, knee) about the
    line from the hinge's parent to its child toward the swivel's direction, which moves no
    target; the turn is kept when the joint limits let the targets stay reached. A limb that
@@ -52,6 +54,7 @@ from fabrik3d.rotations import sub as _sub
 from fabrik3d.solver.constrained.solve import LimitedSolve
 from fabrik3d.solver.levels import ORIENTATION_STIFFNESS, StiffLevels
 from fabrik3d.solver.rig import Rig, rig
+from fabrik3d.solver.steady import steadied
 from fabrik3d.solver.subtree import forward, local, sub_skeleton
 from fabrik3d.solver.swivel import Swivelling
 
@@ -158,6 +161,7 @@ class NaturalSolve(StiffLevels, Swivelling):
             self.stiffened()
             self.done = {}
             pose, frames = self.levelled(*start, reference)
+        pose, frames = steadied(self, start, (pose, frames), RETRY_JUMP)
         return pose, frames, self.iterations
 
     def levelled(

@@ -13,6 +13,7 @@ from helpers import naturalness as nt
 
 import fabrik3d
 from fabrik3d.model.targets import Goal
+from fabrik3d.solver import natural
 from fabrik3d.solver.constrained import solve as constrained
 from fabrik3d.solver.natural import NaturalSolve
 from fabrik3d.solver.rig import rig
@@ -36,6 +37,14 @@ def replay(sk: fabrik3d.Skeleton, name: str) -> list[float]:
     return ratios
 
 
+def unguarded(monkeypatch) -> None:
+    """The natural solve without the two later rules that catch most of the jumps below as well: its
+    last guard (``fabrik3d.solver.steady``) and the least-motion steps' kinked columns
+    (``DampedSteps.numeric_step``). Each test switches its own fix off with them."""
+    monkeypatch.setattr(natural, "steadied", lambda solve, start, got, bar: got)
+    monkeypatch.setattr(constrained.LimitedSolve, "kinked", lambda self, j, frames, axis: False)
+
+
 def test_an_arm_against_its_shoulder_limit_keeps_its_elbow_when_the_torso_joins(sk, monkeypatch) -> None:
     """Seed 7, reach 206: the right hand from beside the hip to above the head, the elbow pressed
     against the shoulder's backward limit. The arm and the clavicle cannot follow without a flip, so
@@ -49,6 +58,7 @@ def test_an_arm_against_its_shoulder_limit_keeps_its_elbow_when_the_torso_joins(
         return None if any(self.r.rigid[j] for j in self.turnable) else least_motion(self, start, frames, tol, bound)
 
     monkeypatch.setattr(constrained.LimitedSolve, "least_motion", refusing_rigid)
+    unguarded(monkeypatch)
     assert max(replay(sk, "seed 7, reach 206")) > 20.0
 
 
@@ -60,6 +70,7 @@ def test_a_torso_bending_for_the_hand_counts_the_head_it_swings(sk, monkeypatch)
     assert max(replay(sk, "seed 7, reach 208")[:10]) <= 3.0
     unplaced = lambda self, pose, frames, start, start_frames: (pose, frames)  # noqa: E731 (the old measure)
     monkeypatch.setattr(constrained.LimitedSolve, "placed", unplaced)
+    unguarded(monkeypatch)
     assert max(replay(sk, "seed 7, reach 208")[:10]) > 3.3
 
 
@@ -108,4 +119,16 @@ def test_least_motion_steps_follow_a_limb_along_its_limit(sk, monkeypatch) -> No
     assert worst() <= 3.5
     monkeypatch.setattr(constrained, "LEAST_MOTION_STEPS", 6)
     monkeypatch.setattr(constrained, "LEAST_MOTION_PATIENCE", 2)
+    unguarded(monkeypatch)
     assert worst() > 10.0
+
+
+def test_a_pose_that_still_jumps_tries_the_least_motion_and_the_unrelaxed_levels(sk, monkeypatch) -> None:
+    """Seed 22, reach 135: the right hand dragged while the arm and the torso press against their
+    limits. Every level's pose, solved from the relaxed start, swings the right elbow: 14x the hand's
+    step in one frame. The last guard (``fabrik3d.solver.steady``) tries the body's least motion
+    and the levels from the unrelaxed start, and keeps what moves least: 3.3x (not yet the issue's 3x,
+    docs/natural-posing.md; the bar here is no flip)."""
+    assert max(replay(sk, "seed 22, reach 135")) <= 3.5
+    monkeypatch.setattr(natural, "steadied", lambda solve, start, got, bar: got)
+    assert max(replay(sk, "seed 22, reach 135")) > 10.0
