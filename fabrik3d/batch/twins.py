@@ -165,6 +165,8 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
         f"{_BC}.damped.BatchDampedSteps.damped_step",
         (f"{_SC}.damped.ORIENTATION_IN_FORCE", f"{_SC}.damped.TWIST_NEAR"),
     ),
+    # (a joint's turn, limited: the scalar step's ``turn`` calls it joint by joint, the batch step turns inline)
+    (f"{_SC}.damped.DampedSteps.turned_local", f"{_BC}.damped.BatchDampedSteps.damped_step", ()),
     # -- the pole turns --------------------------------------------------------------------------------
     (f"{_SC}.poles.PoleTurns.apply_poles", f"{_BC}.poles.BatchPoleTurns.apply_poles", ()),
     (f"{_SC}.poles.PoleTurns.swing_chain_to_pole", f"{_BC}.poles.BatchPoleTurns.swing_chain_to_pole", ()),
