@@ -213,12 +213,13 @@ class DampedSteps:
         return self.turn(pose, frames, spin)
 
     def numeric_step(
-        self, pose: list[rot.Vec], frames: list[rot.Quat], damping: float, kinks: bool = True
+        self, pose: list[rot.Vec], frames: list[rot.Quat], damping: float
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """A damped least-squares step on the effectors' positions like ``damped_step``'s, its
-        Jacobian taken numerically through ``turn`` (a turn of ``NUMERIC_EPS`` radians per column,
-        either way): the twist that turning a bone carries into the joints below is in it, and so
-        are the limits. Positions only.
+        Jacobian taken numerically through ``turn``'s limited turns (``turned_local``, a turn of
+        ``NUMERIC_EPS`` radians per column, the joint's subtree carried: ``effectors_turned``): the
+        twist that turning a bone carries into the joints below is in it, and so are the limits.
+        Positions only.
 
         A joint at a limit moves the effectors one way by turning one way and not (or otherwise)
         the other: where a column's two differences disagree (``KINKED``), the step takes the one on
@@ -233,7 +234,7 @@ class DampedSteps:
         goals = list(self.goals.items())
         base = np.array([pose[e] for e, _ in goals]).ravel()
         sides = np.zeros((2, len(base), len(cols)))  # (the differences turning each column +, then -)
-        kinked = np.array([kinks and self.kinked(j, frames, ax) for j, ax in zip(cols, axes)], dtype=bool)
+        kinked = np.array([self.kinked(j, frames, ax) for j, ax in zip(cols, axes)], dtype=bool)
         for c, (ax, j) in enumerate(zip(axes, cols)):
             for side, eps in enumerate((NUMERIC_EPS, -NUMERIC_EPS) if kinked[c] else (NUMERIC_EPS,)):
                 local = self.turned_local(j, frames, (eps * ax[0], eps * ax[1], eps * ax[2]))
