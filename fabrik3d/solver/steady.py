@@ -28,7 +28,7 @@ from fabrik3d.solver.rig import Rig
 Posed = tuple[list[rot.Vec], list[rot.Quat]]
 
 
-class NaturalSolve(Protocol):
+class Solving(Protocol):
     """What the guard uses of ``fabrik3d.solver.natural.NaturalSolve`` (which imports this module)."""
 
     r: Rig
@@ -45,14 +45,14 @@ class NaturalSolve(Protocol):
     def levelled(self, pose: list[rot.Vec], frames: list[rot.Quat], reference: list[rot.Quat]) -> Posed: ...
 
 
-def jumping(solve: NaturalSolve, pose: list[rot.Vec], bar: float) -> bool:
+def jumping(solve: Solving, pose: list[rot.Vec], bar: float) -> bool:
     """Whether ``pose`` moves a joint more than ``bar`` times the step from the start (a limb's
     turning joints: that and the straightening allowance): ``False`` where jumps are allowed (a
     solve with poles, which the user drags to turn a limb at once) or the targets did not move."""
     return solve.step > solve.tol and solve.far < float("inf") and solve.jumps(pose, bar * solve.step)
 
 
-def steadied(solve: NaturalSolve, start: Posed, got: Posed, bar: float) -> Posed:
+def steadied(solve: Solving, start: Posed, got: Posed, bar: float) -> Posed:
     """``got`` (the natural solve's pose and frames from ``start``, the drag's last pose projected
     onto the limits) or, where it jumps (``jumping``), the pose of the two above that reaches every
     target and moves the joints least, if it moves them less than ``got``."""
@@ -63,12 +63,15 @@ def steadied(solve: NaturalSolve, start: Posed, got: Posed, bar: float) -> Posed
     whole = LimitedSolve(solve.r.locked({root: start[1][root]}), solve.goals, solve.weights, {}, None)
     moved = whole.least_motion(*start, solve.tol, least)
     if moved is not None:
-        moved = whole.placed(*moved, *start)
-        if solve.reached(*moved) and solve.moved(moved[0]) < least:
-            best, least = moved, solve.moved(moved[0])
+        best, least = kept(solve, whole.placed(*moved, *start), best, least)
     if jumping(solve, best[0], bar):
         solve.done = {}  # (the chains' last solves are not this start's)
-        unrelaxed = solve.levelled(*start, start[1])
-        if solve.reached(*unrelaxed) and solve.moved(unrelaxed[0]) < least:
-            best = unrelaxed
+        best, least = kept(solve, solve.levelled(*start, start[1]), best, least)
     return best
+
+
+def kept(solve: Solving, pose: Posed, best: Posed, least: float) -> tuple[Posed, float]:
+    """``pose`` and how far it moves a joint if it reaches every target moving less than ``least``,
+    else ``best`` and ``least``."""
+    moves = solve.moved(pose[0])
+    return (pose, moves) if moves < least and solve.reached(*pose) else (best, least)

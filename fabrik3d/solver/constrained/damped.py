@@ -50,10 +50,16 @@ def joint_turns(jac: np.ndarray, err: np.ndarray, damping: np.ndarray, starts: n
     (``fabrik3d.batch.constrained.solve``) with all its problems: the same numpy
     calls on each problem's matrices, so the same floats (near-singular ``J Jᵀ`` with a small λ
     would magnify any difference)."""
+    step = column_steps(jac, err, damping)
+    return np.add.reduceat(step[..., None] * u, starts, axis=1)  # each joint's columns summed, in order
+
+
+def column_steps(jac: np.ndarray, err: np.ndarray, damping: np.ndarray) -> np.ndarray:
+    """The damped least-squares step ``Jᵀ (J Jᵀ + λ² I)⁻¹ e`` per column, ``(m, columns)``, for
+    ``joint_turns``' arguments."""
     jt = jac.transpose(0, 2, 1)
     normal = jac @ jt + (damping * damping)[:, None, None] * np.eye(jac.shape[1])
-    step = (jt @ np.linalg.solve(normal, err[..., None]))[..., 0]
-    return np.add.reduceat(step[..., None] * u, starts, axis=1)  # each joint's columns summed, in order
+    return (jt @ np.linalg.solve(normal, err[..., None]))[..., 0]
 
 
 class DampedSteps:
@@ -245,7 +251,7 @@ class DampedSteps:
         back = kinked & (np.linalg.norm(minus, axis=0) > np.linalg.norm(plus, axis=0))
         jac = np.where(back[None], minus, plus)
         for _ in range(KINK_ROUNDS if kinked.any() else 0):
-            step = jac.T @ np.linalg.solve(jac @ jac.T + damping * damping * np.eye(len(base)), err)
+            step = column_steps(jac[None], err[None], np.array([damping]))[0]
             turned = kinked & ((step < 0.0) != back) & (step != 0.0)
             if not turned.any():
                 break
@@ -314,18 +320,10 @@ class DampedSteps:
         if local is None:
             return [pose[e] for e in self.goals]
         r = self.r
-        below = self.plan.below.get(j)
-        if below is None:
-            inside, below = {j}, []
-            for x in self.up:
-                if x != j and r.parents[x] in inside:
-                    inside.add(x)
-                    below.append(x)
-            self.plan.below[j] = below
         p = r.parents[j]
         turn = rot.mul(rot.mul(frames[p] if p >= 0 else rot.IDENTITY, local), rot.conj(frames[j]))
         moved = {j: pose[j]}
-        for x in below:  # (every joint below turns with j)
+        for x in self.plan.below[j]:  # (every joint below turns with j)
             q = r.parents[x]
             moved[x] = _add(moved[q], rot.rotate(turn, _sub(pose[x], pose[q])))
         return [moved.get(e, pose[e]) for e in self.goals]
@@ -334,13 +332,16 @@ class DampedSteps:
         """Whether joint ``j`` turns unevenly about ``axis`` (world) by ``NUMERIC_EPS`` one way and the
         other (``KINKED``: a limit stops or deflects one of the turns): a rigid body's rotation, a
         bone's direction (a turn resets its twist, either way alike)."""
+        r = self.r
+        if r.limits[j].swing is None and (not r.rigid[j] or r.limits[j].twist is None):
+            return False  # (nothing to stop the turn: even both ways)
         ex, ey, ez = (NUMERIC_EPS * a for a in axis)
         ahead, back = self.turned_local(j, frames, (ex, ey, ez)), self.turned_local(j, frames, (-ex, -ey, -ez))
         if ahead is None or back is None:
             return False
-        p = self.r.parents[j]
+        p = r.parents[j]
         now = rot.mul(rot.conj(frames[p] if p >= 0 else rot.IDENTITY), frames[j])
-        if self.r.rigid[j]:
+        if r.rigid[j]:
             a, b, apart = rot.angle_between(ahead, now), rot.angle_between(back, now), rot.angle_between(ahead, back)
         else:
             bone, bone_ahead, bone_back = rot.y_axis(now), rot.y_axis(ahead), rot.y_axis(back)

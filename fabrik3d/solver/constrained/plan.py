@@ -18,7 +18,8 @@ class LimitedPlan:
     children with their centroid weights), ``hinged`` (per joint), ``turnable`` (the joints a
     damped step turns), ``offset_dir`` (per joint, its unit bone from its parent in the parent's
     frame), ``effectors_beneath`` (per turnable joint), ``turns`` (whether any joint is limited or
-    rigid), ``damped`` (the damped steps' columns, made on first use: ``DampedSteps.damped_plan``).
+    rigid), ``damped`` (the damped steps' columns, made on first use: ``DampedSteps.damped_plan``),
+    ``below`` (per turnable joint, the active joints below it, root outward: ``effectors_turned``).
     """
 
     def __init__(self, r: Rig, effectors: tuple[int, ...], weights: dict[int, float] | None) -> None:
@@ -58,7 +59,17 @@ class LimitedPlan:
         # Damped least-squares steps after slow FABRIK iterations help limited joints (hinges above all).
         self.turns = any(lim.swing is not None or lim.rigid for lim in r.limits)
         self.damped: Any = None
-        self.below: dict[int, list[int]] = {}  # (turning joint -> the active joints below it: ``effectors_turned``)
+        self.below = {j: _below(r, self.up, j) for j in self.turnable}
+
+
+def _below(r: Rig, up: list[int], j: int) -> list[int]:
+    """The joints of ``up`` (root outward) below joint ``j``, in that order."""
+    inside, out = {j}, []
+    for x in up:
+        if x != j and r.parents[x] in inside:
+            inside.add(x)
+            out.append(x)
+    return out
 
 
 def limited_plan(r: Rig, effectors: tuple[int, ...], weights: dict[int, float] | None) -> LimitedPlan:
