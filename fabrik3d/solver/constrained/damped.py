@@ -323,7 +323,7 @@ class DampedSteps:
         p = r.parents[j]
         turn = rot.mul(rot.mul(frames[p] if p >= 0 else rot.IDENTITY, local), rot.conj(frames[j]))
         moved = {j: pose[j]}
-        for x in self.plan.below[j]:  # (every joint below turns with j)
+        for x in self.plan.below_of(r, j):  # (every joint below turns with j)
             q = r.parents[x]
             moved[x] = _add(moved[q], rot.rotate(turn, _sub(pose[x], pose[q])))
         return [moved.get(e, pose[e]) for e in self.goals]

@@ -19,7 +19,7 @@ class LimitedPlan:
     damped step turns), ``offset_dir`` (per joint, its unit bone from its parent in the parent's
     frame), ``effectors_beneath`` (per turnable joint), ``turns`` (whether any joint is limited or
     rigid), ``damped`` (the damped steps' columns, made on first use: ``DampedSteps.damped_plan``),
-    ``below`` (per turnable joint, the active joints below it, root outward: ``effectors_turned``).
+    ``below`` (the active joints below a turning joint, made on first use: ``LimitedPlan.below_of``).
     """
 
     def __init__(self, r: Rig, effectors: tuple[int, ...], weights: dict[int, float] | None) -> None:
@@ -59,17 +59,20 @@ class LimitedPlan:
         # Damped least-squares steps after slow FABRIK iterations help limited joints (hinges above all).
         self.turns = any(lim.swing is not None or lim.rigid for lim in r.limits)
         self.damped: Any = None
-        self.below = {j: _below(r, self.up, j) for j in self.turnable}
+        self.below: dict[int, list[int]] = {}  # (``below_of``)
 
-
-def _below(r: Rig, up: list[int], j: int) -> list[int]:
-    """The joints of ``up`` (root outward) below joint ``j``, in that order."""
-    inside, out = {j}, []
-    for x in up:
-        if x != j and r.parents[x] in inside:
-            inside.add(x)
-            out.append(x)
-    return out
+    def below_of(self, r: Rig, j: int) -> list[int]:
+        """The active joints below joint ``j``, root outward (``DampedSteps.effectors_turned``),
+        kept once asked for: a long chain's least-motion steps ask for few of its joints."""
+        out = self.below.get(j)
+        if out is None:
+            inside, out = {j}, []
+            for x in self.up:
+                if x != j and r.parents[x] in inside:
+                    inside.add(x)
+                    out.append(x)
+            self.below[j] = out
+        return out
 
 
 def limited_plan(r: Rig, effectors: tuple[int, ...], weights: dict[int, float] | None) -> LimitedPlan:
