@@ -98,12 +98,20 @@ class Launch(NamedTuple):
 
 
 def solve_chains(
-    backend: str, start: np.ndarray, lengths: list[float], target: np.ndarray, tol: float, max_it: int, out: np.ndarray
+    backend: str,
+    start: np.ndarray,
+    lengths: list[float],
+    target: np.ndarray,
+    tol: float,
+    max_it: int,
+    out: np.ndarray,
+    kept: dict[str, Any] | None = None,
 ) -> np.ndarray:
-    """``fabrik3d.batch.chain.solve_chains`` (the same arguments and results) on a compiled backend."""
+    """``fabrik3d.batch.chain.solve_chains`` (the same arguments and results) on a compiled backend;
+    ``kept``: on "cuda", where its ``"pose"`` is set to the solved poses still on the GPU (for ``frames``)."""
     pose = _writable(out)
     launch = chain_launch(start, lengths, target, tol, max_it, pose)
-    _run(backend, launch)
+    _run(backend, launch, kept)
     if pose is not out:
         out[...] = pose
     return launch.head[-1]
@@ -134,11 +142,13 @@ def solve_trees(
     tol: float,
     max_it: int,
     out: np.ndarray,
+    kept: dict[str, Any] | None = None,
 ) -> np.ndarray:
-    """``fabrik3d.batch.tree.solve_tree`` (the same arguments and results) on a compiled backend."""
+    """``fabrik3d.batch.tree.solve_tree`` (the same arguments and results) on a compiled backend;
+    ``kept`` as in ``solve_chains``."""
     pose = _writable(out)
     launch = tree_launch(batch_tree.TreePlan(skeleton, r, goal, weights, active), start, goal, tol, max_it, pose)
-    _run(backend, launch)
+    _run(backend, launch, kept)
     if pose is not out:
         out[...] = pose
     return launch.head[-1]
@@ -165,11 +175,17 @@ def tree_launch(
     )
 
 
-def frames(backend: str, r: Rig, pose: np.ndarray) -> np.ndarray:
+def frames(backend: str, r: Rig, pose: np.ndarray, kept: dict[str, Any] | None = None) -> np.ndarray:
     """``fabrik3d.batch.frames.finish``'s frames where every joint moved (no branch carried, no start
-    rotation kept), on a compiled backend: ``(B, n, 4)`` from ``(B, n, 3)`` solved poses."""
+    rotation kept), on a compiled backend: ``(B, n, 4)`` from ``(B, n, 3)`` solved poses. ``kept``: a
+    solve's (``solve_chains``, ``solve_trees``), whose poses, where they are still on the GPU, the
+    frames read there rather than sending ``pose`` over again."""
     out = np.empty((*pose.shape[:2], 4))
-    _run(backend, frames_launch(r, pose, out))
+    launch = frames_launch(r, pose, out)
+    on_gpu = (kept or {}).get("pose")
+    if backend == "cuda" and on_gpu is not None:
+        launch = launch._replace(head=(launch.head[0], on_gpu, *launch.head[2:]))
+    _run(backend, launch)
     return out
 
 
@@ -198,9 +214,10 @@ def _writable(out: np.ndarray) -> np.ndarray:
     return out if out.flags.c_contiguous and out.dtype == np.float64 else np.array(out, dtype=np.float64)
 
 
-def _run(backend: str, launch: Launch) -> None:
+def _run(backend: str, launch: Launch, kept: dict[str, Any] | None = None) -> None:
     """``launch`` over its problems: one GPU thread a block of one lane (the arrays go over, its
-    ``outputs`` come back into their host arrays), or ``LANES`` lanes a block on the CPU threads."""
+    ``outputs`` come back into their host arrays), or ``LANES`` lanes a block on the CPU threads.
+    ``kept``: on the GPU, its ``"pose"`` is set to the first output there (the poses a solve wrote)."""
     kind, head, outputs, state = launch.kind, launch.head, launch.outputs, launch.state
     bsize = head[outputs[0]].shape[0]
     if backend == "cuda":
@@ -210,6 +227,8 @@ def _run(backend: str, launch: Launch) -> None:
             compiled.cuda(kind)[threads // CUDA_THREADS, CUDA_THREADS](bsize, args)
             for i in outputs:
                 args[i].copy_to_host(head[i])
+            if kept is not None:
+                kept["pose"] = args[outputs[0]]
         except Exception as exc:  # (numba's CUDA target at odds with this numpy, the GPU's memory full, ...)
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             raise BackendError(

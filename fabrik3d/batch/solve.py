@@ -217,6 +217,8 @@ def _vectorised(
     goal = {e: np.broadcast_to(a, (bsize, 3)) for e, a in points.items()}
     chains = batch_chain.solve_chains if backend == "numpy" else functools.partial(backends.solve_chains, backend)
     trees = batch_tree.solve_tree if backend == "numpy" else functools.partial(backends.solve_trees, backend)
+    kept: dict[str, Any] = {}  # (a compiled solve of every joint: its poses, on a GPU left there for the frames)
+    keep = {} if backend == "numpy" else {"kept": kept}
     if not goal:
         pose[...] = first
         active, iterations = [False] * n, np.zeros(bsize, dtype=np.int64)
@@ -225,7 +227,7 @@ def _vectorised(
         path = list(skeleton.path_to_root(e))
         lengths = [r.lengths[j] for j in path[1:]]
         if path == list(range(n)):  # a plain chain: its results are the positions
-            iterations = chains(first, lengths, np.ascontiguousarray(t.T), tol, max_it, out)
+            iterations = chains(first, lengths, np.ascontiguousarray(t.T), tol, max_it, out, **keep)
         else:
             pose[...] = first
             res = np.empty((bsize, len(path), 3))
@@ -239,9 +241,9 @@ def _vectorised(
         for e in goal:
             for j in skeleton.path_to_root(e):
                 active[j] = True
-        iterations = trees(skeleton, r, first, goal, weights, active, tol, max_it, out)
+        iterations = trees(skeleton, r, first, goal, weights, active, tol, max_it, out, **keep)
     if backend != "numpy" and all(active):  # (nothing carried, no start rotation kept: compiled)
-        rotations = backends.frames(backend, r, out)
+        rotations = backends.frames(backend, r, out, kept)
     else:
         frames = batch_frames.finish(skeleton, r, pose, first, active)
         rotations = np.empty((bsize, n, 4))

@@ -344,11 +344,19 @@ t = np.vstack([rng.normal(size=(30, 3)) * 4, rest[-1:]])
 a = fabrik3d.solve_batch(sk, {"j5": t})
 b = fabrik3d.solve_batch(sk, {"j5": t}, backend="cuda")
 assert (a.iterations == b.iterations).all() and np.abs(a.positions - b.positions).max() <= 1e-12
+assert np.abs(a.rotations - b.rotations).max() <= 1e-12  # (the frames from the poses left on the "GPU")
 h = fabrik3d.presets.get("humanoid").core
 goals = {e: h.rest_positions[h.index(e)] + rng.normal(size=(9, 3)) * 0.2 for e in h.end_effectors}
 a = fabrik3d.solve_batch(h, goals)
 b = fabrik3d.solve_batch(h, goals, backend="cuda")
 assert (a.iterations == b.iterations).all() and np.abs(a.positions - b.positions).max() <= 1e-12
+assert np.abs(a.rotations - b.rotations).max() <= 1e-12  # (the frames from the poses left on the "GPU")
+y = fabrik3d.Skeleton(["r", "a", "b", "c"], [-1, 0, 1, 1], [[0, 0, 0], [0, 1, 0], [-0.5, 1.8, 0], [0.5, 1.8, 0]])
+goals = {e: y.rest_positions[y.index(e)] + rng.normal(size=(9, 3)) * 0.4 for e in ("b", "c")}
+a = fabrik3d.solve_batch(y, goals)
+b = fabrik3d.solve_batch(y, goals, backend="cuda")  # (every joint on a path: the frames from the tree's poses)
+assert (a.iterations == b.iterations).all() and np.abs(a.positions - b.positions).max() <= 1e-12
+assert np.abs(a.rotations - b.rotations).max() <= 1e-12
 print("same")
 """
 
@@ -384,8 +392,9 @@ def test_a_cuda_target_that_fails_on_this_machine_is_a_one_line_backend_error(nu
 
 
 def test_the_cuda_path_on_numbas_cuda_simulator(numba: object) -> None:
-    """The cuda drivers and the kernels compiled as device functions (a chain, the humanoid's tree), run by
-    numba's CUDA simulator (no GPU)."""
+    """The cuda drivers and the kernels compiled as device functions (a chain, the humanoid's tree, a
+    fork whose every joint moves, its frames computed from the poses the solve left on the "GPU"), run
+    by numba's CUDA simulator (no GPU)."""
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
     proc = subprocess.run(
         [sys.executable, "-c", SIMULATED], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env
