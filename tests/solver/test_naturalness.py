@@ -97,7 +97,7 @@ def test_a_drag_that_would_jump_brings_in_a_stiffer_level_and_swivels_the_elbow_
     its elbow at most SWIVEL_RATE times the step per frame; and where a pose jumps, it is solved
     once more unswivelled. Each switched off in turn (the test can fail), the drags of seed 5, or
     of the first 40 reaches of seed 11, jump past 3x (the last, with the last guard and the
-    least-motion steps' kinks off too: they catch that jump as well)."""
+    least-motion steps' kinks and secants off too: they catch that jump as well)."""
     from fabrik3d.solver import levels, natural, swivel
 
     with monkeypatch.context() as m:
@@ -110,6 +110,7 @@ def test_a_drag_that_would_jump_brings_in_a_stiffer_level_and_swivels_the_elbow_
         m.setattr(natural.NaturalSolve, "unswivelled", lambda self, solve: solve())
         m.setattr(natural, "steadied", lambda solve, start, got, bar: got)  # (the later rules catch it too)
         m.setattr(LimitedSolve, "kinked", lambda self, j, frames, axis: False)
+        m.setattr(LimitedSolve, "secants", lambda self, pose, frames, cols, axes, jac, err, damping: jac)
         assert max(nt.chained_drags(nt.natural, sk, reaches[:40])[1]) > 3.0
 
 

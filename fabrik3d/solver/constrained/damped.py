@@ -32,12 +32,6 @@ TWIST_NEAR = 5.0
 WORLD_AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 # Orientation targets count toward reaching until their share has yielded below this.
 ORIENTATION_IN_FORCE = 0.1
-# ``numeric_step``: the turn (radians) of each column's finite differences; a column whose two
-# differences (one turning each way) differ by more than this share of the larger is at a limit's
-# kink; a step is solved again at most this many times, the kinked columns on the side they turn.
-NUMERIC_EPS = 1e-4
-KINKED = 0.05
-KINK_ROUNDS = 4
 
 
 def joint_turns(jac: np.ndarray, err: np.ndarray, damping: np.ndarray, starts: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -218,48 +212,6 @@ class DampedSteps:
         spin = joint_turns(jac[None], np.array(err)[None], np.array([damping]), starts, u[None])[0].tolist()
         return self.turn(pose, frames, spin)
 
-    def numeric_step(
-        self, pose: list[rot.Vec], frames: list[rot.Quat], damping: float
-    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
-        """A damped least-squares step on the effectors' positions like ``damped_step``'s, its
-        Jacobian taken numerically through ``turn``'s limited turns (``turned_local``, a turn of
-        ``NUMERIC_EPS`` radians per column, the joint's subtree carried: ``effectors_turned``): the
-        twist that turning a bone carries into the joints below is in it, and so are the limits.
-        Positions only.
-
-        A joint at a limit moves the effectors one way by turning one way and not (or otherwise)
-        the other: where a column's two differences disagree (``KINKED``), the step takes the one on
-        the side it turns the column, solved again where a column changed side (up to
-        ``KINK_ROUNDS`` times). With one-sided differences, a limb or a spine against a limit
-        stalled millimetres short of a target its next frame reached: the step's prediction
-        held on one side of the limit only."""
-        cols, _, starts = self.damped_plan()
-        if not cols:
-            return self.forward(pose, frames, {})
-        axes = self.turning_axes(frames)
-        goals = list(self.goals.items())
-        base = np.array([pose[e] for e, _ in goals]).ravel()
-        sides = np.zeros((2, len(base), len(cols)))  # (the differences turning each column +, then -)
-        kinked = np.array([self.kinked(j, frames, ax) for j, ax in zip(cols, axes)], dtype=bool)
-        for c, (ax, j) in enumerate(zip(axes, cols)):
-            for side, eps in enumerate((NUMERIC_EPS, -NUMERIC_EPS) if kinked[c] else (NUMERIC_EPS,)):
-                local = self.turned_local(j, frames, (eps * ax[0], eps * ax[1], eps * ax[2]))
-                sides[side, :, c] = (np.array(self.effectors_turned(pose, frames, j, local)).ravel() - base) / eps
-        plus, minus = sides
-        err = np.array([g.position for _, g in goals]).ravel() - base
-        # (the columns taken the - way: at first, those that move the effectors further that way)
-        back = kinked & (np.linalg.norm(minus, axis=0) > np.linalg.norm(plus, axis=0))
-        jac = np.where(back[None], minus, plus)
-        for _ in range(KINK_ROUNDS if kinked.any() else 0):
-            step = column_steps(jac[None], err[None], np.array([damping]))[0]
-            turned = kinked & ((step < 0.0) != back) & (step != 0.0)
-            if not turned.any():
-                break
-            back ^= turned
-            jac = np.where(back[None], minus, plus)
-        spin = joint_turns(jac[None], err[None], np.array([damping]), starts, np.array(axes)[None])[0].tolist()
-        return self.turn(pose, frames, spin)
-
     def turn(
         self, pose: list[rot.Vec], frames: list[rot.Quat], spin: list[rot.Vec] | list[list[float]]
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
@@ -310,42 +262,5 @@ class DampedSteps:
         elif j in self.twists:  # (a turn about the bone the solve carries: ``ReachingPasses.carry``)
             swung = rot.mul(swung, rot.axis_angle(r.rest_dir[j], self.twists[j]))
         return rot.mul(swung, r.rest_local[j])
-
-    def effectors_turned(
-        self, pose: list[rot.Vec], frames: list[rot.Quat], j: int, local: rot.Quat | None
-    ) -> list[rot.Vec]:
-        """The targeted effectors' positions once joint ``j`` alone takes the rotation ``local``
-        relative to its parent (``forward`` with ``{j: local}``, on ``j``'s subtree only: the
-        numeric Jacobian's columns)."""
-        if local is None:
-            return [pose[e] for e in self.goals]
-        r = self.r
-        p = r.parents[j]
-        turn = rot.mul(rot.mul(frames[p] if p >= 0 else rot.IDENTITY, local), rot.conj(frames[j]))
-        moved = {j: pose[j]}
-        for x in self.plan.below_of(r, j):  # (every joint below turns with j)
-            q = r.parents[x]
-            moved[x] = _add(moved[q], rot.rotate(turn, _sub(pose[x], pose[q])))
-        return [moved.get(e, pose[e]) for e in self.goals]
-
-    def kinked(self, j: int, frames: list[rot.Quat], axis: rot.Vec) -> bool:
-        """Whether joint ``j`` turns unevenly about ``axis`` (world) by ``NUMERIC_EPS`` one way and the
-        other (``KINKED``: a limit stops or deflects one of the turns): a rigid body's rotation, a
-        bone's direction (a turn resets its twist, either way alike)."""
-        r = self.r
-        if r.limits[j].swing is None and (not r.rigid[j] or r.limits[j].twist is None):
-            return False  # (nothing to stop the turn: even both ways)
-        ex, ey, ez = (NUMERIC_EPS * a for a in axis)
-        ahead, back = self.turned_local(j, frames, (ex, ey, ez)), self.turned_local(j, frames, (-ex, -ey, -ez))
-        if ahead is None or back is None:
-            return False
-        p = r.parents[j]
-        now = rot.mul(rot.conj(frames[p] if p >= 0 else rot.IDENTITY), frames[j])
-        if r.rigid[j]:
-            a, b, apart = rot.angle_between(ahead, now), rot.angle_between(back, now), rot.angle_between(ahead, back)
-        else:
-            bone, bone_ahead, bone_back = rot.y_axis(now), rot.y_axis(ahead), rot.y_axis(back)
-            a, b, apart = rot.dist(bone_ahead, bone), rot.dist(bone_back, bone), rot.dist(bone_ahead, bone_back)
-        return abs(a - b) > KINKED * max(a, b) or apart < (1.0 - KINKED) * (a + b)
 
     # -- poles and untargeted branches -----------------------------------------------------------

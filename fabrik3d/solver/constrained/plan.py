@@ -62,7 +62,7 @@ class LimitedPlan:
         self.below: dict[int, list[int]] = {}  # (``below_of``)
 
     def below_of(self, r: Rig, j: int) -> list[int]:
-        """The active joints below joint ``j``, root outward (``DampedSteps.effectors_turned``),
+        """The active joints below joint ``j``, root outward (``NumericSteps.effectors_turned``),
         kept once asked for: a long chain's least-motion steps ask for few of its joints."""
         out = self.below.get(j)
         if out is None:

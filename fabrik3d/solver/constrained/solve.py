@@ -79,7 +79,7 @@ from fabrik3d.model.targets import Goal
 from fabrik3d.rotations import add as _add
 from fabrik3d.rotations import sub as _sub
 from fabrik3d.solver.constrained.attempt import MAX_DAMPING, MIN_DAMPING, STALL_RUN, START_DAMPING, Attempts
-from fabrik3d.solver.constrained.damped import DampedSteps
+from fabrik3d.solver.constrained.numeric import NumericSteps
 from fabrik3d.solver.constrained.passes import ReachingPasses
 from fabrik3d.solver.constrained.plan import limited_plan
 from fabrik3d.solver.constrained.poles import PoleTurns
@@ -101,7 +101,7 @@ LEAST_MOTION_DAMPING = 0.01
 LEAST_MOTION_PATIENCE = 5  # (steps in a row that fail to lower the error end them: a limit holds it)
 
 
-class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
+class LimitedSolve(Attempts, ReachingPasses, NumericSteps, PoleTurns):
     """One constrained solve on a ``Rig``; positions and frames are lists of tuples."""
 
     def __init__(
@@ -281,7 +281,9 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
     ) -> tuple[list[rot.Vec], list[rot.Quat]] | None:
         """Up to ``LEAST_MOTION_STEPS`` ``numeric_step``s from the start (a step is kept only if
         it lowers the error; the damping halves after one that does, and quadruples after one that
-        does not; ``LEAST_MOTION_PATIENCE`` in a row that do not end them): the pose if it reaches
+        does not; ``LEAST_MOTION_PATIENCE`` in a row that do not end them; the first to fail after
+        one that did not is taken again over the turns the limits allow: ``numeric_step``'s
+        ``beat``): the pose if it reaches
         every target, else ``None`` (as soon as a joint has moved ``bound`` from the start, scene
         units: the caller would not take it). Small steps of a drag reach this way with the joints
         moving little, where FABRIK's passes can slide a limb along a limit into another
@@ -294,7 +296,7 @@ class LimitedSolve(Attempts, ReachingPasses, DampedSteps, PoleTurns):
         for _ in range(LEAST_MOTION_STEPS):
             if score <= tol * tol or failed >= LEAST_MOTION_PATIENCE:
                 break
-            new_pose, new_frames = self.numeric_step(pose, frames, damping)
+            new_pose, new_frames = self.numeric_step(pose, frames, damping, score if failed == 0 else None)
             new_score = self.squared_errors(new_pose, new_frames)
             if new_score < score:
                 pose, frames, score, failed = new_pose, new_frames, new_score, 0
