@@ -246,9 +246,10 @@ def run_cases(
     for label, runs in passes.items():
         first = runs[0]
         if len(runs) > 1:  # the same solves in every pass: keep each one's fastest time
-            first = Run(
-                [min(times) for times in zip(*(r.ns for r in runs))], first.iterations, first.errors, first.poses
-            )
+            # (over the steps every pass made: a later pass the budget cut shorter cuts the run there)
+            k = min(len(r.ns) for r in runs)
+            ns = [min(times) for times in zip(*(r.ns[:k] for r in runs))]
+            first = Run(ns, first.iterations[:k], first.errors[:k], first.poses[:k])
         out[label] = first
     return out
 

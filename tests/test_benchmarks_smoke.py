@@ -19,7 +19,9 @@ import platform
 import re
 import subprocess
 import sys
+import time
 
+import numpy as np
 import pytest
 from conftest import ROOT, require_executable
 
@@ -146,3 +148,24 @@ def test_the_soak_runs_and_prints_the_share_it_was_asked_for() -> None:
     assert re.search(r"solves +: 300 \(300 with limits\) = 300 by solve \+ 0 by solve_batch, 0 without", out.stdout)
     bad = run(str(BENCH / "soak.py"), "--limited-share", "1.5")
     assert bad.returncode == 2 and "--limited-share: must be within 0..1, got 1.5" in bad.stderr
+
+
+def test_a_later_pass_cut_by_the_budget_cuts_the_whole_run_there() -> None:
+    """``common.run_cases``: each solve's time is the fastest of its passes, so a later pass that the
+    time budget cuts shorter than the first cuts the run's iterations, errors and poses too (before,
+    they kept the first pass's length: bench_humanoid's poles row showed 109.7% converged)."""
+    sys.path.insert(0, str(BENCH))
+    import common
+
+    calls = []
+
+    def call(pose: object, target: float) -> float:
+        calls.append(target)
+        if len(calls) > 20:  # (the warm-up's 10 solves and the first pass's are quick, later ones slow)
+            time.sleep(0.02)
+        return target
+
+    case = common.Case("slowing", 0.0, call, lambda r: (r, 1, 0.0), as_array=lambda p: np.zeros((2, 3)))
+    run = common.run_cases([case], [float(i) for i in range(10)], warm=True, repeats=2, budget_s=0.05)["slowing"]
+    assert 0 < len(run.ns) < 10  # (the second pass was cut)
+    assert len(run.iterations) == len(run.errors) == len(run.poses) == len(run.ns)
