@@ -82,13 +82,15 @@ class NumericSteps(DampedSteps):
                 break
             back ^= turned
             jac = np.where(back[None], minus, plus)
-        spin = joint_turns(jac[None], err[None], np.array([damping]), starts, np.array(axes)[None])[0].tolist()
-        got = self.turn(pose, frames, spin)
+        u, lam = np.array(axes)[None], np.array([damping])
+
+        def stepped(jac: np.ndarray) -> tuple[list[rot.Vec], list[rot.Quat]]:  # (the step of these columns, taken)
+            return self.turn(pose, frames, joint_turns(jac[None], err[None], lam, starts, u)[0].tolist())
+
+        got = stepped(jac)
         if beat is None or self.squared_errors(*got) < beat:
             return got
-        jac = self.secants(pose, frames, cols, axes, jac, err, damping)
-        spin = joint_turns(jac[None], err[None], np.array([damping]), starts, np.array(axes)[None])[0].tolist()
-        return self.turn(pose, frames, spin)
+        return stepped(self.secants(pose, frames, cols, axes, jac, err, damping))
 
     def secants(
         self,
