@@ -53,6 +53,13 @@ STRAINED_ITERATIONS = 10
 PROBE_ITERATIONS = 20
 
 
+def hinge_far(far: float, forced: float) -> float:
+    """How far (scene units) a hinge that straightening forces (``Swivelling.straightening``) may move
+    in a solve whose other joints may move ``far``: the forced swing lies across the limb, about at a
+    right angle to the move it shares with the limb's end, so the two add as sides of a right angle."""
+    return math.hypot(far, forced)
+
+
 class StiffLevels:
     """The levels and share steps of a natural solve (its ``r``, ``goals``, ``tol``, ``stiffness``, the
     start's pose and frames, ``far``, ``bar``, ``deferred``, and its ``chain``, ``held``, ``limb``,
@@ -225,10 +232,10 @@ class StiffLevels:
 
     def jumps(self, pose: list[rot.Vec], far: float | None = None) -> bool:
         """Whether a joint of ``pose`` lies further from where it was at the start than ``far`` (by
-        default ``self.far``; a limb's turning joints, ``forced_joints``: ``far`` and ``forced``, the
-        swing straightening forces)."""
+        default ``self.far``; a hinge that straightening forces, ``forced_joints``: ``hinge_far`` of
+        ``far`` and ``forced``, the swing forced)."""
         far = self.far if far is None else far
-        start, extra = self.start_pose, far + self.forced
+        start, extra = self.start_pose, hinge_far(far, self.forced)
         return any(
             rot.dist(p, q) > (extra if j in self.forced_joints else far) for j, (p, q) in enumerate(zip(start, pose))
         )

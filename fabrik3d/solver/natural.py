@@ -140,10 +140,9 @@ class NaturalSolve(StiffLevels, Swivelling):
         self.step = self.error(pose)
         # (less the tolerance at either end, the effector's own step may fall short of the target's by
         # as much; but at least half the step: a step of a few tolerances moves the limb that much)
-        # (and, for a limb's turning joints, as far again as a limb pulled straight must swing its hinge
-        # in: ``straightening``; the body's other joints get the step's bar alone)
-        self.forced = self.straightening(pose)
-        self.forced_joints = {j for e in self.goals if (got := self.limb(e)) is not None for j in got[1]}
+        # (and, for the hinge of a limb pulled straight, the swing that forces across it: ``straightening``,
+        # ``StiffLevels.jumps``; the body's other joints get the step's bar alone)
+        self.forced, self.forced_joints = self.straightening(pose)
         self.far = (
             math.inf if RETRY_JUMP is None or self.poles else RETRY_JUMP * max(self.step - 2.0 * tol, 0.5 * self.step)
         )

@@ -36,6 +36,7 @@ class Solving(Protocol):
     weights: dict[int, float] | None
     tol: float
     step: float
+    start_pose: list[rot.Vec]
     far: float
     done: dict[Any, Any]
 
@@ -48,8 +49,19 @@ class Solving(Protocol):
 def jumping(solve: Solving, pose: list[rot.Vec], bar: float) -> bool:
     """Whether ``pose`` moves a joint more than ``bar`` times the step from the start (a limb's
     turning joints: that and the straightening allowance): ``False`` where jumps are allowed (a
-    solve with poles, which the user drags to turn a limb at once) or the targets did not move."""
-    return solve.step > solve.tol and solve.far < float("inf") and solve.jumps(pose, bar * solve.step)
+    solve with poles, which the user drags to turn a limb at once) or the targets did not move.
+    The step is the one ``pose`` takes (``step_taken``)."""
+    if not (solve.step > solve.tol and solve.far < float("inf")):
+        return False
+    return solve.jumps(pose, bar * step_taken(solve, pose))
+
+
+def step_taken(solve: Solving, pose: list[rot.Vec]) -> float:
+    """The step (scene units) that ``pose`` takes: the targets' (``solve.step``), or, where shorter, the
+    farthest any targeted effector moved from the start (an effector that ends its tolerance short of
+    a target it was as far behind: each joint's move is measured against the effector's own)."""
+    start = solve.start_pose
+    return min(solve.step, max((rot.dist(pose[e], start[e]) for e in solve.goals), default=solve.step))
 
 
 def steadied(solve: Solving, start: Posed, got: Posed, bar: float) -> Posed:

@@ -230,25 +230,30 @@ class Swivelling:
         turned = None if got is None else _limb_turn(pose[got[0]], pose[got[1][0]], pose[got[2]], bend)
         return None if turned is None else abs(turned[0])
 
-    def straightening(self, pose: list[rot.Vec]) -> float:
-        """The most (scene units) that reaching the targets from ``pose`` forces a limb's hinge toward the
-        line from its parent to the limb's end (``limb``), the limb's bend below the hinge kept, as the
-        end follows its effector's step: a bent arm pulled to its full length swings its elbow in
-        several times as far as the hand's step, whatever else joins. Only a limb whose end moves away
-        from its root: one folding up (a hand brought past its own shoulder) draws its hinge in too,
-        but there the body's other joints can spare the swing (the shoulder moves instead)."""
-        most = 0.0
+    def straightening(self, pose: list[rot.Vec]) -> tuple[float, set[int]]:
+        """How far (scene units) reaching the targets from ``pose`` forces a limb's hinge toward the line
+        from its parent to the limb's end (``limb``), the limb's bend below the hinge kept, as the end
+        follows its effector's step, and the hinges so forced: a bent arm pulled to its full length
+        swings its elbow in several times as far as the hand's step, whatever else joins. Only a limb
+        whose end moves away from its root, and whose target moved (by more than the tolerance: a
+        pinned hand's limb is not pulled): one folding up (a hand brought past its own shoulder) draws
+        its hinge in too, but there the body's other joints can spare the swing (the shoulder moves
+        instead). The joints below the hinge move less than it (they lie toward the end, which follows
+        the step), so only the hinges are returned."""
+        most, hinges = 0.0, set()
         for e, g in self.goals.items():
             got = self.limb(e)
-            if got is None:
+            if got is None or rot.dist(pose[e], g.position) <= self.tol:
                 continue
             a_at, m_at, end_at = pose[got[0]], pose[got[1][0]], pose[got[2]]
             a, b = rot.dist(m_at, a_at), rot.dist(end_at, m_at)
             moved_end = _add(end_at, _sub(g.position, pose[e]))
             d_before, d_after = rot.dist(end_at, a_at), rot.dist(moved_end, a_at)
-            if d_after > d_before:
-                most = max(most, _hinge_offset(a, b, d_before) - _hinge_offset(a, b, d_after))
-        return most
+            drawn = _hinge_offset(a, b, d_before) - _hinge_offset(a, b, d_after) if d_after > d_before else 0.0
+            if drawn > 0.0:
+                most = max(most, drawn)
+                hinges.add(got[1][0])
+        return most, hinges
 
     @staticmethod
     def orientation_misses(goals: dict[int, Goal], frames: list[rot.Quat]) -> list[float]:
