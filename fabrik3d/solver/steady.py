@@ -5,8 +5,8 @@ pose they end with is solved from the relaxed start (the stiff joints put back t
 built), and where a torso pressed against its limits or an arm pressed against its shoulder's has
 to take another way round, that pose can still move a joint many times the target's step: in a
 chained drag, the head swung 60 cm, or an elbow 37 cm, for a hand's 1.5 cm. Where the pose moves
-a joint more than ``RETRY_JUMP`` times the step (a limb's turning joints, with the straightening
-that a limb pulled straight forces: ``StiffLevels.jumps``), two more poses are tried from the drag's
+a joint more than ``RETRY_JUMP`` times the step it takes (the hinge of a limb pulled straight, with
+the swing that forces: ``StiffLevels.jumps``), two more poses are tried from the drag's
 last pose as it stands, and the one that moves the joints least is kept among those that reach:
 
 1. the least motion of the whole body (``LimitedSolve.least_motion``, the root held: a root turned
@@ -47,10 +47,10 @@ class Solving(Protocol):
 
 
 def jumping(solve: Solving, pose: list[rot.Vec], bar: float) -> bool:
-    """Whether ``pose`` moves a joint more than ``bar`` times the step from the start (a limb's
-    turning joints: that and the straightening allowance): ``False`` where jumps are allowed (a
-    solve with poles, which the user drags to turn a limb at once) or the targets did not move.
-    The step is the one ``pose`` takes (``step_taken``)."""
+    """Whether ``pose`` moves a joint more than ``bar`` times the step from the start (the hinge of a
+    limb pulled straight: that with the straightening allowance, ``levels.hinge_far``): ``False``
+    where jumps are allowed (a solve with poles, which the user drags to turn a limb at once) or the
+    targets did not move. The step is the one ``pose`` takes (``step_taken``)."""
     if not (solve.step > solve.tol and solve.far < float("inf")):
         return False
     return solve.jumps(pose, bar * step_taken(solve, pose))
