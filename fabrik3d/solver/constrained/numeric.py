@@ -37,12 +37,12 @@ class NumericSteps(DampedSteps):
         frames: list[rot.Quat],
         damping: float,
         beat: float | None = None,
-    ) -> tuple[list[rot.Vec], list[rot.Quat]]:
+    ) -> tuple[list[rot.Vec], list[rot.Quat], float]:
         """A damped least-squares step on the effectors' positions like ``damped_step``'s, its
         Jacobian taken numerically through ``turn``'s limited turns (``turned_local``, a turn of
         ``NUMERIC_EPS`` radians per column, the joint's subtree carried: ``effectors_turned``): the
         twist that turning a bone carries into the joints below is in it, and so are the limits.
-        Positions only.
+        Positions only. Returns the pose, its frames and its squared error (``squared_errors``).
 
         A joint at a limit moves the effectors one way by turning one way and not (or otherwise)
         the other: where a column's two differences disagree (``KINKED``), the step takes the one on
@@ -60,7 +60,8 @@ class NumericSteps(DampedSteps):
         elbow flip; with the secants, two steps)."""
         cols, _, starts = self.damped_plan()
         if not cols:
-            return self.forward(pose, frames, {})
+            got = self.forward(pose, frames, {})
+            return (*got, self.squared_errors(*got))
         axes = self.turning_axes(frames)
         goals = list(self.goals.items())
         base = np.array([pose[e] for e, _ in goals]).ravel()
@@ -69,7 +70,7 @@ class NumericSteps(DampedSteps):
         for c, (ax, j) in enumerate(zip(axes, cols)):
             for side, eps in enumerate((NUMERIC_EPS, -NUMERIC_EPS) if kinked[c] else (NUMERIC_EPS,)):
                 local = self.turned_local(j, frames, (eps * ax[0], eps * ax[1], eps * ax[2]))
-                sides[side, :, c] = (np.array(self.effectors_turned(pose, frames, j, local)).ravel() - base) / eps
+                sides[side, :, c] = self.column(pose, frames, j, local, base, eps)
         plus, minus = sides
         err = np.array([g.position for _, g in goals]).ravel() - base
         # (the columns taken the - way: at first, those that move the effectors further that way)
@@ -88,9 +89,11 @@ class NumericSteps(DampedSteps):
             return self.turn(pose, frames, joint_turns(jac[None], err[None], lam, starts, u)[0].tolist())
 
         got = stepped(jac)
-        if beat is None or self.squared_errors(*got) < beat:
-            return got
-        return stepped(self.secants(pose, frames, cols, axes, jac, err, damping))
+        score = self.squared_errors(*got)
+        if beat is None or score < beat:
+            return (*got, score)
+        got = stepped(self.secants(pose, frames, cols, axes, jac, err, damping))
+        return (*got, self.squared_errors(*got))
 
     def secants(
         self,
@@ -118,12 +121,19 @@ class NumericSteps(DampedSteps):
                 if not limited[c] or abs(s) <= NUMERIC_EPS:
                     continue
                 local = self.turned_local(j, frames, (s * ax[0], s * ax[1], s * ax[2]))
-                secant = (np.array(self.effectors_turned(pose, frames, j, local)).ravel() - base) / s
+                secant = self.column(pose, frames, j, local, base, s)
                 if np.linalg.norm(secant - jac[:, c]) > KINKED * max(np.linalg.norm(jac[:, c]), 1e-12):
                     jac[:, c], changed = secant, True
             if not changed:
                 break
         return jac
+
+    def column(
+        self, pose: list[rot.Vec], frames: list[rot.Quat], j: int, local: rot.Quat | None, base: np.ndarray, by: float
+    ) -> np.ndarray:
+        """A Jacobian column ``(rows,)``: how far the targeted effectors (at ``base``, raveled) move once
+        joint ``j`` takes the rotation ``local`` (``effectors_turned``), over the turn ``by`` (radians)."""
+        return (np.array(self.effectors_turned(pose, frames, j, local)).ravel() - base) / by
 
     def effectors_turned(
         self, pose: list[rot.Vec], frames: list[rot.Quat], j: int, local: rot.Quat | None

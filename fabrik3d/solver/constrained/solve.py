@@ -296,8 +296,7 @@ class LimitedSolve(Attempts, ReachingPasses, NumericSteps, PoleTurns):
         for _ in range(LEAST_MOTION_STEPS):
             if score <= tol * tol or failed >= LEAST_MOTION_PATIENCE:
                 break
-            new_pose, new_frames = self.numeric_step(pose, frames, damping, score if failed == 0 else None)
-            new_score = self.squared_errors(new_pose, new_frames)
+            new_pose, new_frames, new_score = self.numeric_step(pose, frames, damping, score if failed == 0 else None)
             if new_score < score:
                 pose, frames, score, failed = new_pose, new_frames, new_score, 0
                 damping = max(damping * 0.5, MIN_DAMPING)
