@@ -278,6 +278,7 @@ class Tally:
             "chest deg p95": q(self.chest, 95),
             "head cm p50": 100 * q(self.head, 50),
             "head cm p95": 100 * q(self.head, 95),
+            "head cm max": 100 * max(self.head, default=float("nan")),  # (reported: a torso left bent by a drag)
             "free hand cm p95": 100 * q(self.free_hand, 95),
             "bad elbows %": 100.0 * float(np.mean([b is not None for b in self.bad])),
         }
