@@ -28,6 +28,8 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
    takes the least motion that reaches, else a stiffer level joins (or, at the last, the jump stands).
    A pose that still jumps gets two more tries from the drag's last pose, the body's least motion
    and the levels unrelaxed (``fabrik3d.solver.steady``); the one moving the joints least is kept.
+   If even that jumps, the pose goes part of the way toward it (``steady.partway``): the limb swings
+   round over the next frames, its effector off its target meanwhile.
 4. **Swivel.** A limb with a swivel (or a pole) turns its hinge's joint (elbow, knee) about the
    line from the hinge's parent to its child toward the swivel's direction, which moves no
    target; the turn is kept when the joint limits let the targets stay reached. A limb that
@@ -91,9 +93,13 @@ class NaturalSolve(StiffLevels, Swivelling):
         poles: dict[int, rot.Vec],
         posing: Posing,
         solve: Solver,
+        warm: bool = True,
     ) -> None:
         self.sk, self.r, self.goals, self.weights, self.poles, self.posing = skeleton, r, goals, weights, poles, posing
         self.solve = solve
+        # (from a pose given, a frame of a drag, where a jump may be spread over frames: ``steady.partway``;
+        # else from the rest pose, a placement, which reaches whatever moves)
+        self.warm = warm
         names = skeleton.names
         self.stiffness = [posing.stiffness.get(name, 0.0) for name in names]
         root = r.order[0]

@@ -13,6 +13,12 @@ last pose as it stands, and the one that moves the joints least is kept among th
    there would never be turned back, since relaxing leaves the root as it is);
 2. if that still jumps, the levels again from the start unrelaxed (the stiff joints as they are).
 
+Where every pose that reaches still jumps, the pose goes only part of the way toward the one kept
+(``partway``): the limb swings round over the next frames instead of at once, its effector off its
+target meanwhile (that solve does not converge). In the chained drags, a hand dragged past its own
+shoulder leaves its arm on the other branch of the natural pose, pressed against its limits; the
+arm then had to flip, its elbow 41 cm for the hand's 1.5 cm.
+
 Positions are ``(x, y, z)`` tuples (scene units), frames ``(x, y, z, w)`` unit quaternions.
 """
 
@@ -24,6 +30,15 @@ from fabrik3d import rotations as rot
 from fabrik3d.model.targets import Goal
 from fabrik3d.solver.constrained.solve import LimitedSolve
 from fabrik3d.solver.rig import Rig
+from fabrik3d.solver.subtree import forward, local
+
+# Halvings of the share of the way that ``partway`` takes toward a pose that jumps (the least: 1/256).
+PARTWAY_BISECTIONS = 8
+# A solve goes part of the way only as a frame of a drag: from a pose given (``NaturalSolve.warm``),
+# its targets' step at most this share of the dragged limb's length (``Swivelling.reach_of``; that
+# includes how far the effector lags after a frame part of the way: up to 10 cm of the arm's 63 in the
+# chained drags). A farther target or a solve from the rest pose is a placement: reached whatever moves.
+PARTWAY_STEP = 0.25
 
 Posed = tuple[list[rot.Vec], list[rot.Quat]]
 
@@ -37,12 +52,15 @@ class Solving(Protocol):
     tol: float
     step: float
     start_pose: list[rot.Vec]
+    carrying: bool
+    warm: bool
     far: float
     done: dict[Any, Any]
 
     def jumps(self, pose: list[rot.Vec], far: float | None = None) -> bool: ...
     def moved(self, pose: list[rot.Vec]) -> float: ...
     def reached(self, pose: list[rot.Vec], frames: list[rot.Quat] | None = None) -> bool: ...
+    def reach_of(self, e: int) -> float: ...
     def levelled(self, pose: list[rot.Vec], frames: list[rot.Quat], reference: list[rot.Quat]) -> Posed: ...
 
 
@@ -79,6 +97,53 @@ def steadied(solve: Solving, start: Posed, got: Posed, bar: float) -> Posed:
     if jumping(solve, best[0], bar):
         solve.done = {}  # (the chains' last solves are not this start's)
         best, least = kept(solve, solve.levelled(*start, start[1]), best, least)
+    return partway(solve, start, best, bar) if jumping(solve, best[0], bar) else best
+
+
+def partway(solve: Solving, start: Posed, got: Posed, bar: float) -> Posed:
+    """The pose part of the way from ``start`` to ``got``, a pose that jumps (``jumping``): each joint's
+    rotation relative to its parent slerped by one share, the root as it is, projected onto the limits
+    (its turns about the bones kept where the solve carries them); the largest share
+    (``PARTWAY_BISECTIONS`` halvings) with which no joint moves more than ``bar`` times the least move
+    of an effector whose target moved (the one dragged: its own step, at most the target's; no hinge
+    gets the straightening allowance here). The effectors whose targets did not move (a pinned hand,
+    the toes), if that left them off their targets, are put back by the body's least motion from
+    there, the dragged ones held where they are, if that stays within the bar. ``got`` itself where
+    the solve is not a drag's frame (``PARTWAY_STEP``), where it moves the root, or where no share is
+    that steady."""
+    r = solve.r
+    root = r.order[0]
+    dragged = [e for e, g in solve.goals.items() if rot.dist(start[0][e], g.position) > solve.tol]
+    if not solve.warm or solve.step > PARTWAY_STEP * min(map(solve.reach_of, dragged), default=0.0):
+        return got
+    if start[0][root] != got[0][root] or start[1][root] != got[1][root]:
+        return got
+    whole = LimitedSolve(r, solve.goals, solve.weights, {}, None)
+    turns = [(j, local(r, start[1], j), local(r, got[1], j)) for j in r.order[1:]]
+
+    def within_bar(pose: Posed) -> bool:  # (no hinge gets the straightening allowance here)
+        step = min((rot.dist(pose[0][e], start[0][e]) for e in dragged), default=solve.step)
+        return solve.moved(pose[0]) <= bar * max(min(step, solve.step), solve.tol)
+
+    lo, hi, best = 0.0, 1.0, got
+    for _ in range(PARTWAY_BISECTIONS):
+        share = 0.5 * (lo + hi)
+        turned = forward(r, *start, {j: rot.slerp(a, b, share) for j, a, b in turns})
+        if solve.carrying:  # (the turns about the bones kept, as the solve keeps them: a turned hand's)
+            whole.carry(turned[1])
+        pose = whole.project(*turned)
+        lo, hi, best = (share, hi, pose) if within_bar(pose) else (lo, share, best)
+    if best is got or all(
+        rot.dist(best[0][e], g.position) <= solve.tol for e, g in solve.goals.items() if e not in dragged
+    ):
+        return best
+    # (the targets that did not move, back on them: the body's least motion from there, the dragged
+    # effectors held where they are)
+    held = {e: Goal(best[0][e], None, 1.0) if e in dragged else g for e, g in solve.goals.items()}
+    fixer = LimitedSolve(r.locked({root: start[1][root]}), held, solve.weights, {}, None)
+    moved = fixer.least_motion(*best, solve.tol)
+    if moved is not None and within_bar(pinned := fixer.placed(*moved, *best)):
+        return pinned
     return best
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers import naturalness as nt
+from helpers.limits import violations
 
 import fabrik3d
 from fabrik3d.model.targets import Goal
@@ -44,6 +45,12 @@ def unguarded(monkeypatch) -> None:
     monkeypatch.setattr(natural, "steadied", lambda solve, start, got, bar: got)
     monkeypatch.setattr(constrained.LimitedSolve, "kinked", lambda self, j, frames, axis: False)
     monkeypatch.setattr(constrained.LimitedSolve, "secants", lambda self, pose, frames, cols, axes, jac, e, d: jac)
+
+
+def whole_jumps(monkeypatch) -> None:
+    """The last guard without ``steady.partway``: a pose that still jumps stands whole (each test below
+    that switches off a rule older than it shows the jump that rule stops)."""
+    monkeypatch.setattr(steady, "partway", lambda solve, start, got, bar: got)
 
 
 def test_an_arm_against_its_shoulder_limit_keeps_its_elbow_when_the_torso_joins(sk, monkeypatch) -> None:
@@ -166,6 +173,7 @@ def test_a_least_motion_step_near_a_stop_is_taken_over_the_turns_the_stop_allows
     (``NumericSteps.secants``): the least motion reaches in two steps, 2.1x."""
     assert frame_ratio(sk, "seed 23, reach 104, frame 34") <= 3.0
     monkeypatch.setattr(constrained.LimitedSolve, "secants", lambda self, pose, frames, cols, axes, jac, e, d: jac)
+    whole_jumps(monkeypatch)
     assert frame_ratio(sk, "seed 23, reach 104, frame 34") > 10.0
 
 
@@ -176,6 +184,7 @@ def test_the_last_guard_measures_the_moves_against_the_step_the_hand_took(sk, mo
     the step the pose takes (``steady.step_taken``) and keeps the body's least motion: 0.8x."""
     assert frame_ratio(sk, "seed 10, reach 62, frame 45") <= 3.0
     monkeypatch.setattr(steady, "step_taken", lambda solve, pose: solve.step)
+    whole_jumps(monkeypatch)
     assert frame_ratio(sk, "seed 10, reach 62, frame 45") > 3.0
 
 
@@ -186,6 +195,7 @@ def test_a_straightened_elbow_may_swing_across_its_share_of_the_step_not_on_top_
     elbow shares with the hand, so the bar is now their right-angle sum (``levels.hinge_far``)."""
     assert frame_ratio(sk, "seed 15, reach 153, frame 10") <= 3.0
     monkeypatch.setattr(levels, "hinge_far", lambda far, forced: far + forced)
+    whole_jumps(monkeypatch)
     assert frame_ratio(sk, "seed 15, reach 153, frame 10") > 3.0
 
 
@@ -203,6 +213,35 @@ def test_a_pinned_hands_arm_gets_no_straightening_allowance(sk, monkeypatch) -> 
         return straightening(self, pose)[0], {j for e in self.goals if (got := self.limb(e)) for j in got[1]}
 
     monkeypatch.setattr(natural.NaturalSolve, "straightening", every_limb)
+    whole_jumps(monkeypatch)
     assert frame_ratio(sk, "seed 2, reach 113, frame 57") <= 3.0
     monkeypatch.setattr(levels, "hinge_far", lambda far, forced: far + forced)
     assert frame_ratio(sk, "seed 2, reach 113, frame 57") > 3.0
+
+
+def test_an_arm_that_must_flip_swings_round_over_frames(sk, monkeypatch) -> None:
+    """Seed 18, reach 31: the right hand dragged past its own shoulder (5 cm from it), its arm on the
+    other branch of the natural pose and pressed against its limits. Every pose that reaches swung
+    the elbow at once, 14x the hand's step. Now such a frame goes part of the way (``steady.partway``):
+    the arm swings round over a few frames, the dragged hand off its target meanwhile (those solves
+    do not converge), the pinned hand kept on its own, the limits held; the drag ends on its target."""
+    state = STATES["seed 18, reach 31"]
+    placed = {h: np.array(v) for h, v in state["placed"].items()}
+    hand, other = state["hand"], "hand_l" if state["hand"] == "hand_r" else "hand_r"
+    target = np.array(state["target"])
+    steps = max(12, int(np.ceil(float(np.linalg.norm(target - placed[hand])) / nt.SMOOTH_STEP)))
+    pose, ratios, partway = np.array(state["pose"]), [], 0
+    for t in nt.drag(placed[hand], target, steps):
+        before = pose
+        got = fabrik3d.solve(sk, {**placed, hand: t}, positions=before)
+        pose = got.positions
+        step = float(np.linalg.norm(pose[sk.index(hand)] - before[sk.index(hand)]))
+        ratios.append(nt.jump_ratio(sk, before, pose, hand, step))
+        if not got.converged:
+            partway += 1
+            assert got.errors[other] <= 1e-3 and got.errors[hand] <= 0.1
+            assert max(violations(sk, pose, got.rotations).values()) <= 1e-6
+    assert got.converged and partway >= 2
+    assert max(ratios) <= 3.0, max(ratios)
+    whole_jumps(monkeypatch)
+    assert max(replay(sk, "seed 18, reach 31")) > 10.0
