@@ -137,7 +137,7 @@ def solve(
         relax = None if relax_to is None else list(_start_pose(skeleton, r, relax_to, None, "relax_to"))
 
         def natural_run(how: Posing, begin: list[rot.Vec], turns: Any) -> tuple[list[rot.Vec], list[rot.Quat], int]:
-            solver_n = NaturalSolve(skeleton, r, pinned, w, pole_points, how, solve_pose, positions is not None)
+            solver_n = NaturalSolve(skeleton, r, pinned, w, pole_points, how, solve_pose, warm=positions is not None)
             return solver_n.run(list(begin), relax, tolerance, max_iterations, turns, relax_twist)
 
         hinged = None if root_goal is not None else hinge(skeleton, r, goals, start, natural, relax)

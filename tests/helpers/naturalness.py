@@ -31,6 +31,7 @@ import numpy as np
 
 import fabrik3d
 from fabrik3d import Posing
+from fabrik3d.solver import steady
 
 Pose = np.ndarray
 Mode = Callable[..., tuple[np.ndarray, bool]]
@@ -337,6 +338,13 @@ def one_drag(
         step = float(np.linalg.norm(pose[sk.index(hand)] - before[sk.index(hand)]))
         ratios.append(jump_ratio(sk, before, pose, hand, step))
     return pose, ok, ratios
+
+
+def whole_jumps(patch: Any) -> None:
+    """The natural solve's last guard without ``fabrik3d.solver.steady.partway`` (``patch``: pytest's
+    monkeypatch or one of its contexts): a pose that still jumps stands whole, so that a test which
+    switches off a rule older than it sees the jump that rule stops."""
+    patch.setattr(steady, "partway", lambda solve, start, got, bar: got)
 
 
 def jump_ratio(sk: fabrik3d.Skeleton, a: Pose, b: Pose, hand: str, step: float) -> float:

@@ -47,12 +47,6 @@ def unguarded(monkeypatch) -> None:
     monkeypatch.setattr(constrained.LimitedSolve, "secants", lambda self, pose, frames, cols, axes, jac, e, d: jac)
 
 
-def whole_jumps(monkeypatch) -> None:
-    """The last guard without ``steady.partway``: a pose that still jumps stands whole (each test below
-    that switches off a rule older than it shows the jump that rule stops)."""
-    monkeypatch.setattr(steady, "partway", lambda solve, start, got, bar: got)
-
-
 def test_an_arm_against_its_shoulder_limit_keeps_its_elbow_when_the_torso_joins(sk, monkeypatch) -> None:
     """Seed 7, reach 206: the right hand from beside the hip to above the head, the elbow pressed
     against the shoulder's backward limit. The arm and the clavicle cannot follow without a flip, so
@@ -173,7 +167,7 @@ def test_a_least_motion_step_near_a_stop_is_taken_over_the_turns_the_stop_allows
     (``NumericSteps.secants``): the least motion reaches in two steps, 2.1x."""
     assert frame_ratio(sk, "seed 23, reach 104, frame 34") <= 3.0
     monkeypatch.setattr(constrained.LimitedSolve, "secants", lambda self, pose, frames, cols, axes, jac, e, d: jac)
-    whole_jumps(monkeypatch)
+    nt.whole_jumps(monkeypatch)
     assert frame_ratio(sk, "seed 23, reach 104, frame 34") > 10.0
 
 
@@ -184,7 +178,7 @@ def test_the_last_guard_measures_the_moves_against_the_step_the_hand_took(sk, mo
     the step the pose takes (``steady.step_taken``) and keeps the body's least motion: 0.8x."""
     assert frame_ratio(sk, "seed 10, reach 62, frame 45") <= 3.0
     monkeypatch.setattr(steady, "step_taken", lambda solve, pose: solve.step)
-    whole_jumps(monkeypatch)
+    nt.whole_jumps(monkeypatch)
     assert frame_ratio(sk, "seed 10, reach 62, frame 45") > 3.0
 
 
@@ -195,7 +189,7 @@ def test_a_straightened_elbow_may_swing_across_its_share_of_the_step_not_on_top_
     elbow shares with the hand, so the bar is now their right-angle sum (``levels.hinge_far``)."""
     assert frame_ratio(sk, "seed 15, reach 153, frame 10") <= 3.0
     monkeypatch.setattr(levels, "hinge_far", lambda far, forced: far + forced)
-    whole_jumps(monkeypatch)
+    nt.whole_jumps(monkeypatch)
     assert frame_ratio(sk, "seed 15, reach 153, frame 10") > 3.0
 
 
@@ -213,7 +207,7 @@ def test_a_pinned_hands_arm_gets_no_straightening_allowance(sk, monkeypatch) -> 
         return straightening(self, pose)[0], {j for e in self.goals if (got := self.limb(e)) for j in got[1]}
 
     monkeypatch.setattr(natural.NaturalSolve, "straightening", every_limb)
-    whole_jumps(monkeypatch)
+    nt.whole_jumps(monkeypatch)
     assert frame_ratio(sk, "seed 2, reach 113, frame 57") <= 3.0
     monkeypatch.setattr(levels, "hinge_far", lambda far, forced: far + forced)
     assert frame_ratio(sk, "seed 2, reach 113, frame 57") > 3.0
@@ -243,5 +237,5 @@ def test_an_arm_that_must_flip_swings_round_over_frames(sk, monkeypatch) -> None
             assert max(violations(sk, pose, got.rotations).values()) <= 1e-6
     assert got.converged and partway >= 2
     assert max(ratios) <= 3.0, max(ratios)
-    whole_jumps(monkeypatch)
+    nt.whole_jumps(monkeypatch)
     assert max(replay(sk, "seed 18, reach 31")) > 10.0

@@ -77,14 +77,14 @@ def test_an_arm_stuck_or_jumping_in_a_drag_moves_the_least(seed_5, monkeypatch) 
     without either (each switched off in turn: the test can fail), seed 5's drags move a joint more
     than 3x the hand's step (with held wrists: 3.9x without the least motion, 34x without the bound;
     without the least motion, the last guard's going part of the way is off too: it spreads that jump)."""
-    from fabrik3d.solver import natural, steady
+    from fabrik3d.solver import natural
     from fabrik3d.solver.constrained import solve as constrained
 
     _, worst = seed_5
     assert worst <= 3.0
     with monkeypatch.context() as m:
         m.setattr(constrained, "LEAST_MOTION_STEPS", 0)  # (a limb slides along a limit)
-        m.setattr(steady, "partway", lambda solve, start, got, bar: got)  # (the jump stands whole)
+        nt.whole_jumps(m)
         assert seed_5_drags()[1] > 3.0
     with monkeypatch.context() as m:
         m.setattr(natural, "RETRY_JUMP", None)  # (retries from rest jump, and nothing bounds a level's pose)
@@ -101,9 +101,9 @@ def test_a_drag_that_would_jump_brings_in_a_stiffer_level_and_swivels_the_elbow_
     of the first 40 reaches of seed 11, jump past 3x (the last, with the last guard and the
     least-motion steps' kinks and secants off too: they catch that jump as well). The last guard's
     going part of the way (``steady.partway``) is off throughout: it would spread each jump over frames."""
-    from fabrik3d.solver import levels, natural, steady, swivel
+    from fabrik3d.solver import levels, natural, swivel
 
-    monkeypatch.setattr(steady, "partway", lambda solve, start, got, bar: got)  # (a jump stands whole)
+    nt.whole_jumps(monkeypatch)
     with monkeypatch.context() as m:
         m.setattr(levels.StiffLevels, "jumps", lambda self, pose, far=None: False)
         assert seed_5_drags()[0] > 0
