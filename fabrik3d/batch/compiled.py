@@ -1,13 +1,14 @@
 """The compiled kernels' runners (internal to ``fabrik3d.batch.backends``), built once per process.
 
 Each kernel source (``kernels.build``: a chain; ``kernels_tree.build_tree``: several targets;
-``kernels_frames.build_frames``: the frames) defines a block function ``block(k, lo, hi, *args)``
-that solves problems ``lo`` to ``hi - 1`` in block ``k``'s lanes. ``cpu(kind)`` compiles it with
-``numba.njit`` and runs the blocks in parallel over the CPU cores (``prange``); ``cuda(kind)`` compiles
-it as a device function and runs it on as many GPU threads as the GPU holds, one lane each (block
-``t`` is thread ``t``), which take the problems one at a time from a shared queue (``from_queue``;
-the CPU's blocks take theirs in order, ``kernels.in_order``). numba is imported inside these functions
-(the backends check it first); the core needs numpy only.
+``kernels_frames.build_frames``: the frames; ``kernels_passes.build_passes`` and
+``kernels_turns.build_turns``: the constrained solve's reaching passes and its damped steps' turns, CPU
+only) defines a block function ``block(k, lo, hi, *args)`` that solves problems ``lo`` to ``hi - 1`` in
+block ``k``'s lanes. ``cpu(kind)`` compiles it with ``numba.njit`` and runs the blocks in parallel over
+the CPU cores (``prange``); ``cuda(kind)`` compiles it as a device function and runs it on as many GPU
+threads as the GPU holds, one lane each (block ``t`` is thread ``t``), which take the problems one at a
+time from a shared queue (``from_queue``; the CPU's blocks take theirs in order, ``kernels.in_order``).
+numba is imported inside these functions (the backends check it first); the core needs numpy only.
 """
 
 from __future__ import annotations
@@ -17,13 +18,24 @@ from typing import Any
 
 from fabrik3d.batch.kernels import build
 from fabrik3d.batch.kernels_frames import build_frames
+from fabrik3d.batch.kernels_passes import build_passes
 from fabrik3d.batch.kernels_tree import build_tree
+from fabrik3d.batch.kernels_turns import build_turns
 
-BUILDS = {"chain": build, "tree": build_tree, "frames": build_frames}
+BUILDS = {"chain": build, "tree": build_tree, "frames": build_frames, "passes": build_passes, "turns": build_turns}
 
 # numba.cuda once a cuda kernel is built: a module global, as numba's CUDA simulator (which the tests
 # run the cuda path on without a GPU) swaps only globals that name numba.cuda for its thread-local API.
 _CUDA: Any = None
+
+
+@functools.cache
+def _cpu_jit() -> Any:
+    """The CPU target's ``jit``, one per process, so that the kernels' shared functions
+    (``kernels_limits.build_limits``, built once per ``jit``) compile once."""
+    import numba
+
+    return numba.njit(fastmath=False, error_model="numpy")
 
 
 @functools.cache
@@ -34,7 +46,7 @@ def cpu(kind: str) -> Any:
     exception, so the lanes' loops carry no branch and compile to vector instructions)."""
     import numba
 
-    block = BUILDS[kind](numba.njit(fastmath=False, error_model="numpy"))
+    block = BUILDS[kind](_cpu_jit())
 
     @numba.njit(parallel=True)
     def run(blocks, bsize, args):  # type: ignore[no-untyped-def]

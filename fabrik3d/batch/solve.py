@@ -186,7 +186,9 @@ def solve_batch(
         return _one_by_one(
             skeleton, bsize, points, turns, start, root_goal, root, pole_points, weights, tol, max_it, natural
         )
-    return _limited(skeleton, bsize, points, turns, start, root_goal, root, pole_points, w, weights, tol, max_it)
+    return _limited(
+        skeleton, bsize, points, turns, start, root_goal, root, pole_points, w, weights, tol, max_it, backend
+    )
 
 
 def _look_points(skeleton: Skeleton, value: Any) -> dict[int, np.ndarray]:
@@ -266,9 +268,11 @@ def _limited(
     weights: Mapping[str, float] | None,
     tol: float,
     max_it: int,
+    backend: str,
 ) -> BatchResult:
     """The constrained solve (joint limits, orientation targets, a root orientation, poles on
-    targeted effectors): ``fabrik3d.batch.constrained.solve``, then ``solve`` for the problems it hands back."""
+    targeted effectors): ``fabrik3d.batch.constrained.solve`` (its reaching passes compiled on a compiled
+    ``backend``), then ``solve`` for the problems it hands back."""
     r = rig(skeleton)
     first = batch_tree.start_pose(
         r, skeleton.rest_positions, skeleton.rest_positions[None] if start is None else start, root
@@ -277,7 +281,7 @@ def _limited(
     targets = {e: np.broadcast_to(p, (bsize, 3)) for e, p in points.items()}
     root_frame = None if root_goal is None else root_goal.orientation
     out, rotations, iterations, scalar = batch_limited.solve(
-        r, goals, w, targets, first, tol, max_it, start is None, inputs.unit_turns(turns), root_frame, poles
+        r, goals, w, targets, first, tol, max_it, start is None, inputs.unit_turns(turns), root_frame, poles, backend
     )
     if scalar.any():
         idx = np.flatnonzero(scalar)

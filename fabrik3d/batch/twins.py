@@ -23,7 +23,9 @@ the code.
 A scalar function may also have one *compiled* twin, in ``fabrik3d.batch.kernels`` (a chain),
 ``kernels_tree`` (several targets) or ``kernels_frames`` (the frames): the same
 expressions per problem, on scalars, compiled with numba for ``solve_batch``'s ``backend="cpu"``
-and ``"cuda"`` (``fabrik3d.batch.backends``).
+and ``"cuda"`` (``fabrik3d.batch.backends``); the constrained solve's reaching passes, its damped
+steps' turn and the limits' projections have theirs in ``kernels_passes``, ``kernels_turns``,
+``kernels_joints`` and ``kernels_limits`` (CPU only, ``fabrik3d.batch.compiled_passes``).
 
 Riders (fingers) are carried by one function for both, ``fabrik3d.solver.riders.carry``, on any
 batch shape.
@@ -67,6 +69,19 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (f"{_S}.tree._finish", f"{_B}.frames.finish", ()),
     # -- the compiled frames: _finish where every joint moved (Rig.swing_frame, rotations.swing inside) --
     (f"{_S}.tree._finish", f"{_B}.kernels_frames.build_frames", ()),
+    # -- the compiled constrained kernels: the passes, the damped steps' turn, the limits, on scalars ------
+    (f"{_SC}.passes.ReachingPasses.stage1", f"{_B}.kernels_passes.build_passes", (f"{_R}.Y_AXIS",)),
+    (f"{_SC}.passes.ReachingPasses.stage2", f"{_B}.kernels_passes.build_passes", (f"{_R}.Y_AXIS",)),
+    (
+        f"{_SC}.passes.ReachingPasses.swivel_for_hinge",
+        f"{_B}.kernels_passes.build_passes",
+        (f"{_SC}.passes.SWIVEL_MISFIT", f"{_SC}.passes.SWIVELS", f"{_SC}.passes.SWIVEL_REFINE"),
+    ),
+    (f"{_SC}.passes.ReachingPasses.limit_frame", f"{_B}.kernels_joints.build_joints", ()),
+    (f"{_SC}.passes.ReachingPasses.rigid_turn", f"{_B}.kernels_joints.build_joints", (f"{_R}.X_AXIS",)),
+    (f"{_SC}.damped.DampedSteps.turn", f"{_B}.kernels_turns.build_turns", ()),
+    (f"{_S}.limits.SwingLimit.project", f"{_B}.kernels_limits.build_limits", (f"{_S}.limits.ELLIPSE_STEPS",)),
+    (f"{_R}.swing", f"{_B}.kernels_limits.build_limits", (f"{_R}.OPPOSITE2", f"{_R}.TINY2")),
     # -- rotations -----------------------------------------------------------------------------------
     (f"{_R}.unit", f"{_B}.math.unit", (_TINY2,)),
     (f"{_R}._perpendicular", f"{_B}.math._perpendicular", ()),
@@ -185,6 +200,15 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (None, f"{_B}.backends.tree_launch", ("a compiled kernel's call: kernels_tree.build_tree's arguments",)),
     (None, f"{_B}.backends.frames_launch", ("a compiled kernel's call: kernels_frames.build_frames' arguments",)),
     (None, f"{_B}.compiled.cpu", ("numba's builds of the kernels: the CPU runner over blocks",)),
+    (None, f"{_B}.compiled_passes.CompiledPasses.make", ("the compiled passes where the rig and targets are covered",)),
+    (None, f"{_B}.compiled_passes.CompiledPasses.reach", ("the compiled driver: batch tuples to and from kernels",)),
+    (None, f"{_B}.compiled_passes.CompiledPasses.project", ("the compiled driver: batch tuples to and from kernels",)),
+    (None, f"{_B}.compiled_passes.CompiledPasses.turn", ("the compiled driver: batch tuples to and from kernels",)),
+    (None, f"{_BC}.passes.BatchPasses.reach", ("an iteration's passes: numpy's two stages or the compiled ones",)),
+    (None, f"{_B}.kernels_joints.rig_arrays", ("the constrained kernels' rig constants as arrays",)),
+    (None, f"{_B}.kernels_limits.limit_arrays", ("the kernels' swing limits as kinds and rows of floats",)),
+    (None, f"{_B}.kernels_limits.limit_row", ("one swing limit as a kind and a row of floats",)),
+    (None, f"{_B}.kernels_passes.plan_arrays", ("the passes kernel's plan: a LimitedPlan's orders and kids",)),
     (None, f"{_B}.compiled.cuda", ("numba's builds of the kernels: GPU threads taking problems from a queue",)),
     (None, f"{_B}.kernels.in_order", ("the next problem a CPU block's lane takes: its own range, in order",)),
     (None, f"{_B}.compiled.from_queue", ("the next problem a GPU thread takes: the shared queue's",)),

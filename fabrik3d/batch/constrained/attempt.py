@@ -103,7 +103,8 @@ class BatchLimited(BatchPasses, BatchDampedSteps, BatchPoleTurns):
         error of the pose kept (orientation targets in full force), that pose and its frames
         (active joints; others ``None``), the iterations, the carried state after, and a mask of
         the problems handed back unfinished: once ``TAIL`` or fewer are left, each batch
-        iteration costs more than their scalar solves would. The pose kept is the best iterated
+        iteration costs more than their scalar solves would (with the passes ``compiled``, none: their
+        batch iterations cost less). The pose kept is the best iterated
         one, or with orientation targets the best by ``rank``, the given pose included. The
         targets (``aims``) are as given after."""
         tol = self.tol
@@ -144,14 +145,13 @@ class BatchLimited(BatchPasses, BatchDampedSteps, BatchPoleTurns):
                 if not going.any():
                     break
                 s.keep(going)
-            if len(s.ids) <= TAIL:  # the last few: cheaper in scalar code, from the start
+            if len(s.ids) <= (TAIL if self.compiled is None else 0):  # the last few: cheaper in scalar code
                 handed[s.ids] = True
                 break
             self.aim(s.aims, s.yield_share)
             s.it += 1
             weak = s.weak
-            q = self.stage1(self.turn_to_poles(s, weak), s.frames)[0]
-            new_pose, new_frames = self.stage2(q, s.frames, s.start, plan.active, plan.up, plan.kids)
+            new_pose, new_frames = self.reach(self.turn_to_poles(s, weak), s.frames, s.start)
             new_score = self.errors(new_pose, new_frames)[1]
             if weak.any():
                 new_pose = [None if p is None else bm.pick(weak, a, p) for a, p in zip(s.pose, new_pose)]

@@ -23,6 +23,7 @@ from fabrik3d.batch.constrained.passes import BQuat, BVec, full
 from fabrik3d.solver.constrained.damped import ORIENTATION_IN_FORCE, TWIST_NEAR, WORLD_AXES, joint_turns
 
 if TYPE_CHECKING:
+    from fabrik3d.batch.compiled_passes import CompiledPasses
     from fabrik3d.solver.constrained.plan import LimitedPlan
     from fabrik3d.solver.rig import Rig
 
@@ -31,8 +32,8 @@ class BatchDampedSteps:
     """Mixin of ``BatchLimited``: errors, ranks, forward kinematics and damped steps.
 
     The host provides ``r``, ``plan``, ``goal_positions``, ``goal_orientations``, ``yield_share``,
-    ``tol``, the damped plan (``cols``, ``mask``, ``starts``, ``above``), ``effector_frame`` and
-    ``limit_frame``.
+    ``tol``, the damped plan (``cols``, ``mask``, ``starts``, ``above``), ``effector_frame``,
+    ``limit_frame`` and ``compiled`` (the compiled passes, whose ``turn`` a step's turn takes where set).
     """
 
     r: Rig
@@ -45,6 +46,7 @@ class BatchDampedSteps:
     mask: np.ndarray
     starts: np.ndarray
     above: list[np.ndarray]
+    compiled: CompiledPasses | None
 
     if TYPE_CHECKING:
 
@@ -223,6 +225,8 @@ class BatchDampedSteps:
                 jg = np.concatenate([jac[idx]] + [rows[idx] for (rows, _, _), on in zip(blocks, kind) if on], axis=1)
                 eg = np.concatenate([err[idx]] + [e[idx] for (_, e, _), on in zip(blocks, kind) if on], axis=1)
                 spin[idx] = joint_turns(jg, eg, damping[idx], starts, u[idx])
+        if self.compiled is not None and not self.goal_orientations:
+            return self.compiled.turn(spin, pose, frames)
         turned: dict[int, tuple[BQuat, np.ndarray]] = {}
         parents, limits = r.parents, r.limits
         with np.errstate(all="ignore"):

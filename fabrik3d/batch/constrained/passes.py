@@ -1,15 +1,13 @@
 """The constrained solver's reaching passes (``fabrik3d.solver.constrained.passes``), vectorised over a batch.
 
-Each function here is its scalar twin in ``fabrik3d.solver.constrained.passes`` written on batch
-values: a position is a tuple of three ``(m,)`` float arrays (one per coordinate,
-one element per problem), a frame a tuple of four ``(x, y, z, w)``; the rig's
-constants stay tuples of floats (the ``fabrik3d.rotations`` arithmetic takes
-both). The expressions are the scalar ones in the same order, so each problem's
-floats are the scalar solve's (``+ - * / sqrt`` are correctly rounded in both;
-``numpy``'s trigonometric functions may differ from ``math``'s in the last bit).
-Branches become masks: both sides are computed and ``np.where`` chooses
-(``fabrik3d.batch.math``). Orientation targets and a root orientation are here
-too; poles are in ``fabrik3d.batch.constrained.poles``.
+Each function here is its scalar twin written on batch values: a position is a tuple of three ``(m,)``
+float arrays (one per coordinate, one element per problem), a frame a tuple of four ``(x, y, z, w)``;
+the rig's constants stay tuples of floats (the ``fabrik3d.rotations`` arithmetic takes both). The
+expressions are the scalar ones in the same order, so each problem's floats are the scalar solve's
+(``+ - * / sqrt`` are correctly rounded in both; ``numpy``'s trigonometric functions may differ from
+``math``'s in the last bit). Branches become masks: both sides are computed and ``np.where`` chooses
+(``fabrik3d.batch.math``). Orientation targets and a root orientation are here too; poles are in
+``fabrik3d.batch.constrained.poles``. On ``backend="cpu"``, ``compiled`` runs the passes instead.
 """
 
 from __future__ import annotations
@@ -26,6 +24,7 @@ from fabrik3d.batch import math as bm
 from fabrik3d.solver.constrained.passes import SWIVEL_MISFIT, SWIVEL_REFINE, SWIVELS
 
 if TYPE_CHECKING:
+    from fabrik3d.batch.compiled_passes import CompiledPasses
     from fabrik3d.solver.constrained.plan import LimitedPlan
     from fabrik3d.solver.rig import Rig
 
@@ -57,8 +56,7 @@ def take_all(seq: list, idx: np.ndarray) -> list:
 
 
 def put_all(seq: list, idx: np.ndarray, got: list, m: int) -> None:
-    """In place: each batch tuple of ``seq`` (``m`` problems) with the problems ``idx`` replaced by
-    ``got``'s, for the entries ``got`` holds (not ``None``)."""
+    """In place: ``seq``'s batch tuples (``m`` problems) with problems ``idx`` from ``got`` (where not ``None``)."""
     for j, v in enumerate(got):
         if v is not None:
             seq[j] = put(seq[j], idx, v, m)
@@ -87,6 +85,13 @@ class BatchPasses:
         self.goal_orientations = goal_orientations or {}
         self.yield_share: Any = 1.0
         self.root_frame = root_frame
+        self.compiled: CompiledPasses | None = None  # (backend="cpu", where the rig and targets are covered)
+
+    def reach(self, pose: list[BVec], frames: list[BQuat], start: list[BVec]) -> tuple[list[BVec], list[BQuat]]:
+        """An iteration's stage 1 from ``pose``, then stage 2 from ``start``; ``compiled`` where set (same floats)."""
+        if self.compiled is not None and not self.goal_orientations:
+            return self.compiled.reach(pose, frames, start, self.goal_positions)
+        return self.stage2(self.stage1(pose, frames)[0], frames, start, self.plan.active, self.plan.up, self.plan.kids)
 
     # -- stage 1: effectors inward ---------------------------------------------------------------
     def stage1(self, pose: list[BVec], frames: list[BQuat]) -> tuple[list[BVec], list[BQuat]]:
@@ -341,6 +346,8 @@ class BatchPasses:
     def project(self, pose: list[BVec], frames: list[BQuat]) -> tuple[list[BVec], list[BQuat]]:
         """``LimitedSolve.project``: a pose projected onto the limits, one stage 2 of every joint
         toward itself."""
+        if self.compiled is not None:
+            return self.compiled.project(pose, frames)
         r = self.r
         every = [[(c, 1.0) for c in r.children[j]] for j in range(len(pose))]
         return self.stage2(pose, frames, pose, [True] * len(pose), r.order, every)

@@ -48,6 +48,7 @@ def solve(
     turns: dict[int, tuple[np.ndarray, float]] | None = None,
     root_frame: rot.Quat | None = None,
     poles: dict[int, np.ndarray] | None = None,
+    backend: str = "numpy",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Constrained solves of ``m`` problems (``LimitedSolve.run``).
 
@@ -63,6 +64,8 @@ def solve(
             (0, 1]) for the orientation targets.
         root_frame: the root's frame (a unit quaternion shared by all problems), or None.
         poles: targeted effector index -> ``(m, 3)`` or ``(1, 3)`` pole points.
+        backend: ``solve_batch``'s; on ``"cpu"`` and ``"cuda"`` the reaching passes run compiled for the
+            CPU (``fabrik3d.batch.compiled_passes``) where the rig and targets are covered (same floats).
 
     Returns:
         ``(m, n, 3)`` positions, ``(m, n, 4)`` frames, ``(m,)`` iterations, and an ``(m,)`` mask
@@ -77,6 +80,10 @@ def solve(
     goal_orientations = {e: (_columns(q, m), w) for e, (q, w) in (turns or {}).items()}
     poled = {e: _columns(p, m) for e, p in (poles or {}).items()}
     batch = BatchLimited(r, solver, goal_positions, tol, goal_orientations, poled)
+    if backend != "numpy":
+        from fabrik3d.batch.compiled_passes import CompiledPasses
+
+        batch.compiled = CompiledPasses.make(r, plan, list(goal_positions), bool(goal_orientations), root_frame)
     count = m if goal_orientations else first.shape[2]
     given = [_columns(first[j].T, count) for j in range(n)]
     top = r.order[0]

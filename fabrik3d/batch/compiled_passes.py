@@ -1,0 +1,136 @@
+"""The compiled reaching passes' driver: the constrained solve's stage 1 and stage 2 with joint limits
+(``fabrik3d.batch.kernels_passes``) on the numpy twins' batch values, for ``solve_batch``'s ``backend="cpu"``.
+
+``BatchLimited`` (``fabrik3d.batch.constrained``) takes a ``CompiledPasses`` where its rig and targets are
+covered (``CompiledPasses.make``: swing limits that are cones, elliptical cones or hinges, twist limits,
+a ``Rigid`` root, ``Rigid`` joints with one or two children, a root orientation, target positions
+without orientations; ``None`` otherwise) and hands it each iteration's passes (``reach``), the start's
+projections (``project``) and the damped steps' turns (``turn``: the step itself, numpy's linear algebra,
+stays where the scalar solve has it); the restarts' random aims, the poles and the bookkeeping stay with
+the numpy twins. The floats are the scalar ones bit for bit either way, so the backend changes the time
+only, never a result.
+
+A pose is a list of batch vectors (tuples of three ``(m,)`` arrays, or ``None`` for a joint the solve
+does not move), frames lists of batch quaternions; here they are stacked into ``(n, 3, m)`` and
+``(n, 4, m)`` arrays for the kernel and the results handed back as views of its output arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fabrik3d import rotations as rot
+from fabrik3d.batch import compiled
+from fabrik3d.batch.backends import BLOCKS_PER_THREAD
+from fabrik3d.batch.kernels_joints import rig_arrays
+from fabrik3d.batch.kernels_passes import plan_arrays
+from fabrik3d.solver.constrained.plan import LimitedPlan
+from fabrik3d.solver.rig import Rig
+
+
+class CompiledPasses:
+    """Stage 1 and stage 2 of one rig, plan and set of targeted effectors, compiled (see the module
+    docstring); ``make`` builds one where they are covered."""
+
+    def __init__(self, r: Rig, plan: LimitedPlan, effectors: list[int], rig: tuple[Any, ...]) -> None:
+        n = len(r.parents)
+        self.n = n
+        self.rig = rig
+        self.effectors = effectors
+        # joints a rigid parent places (in the numpy passes they get a position, active or not)
+        self.placed = [p >= 0 and r.rigid[p] for p in r.parents]
+        self.goal_of = np.full(n, -1, dtype=np.int64)
+        for t, e in enumerate(effectors):
+            self.goal_of[e] = t
+        self.reaching = plan_arrays(plan.up, plan.down, plan.active, plan.kids)
+        every = [[(c, 1.0) for c in r.children[j]] for j in range(n)]
+        self.every = plan_arrays(r.order, [], [True] * n, every)
+        self.turnable = np.asarray(plan.turnable, dtype=np.int64)
+        self.up = np.asarray(plan.up, dtype=np.int64)
+        self.run = compiled.cpu("passes")
+        self.run_turns = compiled.cpu("turns")
+
+    @classmethod
+    def make(
+        cls, r: Rig, plan: LimitedPlan, effectors: list[int], oriented: bool, root_frame: rot.Quat | None
+    ) -> CompiledPasses | None:
+        """The compiled passes of rig ``r``'s ``plan`` toward ``effectors`` (the targets' order) with the
+        root's fixed frame ``root_frame`` (or ``None``), or ``None`` where they are not covered (``oriented``:
+        some target has an orientation)."""
+        rig = None if oriented else rig_arrays(r, plan, root_frame)
+        return None if rig is None else cls(r, plan, effectors, rig)
+
+    def reach(
+        self, pose: list[Any], frames: list[Any], start: list[Any], goals: dict[int, Any]
+    ) -> tuple[list[Any], list[Any]]:
+        """Stage 1 toward ``goals`` (effector -> batch vector), then stage 2 from ``start``: the new pose
+        and frames (``None`` where ``pose`` has ``None``)."""
+        m = _problems(pose)
+        targets = np.empty((len(self.effectors), 3, m))
+        for t, e in enumerate(self.effectors):
+            for i, x in enumerate(goals[e]):
+                targets[t, i] = x
+        return self._launch(True, pose, frames, start, targets, self.reaching, m)
+
+    def project(self, pose: list[Any], frames: list[Any]) -> tuple[list[Any], list[Any]]:
+        """``LimitedSolve.project``: stage 2 of every joint toward ``pose`` itself."""
+        m = _problems(pose)
+        return self._launch(False, pose, frames, pose, np.empty((0, 3, m)), self.every, m)
+
+    def turn(self, spin: np.ndarray, pose: list[Any], frames: list[Any]) -> tuple[list[Any], list[Any]]:
+        """``DampedSteps.turn``: each turning joint turned by its world rotation vector in ``spin``
+        (``(m, turnable, 3)``, radians, ``damped.joint_turns``'), limited, and the pose rebuilt."""
+        import numba
+
+        m = len(spin)
+        given, given_frames = _stack(pose, 3, m), _stack(frames, 4, m)
+        out, out_frames = np.empty((self.n, 3, m)), np.empty((self.n, 4, m))
+        blocks = max(1, min(m, numba.get_num_threads() * BLOCKS_PER_THREAD))
+        args = (np.ascontiguousarray(spin), given, given_frames, out, out_frames, self.turnable, self.up, self.goal_of)
+        self.run_turns(blocks, m, (*args, *self.rig))
+        return _unstack(out, pose), _unstack(out_frames, frames)
+
+    def _launch(
+        self,
+        reach: bool,
+        pose: list[Any],
+        frames: list[Any],
+        start: list[Any],
+        targets: np.ndarray,
+        plan: tuple[np.ndarray, ...],
+        m: int,
+    ) -> tuple[list[Any], list[Any]]:
+        import numba
+
+        given, given_frames, given_start = _stack(pose, 3, m), _stack(frames, 4, m), _stack(start, 3, m)
+        out, out_frames = np.empty((self.n, 3, m)), np.empty((self.n, 4, m))
+        blocks = max(1, min(m, numba.get_num_threads() * BLOCKS_PER_THREAD))
+        args = (reach, given, given_frames, given_start, targets, self.goal_of, out, out_frames, *plan, *self.rig)
+        self.run(blocks, m, args)
+        return _unstack(out, pose, self.placed), _unstack(out_frames, frames)
+
+
+def _problems(pose: list[Any]) -> int:
+    """The number of problems of a pose (its longest coordinate array)."""
+    return max((np.size(x) for v in pose if v is not None for x in v), default=1)
+
+
+def _stack(seq: list[Any], width: int, m: int) -> np.ndarray:
+    """A list of batch tuples (``None``: zeros, never read) as one ``(n, width, m)`` array."""
+    out = np.zeros((len(seq), width, m))
+    for j, v in enumerate(seq):
+        if v is not None:
+            for i, x in enumerate(v):
+                out[j, i] = x
+    return out
+
+
+def _unstack(a: np.ndarray, like: list[Any], placed: list[bool] | None = None) -> list[Any]:
+    """``(n, width, m)`` as a list of batch tuples of views, ``None`` where ``like`` has ``None`` (unless
+    ``placed``)."""
+    return [
+        None if v is None and not (placed and placed[j]) else tuple(a[j, i] for i in range(a.shape[1]))
+        for j, v in enumerate(like)
+    ]

@@ -1,0 +1,117 @@
+"""The compiled backends' kernel source for the damped least-squares steps' turn of the constrained solve
+(``fabrik3d.solver.constrained.damped.DampedSteps.turn``), one problem at a time, on scalars.
+
+``build_turns(jit)`` defines ``block(k, lo, hi, ...)``: for the problems ``lo`` to ``hi - 1``, each turning
+joint's new rotation from its world rotation vector (``turned_local``: limited by its swing limit, a rigid
+body's by ``limit_frame``), then the pose by forward kinematics (``DampedSteps.forward``), the expressions
+in the scalar order, so the floats are the scalar step's and its numpy twin's
+(``BatchDampedSteps.damped_step``). The step itself (``damped.joint_turns``: numpy's linear algebra, as the
+scalar solve calls it) comes in as ``spin``. Rig constants: ``kernels_joints.rig_arrays``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from fabrik3d.batch.kernels_joints import build_joints
+from fabrik3d.batch.kernels_limits import build_limits
+
+
+def build_turns(jit: Callable[[Any], Any]) -> Callable[..., None]:
+    """The damped step's turn (``DampedSteps.turn``: each turning joint's new rotation, limited, then the
+    pose by forward kinematics) on scalars, each function passed through ``jit``; returns its ``block``.
+    The step itself (``damped.joint_turns``: numpy's linear algebra, as the scalar solve calls it) comes
+    in as ``spin``."""
+    f = build_limits(jit)
+    mul, rotate, rotate_inv, y_axis = f["mul"], f["rotate"], f["rotate_inv"], f["y_axis"]
+    sub, add, swing, project, axis_angle = f["sub"], f["add"], f["swing"], f["project"], f["axis_angle"]
+    limit_frame = build_joints(jit)["limit_frame"]
+
+    @jit
+    def turned_local(j, fp, fj, w, rig):  # type: ignore[no-untyped-def]
+        """``DampedSteps.turned_local``: ``(turns, local)``, joint ``j``'s rotation relative to its parent's
+        frame ``fp`` once turned by the world rotation vector ``w`` and limited (``turns``: any turn)."""
+        hinged, rest_dir, rest_x, rest_local, kinds, rows = rig[3], rig[5], rig[6], rig[7], rig[8], rig[9]
+        wx, wy, wz = w
+        angle = math.sqrt(wx * wx + wy * wy + wz * wz)
+        if angle < 1e-15:
+            return False, fj
+        kx, ky, kz = wx / angle, wy / angle, wz / angle
+        angle = 0.5 if 0.5 < angle else angle
+        if rig[11][j]:
+            limited = limit_frame(j, fp, mul(axis_angle((kx, ky, kz), angle), fj), rig)
+            return True, mul((-fp[0], -fp[1], -fp[2], fp[3]), limited)
+        bx, by, bz = y_axis(fj)
+        c, s = math.cos(angle), math.sin(angle)
+        kb = (kx * bx + ky * by + kz * bz) * (1.0 - c)
+        turned = (
+            c * bx + s * (ky * bz - kz * by) + kb * kx,
+            c * by + s * (kz * bx - kx * bz) + kb * ky,
+            c * bz + s * (kx * by - ky * bx) + kb * kz,
+        )
+        local = rotate_inv(fp, turned)
+        local = project(kinds[j], rows[j], local, hinged[j], rotate_inv(fp, (bx, by, bz)))
+        swung = swing(
+            (rest_dir[j, 0], rest_dir[j, 1], rest_dir[j, 2]), local, (rest_x[j, 0], rest_x[j, 1], rest_x[j, 2])
+        )
+        return True, mul(swung, (rest_local[j, 0], rest_local[j, 1], rest_local[j, 2], rest_local[j, 3]))
+
+    @jit
+    def block(k, lo, hi, spin, pose, frames, out_pose, out_frames, turnable, up, goal_of, *rig):  # type: ignore[no-untyped-def]
+        """Problems ``lo`` to ``hi - 1``: ``spin`` ``(m, turnable, 3)`` (radians, world rotation vectors), the
+        pose and frames ``(n, 3, m)`` and ``(n, 4, m)`` in, the turned ones out (``up``: the active joints
+        root outward; ``goal_of``: the targeted leaves, which take their parent's frame afresh; ``rig``:
+        ``rig_arrays``)."""
+        parents, first_child, rest_local = rig[0], rig[1], rig[7]
+        n = pose.shape[0]
+        has = np.zeros(n, dtype=np.bool_)
+        local = np.empty((n, 4))
+        moved = np.empty((n, 4))
+        for b in range(lo, hi):
+            for t in range(len(turnable)):
+                j = turnable[t]
+                p = parents[j]
+                fp = (
+                    (frames[p, 0, b], frames[p, 1, b], frames[p, 2, b], frames[p, 3, b])
+                    if p >= 0
+                    else (0.0, 0.0, 0.0, 1.0)
+                )
+                fj = (frames[j, 0, b], frames[j, 1, b], frames[j, 2, b], frames[j, 3, b])
+                has[j], got = turned_local(j, fp, fj, (spin[b, t, 0], spin[b, t, 1], spin[b, t, 2]), rig)
+                local[j, 0], local[j, 1], local[j, 2], local[j, 3] = got
+            for j in range(n):
+                for i in range(3):
+                    out_pose[j, i, b] = pose[j, i, b]
+                for i in range(4):
+                    out_frames[j, i, b] = frames[j, i, b]
+            for x in up:
+                p = parents[x]
+                fx = (frames[x, 0, b], frames[x, 1, b], frames[x, 2, b], frames[x, 3, b])
+                inverse = (-fx[0], -fx[1], -fx[2], fx[3])
+                if p < 0:
+                    nf = (local[x, 0], local[x, 1], local[x, 2], local[x, 3]) if has[x] else fx
+                    out_frames[x, 0, b], out_frames[x, 1, b], out_frames[x, 2, b], out_frames[x, 3, b] = nf
+                    moved[x, 0], moved[x, 1], moved[x, 2], moved[x, 3] = mul(nf, inverse)
+                    continue
+                turn = (moved[p, 0], moved[p, 1], moved[p, 2], moved[p, 3])
+                fpn = (out_frames[p, 0, b], out_frames[p, 1, b], out_frames[p, 2, b], out_frames[p, 3, b])
+                nf = mul(fpn, (local[x, 0], local[x, 1], local[x, 2], local[x, 3])) if has[x] else mul(turn, fx)
+                if first_child[x] < 0:
+                    if goal_of[x] >= 0:  # (no orientation target: its parent's frame)
+                        nf = mul(fpn, (rest_local[x, 0], rest_local[x, 1], rest_local[x, 2], rest_local[x, 3]))
+                else:
+                    mv = mul(nf, inverse) if has[x] else turn
+                    moved[x, 0], moved[x, 1], moved[x, 2], moved[x, 3] = mv
+                out_frames[x, 0, b], out_frames[x, 1, b], out_frames[x, 2, b], out_frames[x, 3, b] = nf
+                px = (pose[x, 0, b], pose[x, 1, b], pose[x, 2, b])
+                pp = (pose[p, 0, b], pose[p, 1, b], pose[p, 2, b])
+                base = (out_pose[p, 0, b], out_pose[p, 1, b], out_pose[p, 2, b])
+                out_pose[x, 0, b], out_pose[x, 1, b], out_pose[x, 2, b] = add(base, rotate(turn, sub(px, pp)), 1.0)
+            for t in range(len(turnable)):
+                has[turnable[t]] = False
+
+    return block

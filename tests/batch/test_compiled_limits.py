@@ -1,0 +1,250 @@
+"""Joint limits compiled (``solve_batch(..., backend="cpu")`` on constrained skeletons): the constrained solve's
+reaching passes, its damped steps' turns and the limits' projections run as numba kernels
+(``fabrik3d.batch.kernels_passes``, ``kernels_turns``, ``kernels_joints``, ``kernels_limits``, driven by
+``fabrik3d.batch.compiled_passes``), and every result is the numpy backend's bit for bit: positions,
+rotations, iterations and convergence.
+
+The kernel sources run as plain Python (no numba needed) are checked against the scalar solver's own
+functions; with numba, ``solve_batch`` on the CPU backend against the numpy backend, on the presets and on
+random constrained chains and trees (``MIN_BATCH`` lowered so that small batches run vectorised), where the
+compiled passes are counted to show they ran. Without numba the compiled tests skip (fail under ``CI=true``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import missing_tool
+from helpers.batch import vectorisable
+from helpers.constrained import constrained_skeleton, mixed_targets, reachable_targets, some_of
+from helpers.limits import arbitrary_pose, random_pose, unit
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fabrik3d
+from fabrik3d import Cone, EllipticalCone, Hinge, Target, solve_batch
+from fabrik3d.batch import compiled_passes, kernels_joints, kernels_limits, kernels_passes, kernels_turns
+from fabrik3d.batch.constrained import solve as batch_limited
+from fabrik3d.model.targets import Goal
+from fabrik3d.solver import limits as lm
+from fabrik3d.solver.constrained.solve import LimitedSolve
+from fabrik3d.solver.rig import rig
+
+PLAIN = lambda f: f  # noqa: E731  (the kernel sources' jit as plain Python)
+
+
+@pytest.fixture(scope="module")
+def numba() -> object:
+    try:
+        import numba
+    except ImportError:
+        missing_tool("numba is not installed (pip install 'fabrik3d[fast]')")
+    return numba
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Every batch runs vectorised (``MIN_BATCH`` 1); the compiled driver's calls are counted by kind."""
+    monkeypatch.setattr(batch_limited, "MIN_BATCH", 1)
+    calls = {"reach": 0, "project": 0, "turn": 0}
+    for name in calls:
+        inner = getattr(compiled_passes.CompiledPasses, name)
+
+        def counting(self: Any, *args: Any, _inner: Any = inner, _name: str = name) -> Any:
+            calls[_name] += 1
+            return _inner(self, *args)
+
+        monkeypatch.setattr(compiled_passes.CompiledPasses, name, counting)
+    return calls
+
+
+def same(s: fabrik3d.Skeleton, targets: dict, **kwargs: Any) -> fabrik3d.BatchResult:
+    """``solve_batch`` on the CPU backend gives the numpy backend's results bit for bit."""
+    want = solve_batch(s, targets, **kwargs)
+    got = solve_batch(s, targets, backend="cpu", **kwargs)
+    np.testing.assert_array_equal(got.iterations, want.iterations)
+    np.testing.assert_array_equal(got.converged, want.converged)
+    assert np.array_equal(got.positions, want.positions)
+    assert np.array_equal(got.rotations, want.rotations)
+    return got
+
+
+# -- the kernel sources as plain Python ------------------------------------------------------------------
+
+
+def random_limit(rng: np.random.Generator) -> lm.SwingLimit:
+    d0, x = unit(rng.normal(size=3)), unit(rng.normal(size=3))
+    d0t, xt = tuple(d0.tolist()), tuple(x.tolist())
+    kind = int(rng.integers(0, 3))
+    angle = lambda: float(rng.choice([0.0, 1e-13, 0.5, 5.0, 30.0, 90.0, 150.0, 179.9]))  # noqa: E731
+    if kind == 0:
+        return lm._BoundCone(Cone(max(angle(), 1e-3)), d0t, lm._perp(xt, d0t))
+    if kind == 1:
+        return lm._BoundEllipse(EllipticalCone(*(angle() for _ in range(4))), d0t, xt)
+    return lm._BoundHinge(Hinge((1.0, 0.0, 0.0), -float(rng.uniform(0, 180)), float(rng.uniform(0, 180))), d0t, xt)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_the_limits_kernel_source_is_the_scalar_projection(seed: int) -> None:
+    """``build_limits``' ``project`` (plain Python) gives ``SwingLimit.project``'s floats: cones (narrow ones
+    measured by the angle), elliptical cones (zero semi-axes: segments), hinges with and without the
+    previous direction, directions along and opposite the rest bone and the hinge's axis."""
+    rng = np.random.default_rng(seed)
+    limit = random_limit(rng)
+    kind, row = kernels_limits.limit_row(limit)
+    project = kernels_limits.build_limits(PLAIN)["project"]
+    d0 = np.array(limit.d0)
+    special = [d0, -d0, unit(np.cross(d0, [0.3, 0.5, 0.1]))]
+    for k in range(40):
+        d = special[k] if k < len(special) else unit(rng.normal(size=3))
+        prev = None if k % 3 == 0 else tuple(unit(rng.normal(size=3)).tolist())
+        dt = tuple(d.tolist())
+        got = project(kind, row, dt, prev is not None, prev if prev is not None else dt)
+        assert tuple(float(x) for x in got) == tuple(limit.project(dt, prev)), (kind, dt, prev)
+
+
+def scalar_problem(s: fabrik3d.Skeleton, rng: np.random.Generator) -> tuple[LimitedSolve, list, list, list]:
+    """A scalar constrained solve of ``s`` toward some of its effectors (targets from a random valid
+    pose, some of them moved), and a start pose anywhere with its frames."""
+    r = rig(s)
+    names = some_of(s.end_effectors, rng)
+    pose = random_pose(s, rng)
+    goals = {
+        s.index(e): Goal(tuple((pose[s.index(e)] + rng.normal(scale=0.2, size=3)).tolist()), None, 1.0) for e in names
+    }
+    solver = LimitedSolve(r, goals, None, {}, None)
+    start = [tuple(p) for p in arbitrary_pose(s, rng).tolist()]
+    frames = r.pose_frames(start, None)
+    return solver, start, frames, names
+
+
+def as_arrays(seq: list, width: int) -> np.ndarray:
+    return np.array(seq, dtype=float).reshape(len(seq), width, 1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_the_passes_kernel_source_is_the_scalar_passes(seed: int, tree: bool) -> None:
+    """``build_passes``' block (plain Python) gives ``ReachingPasses``' floats for one iteration (stage 1,
+    then stage 2: inverted limits, swivelled hinges, rigid joints with one or two children, a rigid root)
+    and for the start's projection, on random constrained chains and trees."""
+    rng = np.random.default_rng(seed)
+    s = constrained_skeleton(int(rng.integers(3, 9)), tree, rng)
+    solver, start, frames, _ = scalar_problem(s, rng)
+    r, plan = solver.r, solver.plan
+    arrays = kernels_joints.rig_arrays(r, plan, None)
+    if arrays is None:  # (a rigid joint with three or more children: left to numpy)
+        return
+    block = kernels_passes.build_passes(PLAIN)
+    n = len(s)
+    goal_of = np.full(n, -1, dtype=np.int64)
+    goal_of[list(solver.goals)] = range(len(solver.goals))
+    goals = np.array([g.position for g in solver.goals.values()], dtype=float)[:, :, None]
+    pose, rot_frames = as_arrays(start, 3), as_arrays(frames, 4)
+    out, out_frames = np.empty((n, 3, 1)), np.empty((n, 4, 1))
+    reaching = kernels_passes.plan_arrays(plan.up, plan.down, plan.active, plan.kids)
+    block(0, 0, 1, True, pose, rot_frames, pose, goals, goal_of, out, out_frames, *reaching, *arrays)
+    q, qf = solver.stage1(start, frames)
+    want, want_frames = solver.stage2(q, qf, start, frames, solver.active, solver.up, solver.kids)
+    for j in range(n):
+        assert tuple(out[j, :, 0].tolist()) == tuple(want[j]), j
+        assert tuple(out_frames[j, :, 0].tolist()) == tuple(want_frames[j]), j
+    every = kernels_passes.plan_arrays(r.order, [], [True] * n, [[(c, 1.0) for c in r.children[j]] for j in range(n)])
+    block(0, 0, 1, False, pose, rot_frames, pose, goals[:0], goal_of, out, out_frames, *every, *arrays)
+    want, want_frames = solver.project(start, frames)
+    assert np.array_equal(out[:, :, 0], np.array(want)) and np.array_equal(out_frames[:, :, 0], np.array(want_frames))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_the_turns_kernel_source_is_the_damped_steps_turn(seed: int, tree: bool) -> None:
+    """``build_turns``' block (plain Python) gives ``DampedSteps.turn``'s floats: each turning joint turned
+    by a world rotation vector (none, small, beyond the 0.5 rad cap), limited, the pose rebuilt."""
+    rng = np.random.default_rng(seed)
+    s = constrained_skeleton(int(rng.integers(3, 9)), tree, rng)
+    solver, start, frames, _ = scalar_problem(s, rng)
+    arrays = kernels_joints.rig_arrays(solver.r, solver.plan, None)
+    if arrays is None or not solver.turnable:
+        return
+    n, count = len(s), len(solver.turnable)
+    spin = rng.normal(scale=rng.choice([1e-16, 0.1, 1.0]), size=(count, 3))
+    goal_of = np.full(n, -1, dtype=np.int64)
+    goal_of[list(solver.goals)] = range(len(solver.goals))
+    out, out_frames = np.empty((n, 3, 1)), np.empty((n, 4, 1))
+    turnable, up = np.array(solver.turnable), np.array(solver.up)
+    block = kernels_turns.build_turns(PLAIN)
+    block(
+        0, 0, 1, spin[None], as_arrays(start, 3), as_arrays(frames, 4), out, out_frames, turnable, up, goal_of, *arrays
+    )
+    want, want_frames = solver.turn(start, frames, spin.tolist())
+    assert np.array_equal(out[:, :, 0], np.array(want)) and np.array_equal(out_frames[:, :, 0], np.array(want_frames))
+
+
+def test_what_the_kernels_do_not_cover_is_named() -> None:
+    """The robot arm and the octopus (a rigid root with nine children) are covered; the humanoid's chest
+    (rigid, three children: Horn's fit, an eigenvector from LAPACK) and orientation targets are not."""
+    for name, effectors, covered in (("robot_arm", ["tool"], True), ("octopus", None, True), ("humanoid", None, False)):
+        s = vectorisable(name)
+        r = rig(s)
+        ids = [s.index(e) for e in (effectors or s.end_effectors)]
+        plan = LimitedSolve(r, {e: Goal((0.0, 0.0, 0.0), None, 1.0) for e in ids}, None, {}, None).plan
+        assert (compiled_passes.CompiledPasses.make(r, plan, ids, False, None) is not None) == covered, name
+        assert compiled_passes.CompiledPasses.make(r, plan, ids, True, None) is None, name
+
+
+# -- solve_batch on the CPU backend --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["robot_arm", "octopus"])
+def test_cpu_equals_numpy_on_the_presets(numba: object, counted: dict[str, int], name: str) -> None:
+    """Cold (restarts from random poses), warm, with a root target and weights, cut short by the iteration
+    cap, and with a root orientation: the compiled passes, projections and turns ran, and every result is
+    numpy's."""
+    s = vectorisable(name)
+    rng = np.random.default_rng(7)
+    count = 48
+    goal = reachable_targets(s, list(s.end_effectors), count, rng)
+    same(s, goal)
+    starts = np.array([random_pose(s, rng) for _ in range(count)])
+    weights = {e: float(rng.uniform(0.5, 3.0)) for e in s.end_effectors}
+    same(s, mixed_targets(s, some_of(s.end_effectors, rng), count, rng), positions=starts, weights=weights)
+    root = s.rest_positions[s.root] + rng.normal(scale=0.05, size=(count, 3))
+    same(s, goal, root_target=root, max_iterations=4)
+    turned = Target(s.rest_positions[s.root], (0.0, 0.25881904510252074, 0.0, 0.9659258262890683))  # 30 deg about y
+    same(s, goal, root_target=turned)  # (the octopus's rigid root takes it as its frame)
+    assert counted["reach"] and counted["project"] and counted["turn"], counted
+
+
+def test_cpu_equals_numpy_where_the_kernels_do_not_reach(numba: object, counted: dict[str, int]) -> None:
+    """Orientation targets and the humanoid's chest (numpy's passes; the arm's root orientation is covered):
+    the CPU backend's results are numpy's either way."""
+    arm = vectorisable("robot_arm")
+    rng = np.random.default_rng(8)
+    goal = reachable_targets(arm, ["tool"], 24, rng)
+    same(arm, goal, root_target=Target(arm.rest_positions[0], (0.0, 0.38268343236508984, 0.0, 0.9238795325112867)))
+    assert counted["reach"]
+    turns = rng.normal(size=(24, 4))
+    same(arm, {"tool": (goal["tool"], turns / np.linalg.norm(turns, axis=1, keepdims=True), 0.5)})
+    humanoid = vectorisable("humanoid")
+    same(humanoid, reachable_targets(humanoid, list(humanoid.end_effectors), 16, rng))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_cpu_equals_numpy_on_random_constrained_chains_and_trees(
+    numba: object, counted: dict[str, int], seed: int
+) -> None:
+    """Random limits (cones, elliptical cones, hinges, twists, rigid joints), cold and warm, weights, root
+    targets and few iterations: numpy's results bit for bit."""
+    rng = np.random.default_rng(2000 + seed)
+    s = constrained_skeleton(int(rng.integers(3, 10)), seed % 2 == 1, rng)
+    count = 40
+    chosen = some_of(s.end_effectors, rng) if seed % 4 == 3 else list(s.end_effectors)
+    goal = mixed_targets(s, chosen, count, rng)
+    same(s, goal)
+    starts = np.array([arbitrary_pose(s, rng) for _ in range(count)])
+    same(s, goal, positions=starts, weights={e: float(rng.uniform(0.2, 5.0)) for e in chosen})
+    root = s.rest_positions[s.root] + rng.normal(scale=0.2, size=(count, 3))
+    same(s, goal, root_target=root, tolerance=1e-6, max_iterations=5)
