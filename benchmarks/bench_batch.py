@@ -376,15 +376,19 @@ BACKEND_HEADERS = [
 
 def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
     """Per backend of ``solve_batch``: numpy, and "cpu" (numba, the extra fabrik3d[fast]) on 1, 2, 4, ...
-    threads and on every core (``thread_curve``), compiled before timing, on two workloads: the chain
-    (B targets in the ball of radius 9, ``ball_points`` on ``default_rng(0)``) and the humanoid's body
-    with its five targets, no limits (``five_target_humanoid``, ``humanoid_targets``).
+    threads and on every core (``thread_curve``), compiled before timing, on four workloads: the chain
+    (B targets in the ball of radius 9, ``ball_points`` on ``default_rng(0)``), the humanoid's body
+    with its five targets, no limits (``five_target_humanoid``, ``humanoid_targets``), and with joint
+    limits the robot arm (hinges) and the octopus (nine targets, a rigid root, cones), their targets by
+    forward kinematics of poses within the limits (``valid_pose_targets``), solved cold from rest (one
+    pass; restarts where a first attempt stalls).
 
     ``ns/problem``: the whole ``solve_batch`` call (the fastest of 3 passes, 1 at the largest B);
     ``kernel``: the chain solve alone (``solve_chains``; for "cuda" the copies to and from the GPU
     included; the chain only); ``vs numpy``: numpy's ns/problem over this row's; ``same``: iterations
-    equal and positions within 1e-12. Where numba sees an NVIDIA GPU, "cuda" rows follow, and a last
-    table times the GPU kernels alone on arrays already on the GPU (CUDA events)."""
+    equal, positions and rotations within 1e-12. Where numba sees an NVIDIA GPU, "cuda" rows follow (not
+    for the limits, whose compiled passes are the CPU's), and a last table times the GPU kernels alone on
+    arrays already on the GPU (CUDA events)."""
     from fabrik3d.batch import backends
     from fabrik3d.batch import chain as batch_chain
 
@@ -397,26 +401,35 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
     cores = numba.get_num_threads()
     gpu = cuda_available()
     humanoid = five_target_humanoid()
+    arm, octopus = fabrik3d.presets.get("robot_arm"), fabrik3d.presets.get("octopus")
     workloads = [
         ("chain", (1000,) if quick else (10**4, 10**5, 10**6)),
         ("humanoid", (200,) if quick else (10**4, 10**5)),
+        ("robot arm, limits", (300,) if quick else (10**3, 10**4)),
+        ("octopus, limits", (300,) if quick else (10**3,)),
     ]
     rows = []
     for name, sizes in workloads:
+        limited = name.endswith("limits")
         for size in sizes:
             if name == "chain":
                 targets = common.ball_points(np.random.default_rng(0), size, 9.0)
                 model, goal = skeleton, {"j10": targets}
                 goals, out = np.ascontiguousarray(targets.T), np.empty((size, len(rest), 3))
+            elif limited:
+                model = arm if name.startswith("robot") else octopus
+                goal = valid_pose_targets(model, size)
             else:
                 model, goal = humanoid, humanoid_targets(humanoid, size)
-            repeats = 1 if size == sizes[-1] and not quick else 3
+            repeats = 1 if (size == sizes[-1] and not quick) or limited else 3
             base, base_ns = None, 0.0
-            plan = [("numpy", 1), *(("cpu", t) for t in thread_curve(cores)), *[("cuda", 0)] * gpu]
+            cuda_rows = [("cuda", 0)] * (gpu and not limited)  # (limits: the compiled passes are the CPU's)
+            plan = [("numpy", 1), *(("cpu", t) for t in thread_curve(cores)), *cuda_rows]
             for backend, threads in plan:
                 numba.set_num_threads(max(threads, 1))
-                if backend != "numpy":  # compile
-                    fabrik3d.solve_batch(model, {e: t[:64] for e, t in goal.items()}, backend=backend)
+                if backend != "numpy":  # compile (limits: a batch large enough to run vectorised)
+                    warm = 300 if limited else 64
+                    fabrik3d.solve_batch(model, {e: t[:warm] for e, t in goal.items()}, backend=backend)
                 res, seconds = time_batch(
                     lambda m=model, g=goal, b=backend: fabrik3d.solve_batch(m, g, backend=b), repeats
                 )
@@ -435,6 +448,7 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
                 same = (
                     np.array_equal(base.iterations, res.iterations)
                     and np.abs(base.positions - res.positions).max() <= 1e-12
+                    and np.abs(base.rotations - res.rotations).max() <= 1e-12
                 )
                 rows.append([name, size, backend, threads, float(res.iterations.mean()), ns, kernel_ns])
                 rows[-1] += [common.ratio(base_ns, ns), "yes" if same else "NO"]

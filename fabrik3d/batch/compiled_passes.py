@@ -130,7 +130,9 @@ def _stack(seq: list[Any], width: int, m: int) -> np.ndarray:
 def _unstack(a: np.ndarray, like: list[Any], placed: list[bool] | None = None) -> list[Any]:
     """``(n, width, m)`` as a list of batch tuples of views, ``None`` where ``like`` has ``None`` (unless
     ``placed``)."""
+    width = a.shape[1]
+    rows = list(a.reshape(-1, a.shape[2]))  # (the row views, made at C speed)
     return [
-        None if v is None and not (placed and placed[j]) else tuple(a[j, i] for i in range(a.shape[1]))
+        None if v is None and not (placed and placed[j]) else tuple(rows[j * width : (j + 1) * width])
         for j, v in enumerate(like)
     ]

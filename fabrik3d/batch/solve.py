@@ -18,8 +18,8 @@ convergence bit for bit; errors within a unit or two in the last place).
   run vectorised too (``fabrik3d.batch.constrained.solve``): the constrained solver's
   attempts, damped steps, pole turns, restarts and warm retries on batch values,
   with the same expressions as ``fabrik3d.solver.constrained.solve``. The last few problems of an
-  attempt go to ``solve``, as do batches smaller than ``batch.constrained.solve.MIN_BATCH``
-  (256), where the loop is faster.
+  attempt go to ``solve`` (not on a compiled backend, whose passes run compiled), as do batches
+  smaller than ``batch.constrained.solve.MIN_BATCH`` (256), where the loop is faster.
 * A pole on an effector without a target (whose limb keeps its start pose) is not
   vectorised: ``solve`` runs once per problem, with the same inputs and results.
 """
@@ -108,6 +108,10 @@ def solve_batch(
             them, each problem is solved by ``solve`` (not vectorised yet).
         look_at: ``{head: points}``, the points the face turns toward, ``(B, 3)`` or ``(3,)``, as in
             ``solve`` (each problem then by ``solve``).
+        backend: ``"numpy"`` (the default), ``"cpu"`` or ``"cuda"`` (numba, the extra ``fabrik3d[fast]``):
+            where the plain solve and the frames run compiled, and with joint limits the constrained
+            solve's passes and damped turns (on the CPU for both; docs/batch.md, "Compiled backends").
+            The results are the same whatever the backend.
 
     Returns:
         ``BatchResult``; problem ``b`` equals ``solve`` on problem ``b`` (docs/batch.md).
