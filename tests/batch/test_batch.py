@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import missing_tool
 from helpers.batch import (
     TOL,
     batch_and_check,
@@ -290,6 +291,22 @@ def test_reachability_map_example() -> None:
     top = grid_lines[0].split()[3:]
     assert near.converged and top[0] == "." and top[-1] == "."
     assert 0 < reached < 20
+
+
+def test_reachability_map_example_on_the_cpu_backend_draws_the_same_map() -> None:
+    """A grid of 256 points (solved vectorised) with the joint limits compiled: the same map and summary."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        missing_tool("numba is not installed (pip install 'fabrik3d[fast]')")
+    grid = ("--columns", "16", "--rows", "16", "--depth", "0.3")
+    numpy_map = run_example("reachability_map.py", *grid)
+    cpu_map = run_example("reachability_map.py", *grid, "--backend", "cpu")
+
+    def drawn(out: str) -> list[str]:
+        return [line.split(",")[0] for line in out.splitlines() if line.startswith(("y=", "reached ", "unreached"))]
+
+    assert drawn(cpu_map) == drawn(numpy_map) and "#" in "".join(drawn(cpu_map))
 
 
 def test_resolve_take_example(tmp_path: Path) -> None:
