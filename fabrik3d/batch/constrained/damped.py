@@ -225,7 +225,7 @@ class BatchDampedSteps:
                 jg = np.concatenate([jac[idx]] + [rows[idx] for (rows, _, _), on in zip(blocks, kind) if on], axis=1)
                 eg = np.concatenate([err[idx]] + [e[idx] for (_, e, _), on in zip(blocks, kind) if on], axis=1)
                 spin[idx] = joint_turns(jg, eg, damping[idx], starts, u[idx])
-        if self.compiled is not None and not self.goal_orientations:
+        if self.compiled is not None:
             return self.compiled.turn(spin, pose, frames)
         turned: dict[int, tuple[BQuat, np.ndarray]] = {}
         parents, limits = r.parents, r.limits

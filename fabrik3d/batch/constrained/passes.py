@@ -89,7 +89,7 @@ class BatchPasses:
 
     def reach(self, pose: list[BVec], frames: list[BQuat], start: list[BVec]) -> tuple[list[BVec], list[BQuat]]:
         """An iteration's stage 1 from ``pose``, then stage 2 from ``start``; ``compiled`` where set (same floats)."""
-        if self.compiled is not None and not self.goal_orientations:
+        if self.compiled is not None:
             return self.compiled.reach(pose, frames, start, self.goal_positions)
         return self.stage2(self.stage1(pose, frames)[0], frames, start, self.plan.active, self.plan.up, self.plan.kids)
 
