@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import missing_tool
 from helpers.batch import (
     TOL,
     batch_and_check,
     chain,
+    needs_numba,
     plain,
     random_poses,
     random_tree,
@@ -295,10 +295,7 @@ def test_reachability_map_example() -> None:
 
 def test_reachability_map_example_on_the_cpu_backend_draws_the_same_map() -> None:
     """A grid of 256 points (solved vectorised) with the joint limits compiled: the same map and summary."""
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        missing_tool("numba is not installed (pip install 'fabrik3d[fast]')")
+    needs_numba()
     grid = ("--columns", "16", "--rows", "16", "--depth", "0.3")
     numpy_map = run_example("reachability_map.py", *grid)
     cpu_map = run_example("reachability_map.py", *grid, "--backend", "cpu")

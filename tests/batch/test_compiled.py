@@ -14,7 +14,8 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import ROOT, missing_tool
+from conftest import ROOT
+from helpers.batch import needs_numba
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,11 +37,7 @@ GPU_ILL_CONDITIONED = 1e-4
 
 @pytest.fixture(scope="module")
 def numba() -> object:
-    try:
-        import numba
-    except ImportError:
-        missing_tool("numba is not installed (pip install 'fabrik3d[fast]')")
-    return numba
+    return needs_numba()
 
 
 @pytest.fixture(params=["cpu", "cuda"])

@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import missing_tool
-from helpers.batch import vectorisable
+from helpers.batch import needs_numba, vectorisable
 from helpers.constrained import constrained_skeleton, mixed_targets, reachable_targets, some_of
 from helpers.limits import arbitrary_pose, random_pose, unit
 from hypothesis import given, settings
@@ -37,11 +36,7 @@ PLAIN = lambda f: f  # noqa: E731  (the kernel sources' jit as plain Python)
 
 @pytest.fixture(scope="module")
 def numba() -> object:
-    try:
-        import numba
-    except ImportError:
-        missing_tool("numba is not installed (pip install 'fabrik3d[fast]')")
-    return numba
+    return needs_numba()
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from conftest import missing_tool
 
 from fabrik3d import BatchResult, Skeleton, Target, Twist, solve, solve_batch
 from fabrik3d.model import presets
@@ -14,6 +15,16 @@ TOL = 1e-3
 # within ERROR_ULPS units in the last place, orientation errors (degrees) within ANGLE_ULPS.
 ERROR_ULPS = 1
 ANGLE_ULPS = 2
+
+
+def needs_numba() -> Any:
+    """numba, the extra ``fabrik3d[fast]`` the compiled backends need: the test skips without it (fails under
+    ``CI=true``, where ``.ci/run`` installs it)."""
+    try:
+        import numba
+    except ImportError:
+        missing_tool("numba is not installed (pip install 'fabrik3d[fast]')")
+    return numba
 
 
 def plain(name: str) -> Skeleton:
