@@ -8,20 +8,20 @@ problems ``lo`` to ``hi - 1``, each as ``ReachingPasses`` runs it: the same expr
 included, so each problem's floats are the scalar passes' and so the numpy twins' (``BatchPasses``) bit
 for bit. ``fabrik3d.batch.compiled`` runs the blocks in parallel over the CPU cores.
 
-What it covers (``passes_arrays`` says whether a rig and its targets are covered): joints that are not
-``Rigid``, swing limits that are cones, elliptical cones or hinges (any joint may have none), target
-positions without orientations, no turns carried through the solve, no restart's random aims (those
-stay with the numpy passes). Python's negative index of a leaf's missing child (``first_child`` is -1)
-is kept: it reads the last joint, as the scalar code does.
+What it covers (``kernels_joints.rig_arrays`` says whether a rig is): swing limits that are cones,
+elliptical cones or hinges (any joint may have none), twist limits, a ``Rigid`` root (its frame kept or
+the root's orientation, limited) and ``Rigid`` joints with one or two children; target positions without
+orientations, no turns carried through the solve, no restart's random aims (those stay with the numpy
+passes). Python's negative index of a leaf's missing child (``first_child`` is -1) is kept: it reads the
+last joint, as the scalar code does.
 
 Arrays (``n`` joints, ``m`` problems; ``(joints, coordinates, problems)`` as the numpy passes' tuples
 stack): ``pose`` ``(n, 3, m)``, ``frames`` ``(n, 4, m)``, ``start`` ``(n, 3, m)`` (stage 2's root and
 fallback directions), ``goals`` ``(t, 3, m)`` the targets' positions, ``goal_of`` ``(n,)`` each joint's
-target (-1: none); out ``out_pose`` ``(n, 3, m)``, ``out_frames`` ``(n, 4, m)``. The plan: ``down``
-and ``up`` (joint orders), ``active`` ``(n,)``, the kids as ``kid_ptr`` ``(n + 1,)``, ``kid_idx`` and
-``kid_w`` (a joint's kids are ``kid_idx[kid_ptr[j]:kid_ptr[j + 1]]``); the rig's ``parents``,
-``first_child``, ``lengths``, ``hinged``, ``offset_dir`` ``(n, 3)``, ``rest_dir``, ``rest_x``,
-``rest_local`` ``(n, 4)``, and the limits' ``kinds`` and ``rows`` (``kernels_limits.limit_arrays``).
+target (-1: none); out ``out_pose`` ``(n, 3, m)``, ``out_frames`` ``(n, 4, m)``. Then the plan
+(``plan_arrays``: ``down`` and ``up``, the joint orders, ``active`` ``(n,)``, the kids as ``kid_ptr``
+``(n + 1,)``, ``kid_idx`` and ``kid_w``: a joint's kids are ``kid_idx[kid_ptr[j]:kid_ptr[j + 1]]``) and
+the rig (``kernels_joints.rig_arrays``).
 """
 
 from __future__ import annotations

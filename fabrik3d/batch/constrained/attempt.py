@@ -103,10 +103,10 @@ class BatchLimited(BatchPasses, BatchDampedSteps, BatchPoleTurns):
         error of the pose kept (orientation targets in full force), that pose and its frames
         (active joints; others ``None``), the iterations, the carried state after, and a mask of
         the problems handed back unfinished: once ``TAIL`` or fewer are left, each batch
-        iteration costs more than their scalar solves would (with the passes ``compiled``, none: their
-        batch iterations cost less). The pose kept is the best iterated
-        one, or with orientation targets the best by ``rank``, the given pose included. The
-        targets (``aims``) are as given after."""
+        iteration costs more than their scalar solves would (with the passes ``compiled``, none:
+        their batch iterations cost less). The pose kept is the best iterated one, or with
+        orientation targets the best by ``rank``, the given pose included. The targets (``aims``)
+        are as given after."""
         tol = self.tol
         plan = self.plan
         active = [j for j in range(len(pose)) if plan.active[j]]
