@@ -196,8 +196,8 @@ def test_what_the_kernels_do_not_cover_is_named() -> None:
 @pytest.mark.parametrize("name", ["robot_arm", "octopus"])
 def test_cpu_equals_numpy_on_the_presets(numba: object, counted: dict[str, int], name: str) -> None:
     """Cold (restarts from random poses), warm, with a root target and weights, cut short by the iteration
-    cap, and with a root orientation: the compiled passes, projections and turns ran, and every result is
-    numpy's."""
+    cap, with a root orientation, and with a pole: the compiled passes, projections and turns ran, and every
+    result is numpy's."""
     s = vectorisable(name)
     rng = np.random.default_rng(7)
     count = 48
@@ -210,6 +210,10 @@ def test_cpu_equals_numpy_on_the_presets(numba: object, counted: dict[str, int],
     same(s, goal, root_target=root, max_iterations=4)
     turned = Target(s.rest_positions[s.root], (0.0, 0.25881904510252074, 0.0, 0.9659258262890683))  # 30 deg about y
     same(s, goal, root_target=turned)  # (the octopus's rigid root takes it as its frame)
+    effector = s.end_effectors[0]  # a pole: its turns before each stage 1 stay numpy's, the passes compiled
+    same(
+        s, goal, poles={effector: s.rest_positions[s.index(effector)] + rng.normal(size=(count, 3))}, max_iterations=30
+    )
     assert counted["reach"] and counted["project"] and counted["turn"], counted
 
 
