@@ -7,7 +7,8 @@
 8 the swing limits' ``kinds`` and 9 their ``rows`` (``kernels_limits.limit_arrays``), 10 the root, 11
 ``rigid``, 12 ``offset`` ``(n, 3)``, 13 ``twist`` ``(n, 2)`` (radians) where 14 ``has_twist``, 15
 ``child_ptr`` and 16 ``child_idx`` (joint ``j``'s children are ``child_idx[child_ptr[j]:child_ptr[j +
-1]]``), 17 the root's fixed frame ``(1, 4)`` where 18 ``has_root_frame``.
+1]]``), 17 the root's fixed frame ``(1, 4)`` where 18 ``has_root_frame``, 19 ``rolls`` (``Rig.rolls``: a
+ball joint with a twist limit above a hinge, which rolls its hinge's plane onto the target).
 
 ``build_joints(jit)`` passes the rules through ``jit`` (once per ``jit``) and returns them by name:
 ``aim_frame``, ``limit_frame`` and ``rigid_turn``, each its ``ReachingPasses`` namesake on scalars with the
@@ -31,15 +32,10 @@ from fabrik3d.solver.rig import Rig
 def rig_arrays(r: Rig, plan: LimitedPlan, root_frame: rot.Quat | None) -> tuple[Any, ...] | None:
     """``r`` and ``plan`` as the kernels' ``rig`` tuple (see the module docstring), or ``None`` where they
     are not covered: a limit of another kind (a held joint's lock), a ``Rigid`` joint other than the root
-    with more than two children (its fit is Horn's, an eigenvector from LAPACK, which stays with numpy), or
-    a rolling joint (``Rig.rolls``, which ``solve_batch`` solves one problem at a time)."""
+    with more than two children (its fit is Horn's, an eigenvector from LAPACK, which stays with numpy)."""
     limits = limit_arrays(r)
     n = len(r.parents)
-    if (
-        limits is None
-        or any(r.rolls)
-        or any(r.rigid[j] and r.parents[j] >= 0 and len(r.children[j]) > 2 for j in range(n))
-    ):
+    if limits is None or any(r.rigid[j] and r.parents[j] >= 0 and len(r.children[j]) > 2 for j in range(n)):
         return None
     twist = np.zeros((n, 2))
     for j, lim in enumerate(r.limits):
@@ -64,6 +60,7 @@ def rig_arrays(r: Rig, plan: LimitedPlan, root_frame: rot.Quat | None) -> tuple[
         np.array([c for k in r.children for c in k], dtype=np.int64),
         np.array([rot.IDENTITY if root_frame is None else root_frame], dtype=float),
         root_frame is not None,
+        np.asarray(r.rolls, dtype=np.bool_),
     )
 
 

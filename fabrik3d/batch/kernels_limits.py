@@ -10,9 +10,9 @@ Vectors are tuples ``(x, y, z)`` of floats, quaternions ``(x, y, z, w)``; a resu
 
 A joint's swing limit is a kind (``NONE``, ``CONE``, ``ELLIPSE``, ``HINGE``) and a row of ``LIMIT_WIDTH``
 floats (``limit_arrays``): a cone ``d0 (3), cos_max, max_rad, c, s, fallback (3)``; an elliptical cone
-``d0 (3), r (3), up (3), axes (4)``; a hinge ``d0 (3), b (3), lo, hi``. ``build_limits(jit)`` passes each
-function through ``jit`` (``numba.njit``, or nothing: plain Python, which the tests use) and returns
-them by name.
+``d0 (3), r (3), up (3), axes (4)``; a hinge ``d0 (3), b (3), lo, hi, a (3)`` (``a``: its axis).
+``build_limits(jit)`` passes each function through ``jit`` (``numba.njit``, or nothing: plain Python,
+which the tests use) and returns them by name.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def limit_row(s: lm.SwingLimit | None) -> tuple[int, np.ndarray] | None:
     elif type(s) is lm._BoundEllipse:
         kind, values = ELLIPSE, (*s.d0, *s.r, *s.up, *s.axes)
     elif type(s) is lm._BoundHinge:
-        kind, values = HINGE, (*s.d0, *s.b, s.lo, s.hi)
+        kind, values = HINGE, (*s.d0, *s.b, s.lo, s.hi, *s.a)
     else:
         return None
     row[: len(values)] = values
@@ -366,4 +366,5 @@ def build_limits(jit: Callable[[Any], Any]) -> dict[str, Any]:
         "twist_angle": twist_angle,
         "clamp_angle": clamp_angle,
         "project": project,
+        "hinge_angle": hinge_angle,
     }

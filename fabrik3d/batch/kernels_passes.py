@@ -61,7 +61,7 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
     f = build_limits(jit)
     mul, rotate, rotate_inv, x_axis, y_axis = f["mul"], f["rotate"], f["rotate_inv"], f["x_axis"], f["y_axis"]
     sub, add, unit, dist, swing = f["sub"], f["add"], f["unit"], f["dist"], f["swing"]
-    axis_angle, project = f["axis_angle"], f["project"]
+    axis_angle, project, hinge_angle, clamp_angle = f["axis_angle"], f["project"], f["hinge_angle"], f["clamp_angle"]
     g = build_joints(jit)
     vec, quat, aim_frame, limit_frame, rigid_turn = (
         g["vec"],
@@ -113,6 +113,39 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
                         lo = mid
                 return found
         return frame
+
+    @jit
+    def roll_for_hinge(j, c, pj, frame, q, rig):  # type: ignore[no-untyped-def]
+        """``ReachingPasses.roll_for_hinge``: rolling joint ``j``'s frame twisted about its bone, within its
+        twist limit, so that hinge ``c``'s plane holds the grandchild's stage-1 point."""
+        row, g = rig[9][c], rig[1][c]
+        g = g if g >= 0 else g + q.shape[0]
+        ok, w = unit(sub(vec(q, g), add(pj, y_axis(frame), rig[2][c])))
+        if not ok:
+            return frame
+        tx, ty, tz = rotate_inv(frame, w)
+        ax, ay, az = row[8], row[9], row[10]
+        big_a, big_b, big_c = ax * tx + az * tz, ax * tz - az * tx, ay * ty
+        radius = math.sqrt(big_a * big_a + big_b * big_b)
+        if radius < 1e-9:
+            return frame
+        base = math.atan2(big_b, big_a)
+        ratio = -big_c / radius
+        ratio = 1.0 if 1.0 < ratio else ratio  # max(-1.0, min(1.0, ratio))
+        spread = math.acos(-1.0 if -1.0 > ratio else ratio)
+        have, low, small, chosen = False, 0.0, 0.0, 0.0
+        for theta in (base + spread, base - spread):
+            c_, s_ = math.cos(theta), math.sin(theta)
+            on, phi = hinge_angle(row, (tx * c_ + tz * s_, ty, -tx * s_ + tz * c_))
+            tau = (-theta + math.pi) % (2.0 * math.pi) - math.pi
+            miss = 0.0
+            if on:  # max(lo - phi, phi - hi, 0.0)
+                miss = row[6] - phi
+                miss = phi - row[7] if phi - row[7] > miss else miss
+                miss = 0.0 if 0.0 > miss else miss
+            if not have or miss < low or (miss == low and abs(tau) < small):  # (the key (miss, |tau|))
+                have, low, small, chosen = True, miss, abs(tau), tau
+        return mul(frame, axis_angle(Y_AXIS, clamp_angle(chosen, rig[13][j, 0], rig[13][j, 1], False, 0.0)))
 
     @jit
     def reach_inward(j, c, pose, frames, q, qf, rig):  # type: ignore[no-untyped-def]
@@ -214,6 +247,8 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
                 fj = aim_frame(j, fp, aim, has_prev, prev, rig)
                 grand = first_child[first]
                 if hinged[first] and active[grand if grand >= 0 else grand + n]:
+                    if rig[19][j]:
+                        fj = roll_for_hinge(j, first, pj, fj, q, rig)
                     fj = swivel(j, first, fp, pj, fj, q, has_prev, prev, rig)
                 frames[j, 0], frames[j, 1], frames[j, 2], frames[j, 3] = fj
             elif p >= 0:

@@ -29,6 +29,7 @@ def build_turns(jit: Callable[[Any], Any]) -> Callable[..., None]:
     f = build_limits(jit)
     mul, rotate, rotate_inv, y_axis = f["mul"], f["rotate"], f["rotate_inv"], f["y_axis"]
     sub, add, swing, project, axis_angle = f["sub"], f["add"], f["swing"], f["project"], f["axis_angle"]
+    twist_angle = f["twist_angle"]
     limit_frame = build_joints(jit)["limit_frame"]
 
     @jit
@@ -55,9 +56,12 @@ def build_turns(jit: Callable[[Any], Any]) -> Callable[..., None]:
         )
         local = rotate_inv(fp, turned)
         local = project(kinds[j], rows[j], local, hinged[j], rotate_inv(fp, (bx, by, bz)))
-        swung = swing(
-            (rest_dir[j, 0], rest_dir[j, 1], rest_dir[j, 2]), local, (rest_x[j, 0], rest_x[j, 1], rest_x[j, 2])
-        )
+        d0 = (rest_dir[j, 0], rest_dir[j, 1], rest_dir[j, 2])
+        swung = swing(d0, local, (rest_x[j, 0], rest_x[j, 1], rest_x[j, 2]))
+        if rig[19][j]:  # a rolling joint keeps its roll (the step turns its bone only)
+            l0 = (rest_local[j, 0], rest_local[j, 1], rest_local[j, 2], rest_local[j, 3])
+            motion = mul(mul((-fp[0], -fp[1], -fp[2], fp[3]), fj), (-l0[0], -l0[1], -l0[2], l0[3]))
+            swung = mul(swung, axis_angle(d0, twist_angle(motion, d0)))
         return True, mul(swung, (rest_local[j, 0], rest_local[j, 1], rest_local[j, 2], rest_local[j, 3]))
 
     @jit

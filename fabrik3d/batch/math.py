@@ -39,6 +39,7 @@ VecLike = tuple[Any, Any, Any]
 QuatLike = tuple[Any, Any, Any, Any]
 
 _atan2 = np.frompyfunc(math.atan2, 2, 1)
+_acos = np.frompyfunc(math.acos, 1, 1)
 # Both sides of every branch are computed: the side not taken may overflow or divide by 0.
 quiet = np.errstate(all="ignore")
 
@@ -46,6 +47,12 @@ quiet = np.errstate(all="ignore")
 def atan2(y: Any, x: Any) -> np.ndarray:
     """``math.atan2`` per element (radians), as a float array."""
     return np.asarray(_atan2(y, x), dtype=float)
+
+
+def acos(x: Any) -> np.ndarray:
+    """``math.acos`` per element (radians; ``x`` within [-1, 1]), as a float array (numpy's ``arccos`` rounds
+    differently for a few inputs in ten)."""
+    return np.asarray(_acos(x), dtype=float)
 
 
 def pick(mask: np.ndarray, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[np.ndarray, ...]:

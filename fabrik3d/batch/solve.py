@@ -186,7 +186,7 @@ def solve_batch(
     if not (skeleton.constraints or pole_points or turns or root_frame is not None):
         return _vectorised(skeleton, bsize, points, start, root, w, tol, max_it, backend)
     one_by_one = not points or not set(pole_points) <= set(points) or bsize < batch_limited.MIN_BATCH
-    if one_by_one or any(rig(skeleton).rolls):  # (rolling joints are not vectorised yet)
+    if one_by_one:
         return _one_by_one(
             skeleton, bsize, points, turns, start, root_goal, root, pole_points, weights, tol, max_it, natural
         )

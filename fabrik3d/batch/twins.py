@@ -30,6 +30,7 @@ steps' turn and the limits' projections have theirs in ``kernels_passes``, ``ker
 Riders (fingers) are carried by one function for both, ``fabrik3d.solver.riders.carry``, on any
 batch shape.
 
+Rolling joints (``Rig.rolls``: ``roll_for_hinge``, the roll a damped step keeps) have their twins too.
 Turns carried through a solve (``solve``'s ``rotations`` and ``relax_rotations``:
 ``ReachingPasses.carry``, the twists ``aim_frame``, ``effector_frame`` and ``DampedSteps.turn``
 keep), the hip hinge (``fabrik3d.solver.hinge``) and the look (``look_at``) have no twin yet:
@@ -157,9 +158,11 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (f"{_SC}.passes.ReachingPasses.rigid_turn", f"{_BC}.passes.BatchPasses.rigid_turn", (f"{_R}.X_AXIS",)),
     (f"{_SC}.passes.ReachingPasses.stage2", f"{_BC}.passes.BatchPasses.stage2", (f"{_R}.Y_AXIS",)),
     (f"{_SC}.passes.ReachingPasses.aim_frame", f"{_BC}.passes.BatchPasses.aim_frame", ()),
+    (f"{_SC}.passes.ReachingPasses.roll_for_hinge", f"{_BC}.hinges.BatchHinges.roll_for_hinge", (f"{_R}.Y_AXIS",)),
+    (f"{_SC}.passes.ReachingPasses.roll_for_hinge", f"{_B}.kernels_passes.build_passes", (f"{_R}.Y_AXIS",)),
     (
         f"{_SC}.passes.ReachingPasses.swivel_for_hinge",
-        f"{_BC}.passes.BatchPasses.swivel_for_hinge",
+        f"{_BC}.hinges.BatchHinges.swivel_for_hinge",
         (f"{_SC}.passes.SWIVEL_MISFIT", f"{_SC}.passes.SWIVELS", f"{_SC}.passes.SWIVEL_REFINE"),
     ),
     (f"{_SC}.passes.ReachingPasses.effector_frame", f"{_BC}.passes.BatchPasses.effector_frame", (f"{_R}.Y_AXIS",)),
@@ -224,6 +227,7 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (None, f"{_B}.inputs.batch_size", ("the common batch size of the arguments",)),
     (None, f"{_B}.inputs.no_batch", ("the error for arguments without a batch axis",)),
     (None, f"{_B}.math.atan2", ("math.atan2 per element (numpy's arctan2 rounds differently)",)),
+    (None, f"{_B}.math.acos", ("math.acos per element (numpy's arccos rounds differently)",)),
     (None, f"{_B}.math.pick", ("a branch taken per problem: a mask picks one side",)),
     (None, f"{_B}.math.full", ("batch tuples broadcast to one shape",)),
     (None, f"{_B}.math.changed", ("the batch form of != on tuples",)),
@@ -240,13 +244,13 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (None, f"{_BC}.attempt.ranks_below", ("Python's tuple order of rank() results, per problem",)),
     (None, f"{_BC}.damped.BatchDampedSteps.column_points", ("damped_step's Jacobian columns, gathered",)),
     (None, f"{_BC}.damped.BatchDampedSteps.orientation_rows", ("damped_step's orientation rows, per problem",)),
-    (None, f"{_BC}.passes.take", ("per-problem subsets of batch tuples",)),
-    (None, f"{_BC}.passes.full", ("batch tuples broadcast to m problems",)),
-    (None, f"{_BC}.passes.put", ("per-problem subsets of batch tuples written back",)),
-    (None, f"{_BC}.passes.take_all", ("per-problem subsets of poses",)),
-    (None, f"{_BC}.passes.put_all", ("per-problem subsets of poses written back",)),
-    (None, f"{_BC}.passes.BatchPasses.misfit", ("swivel_for_hinge's local misfit(), for every problem at once",)),
-    (None, f"{_BC}.passes.BatchPasses.swivelled", ("swivel_for_hinge's local turned(), all twelve turns at once",)),
+    (None, f"{_BC}.subsets.take", ("per-problem subsets of batch tuples",)),
+    (None, f"{_BC}.subsets.full", ("batch tuples broadcast to m problems",)),
+    (None, f"{_BC}.subsets.put", ("per-problem subsets of batch tuples written back",)),
+    (None, f"{_BC}.subsets.take_all", ("per-problem subsets of poses",)),
+    (None, f"{_BC}.subsets.put_all", ("per-problem subsets of poses written back",)),
+    (None, f"{_BC}.hinges.BatchHinges.misfit", ("swivel_for_hinge's local misfit(), for every problem at once",)),
+    (None, f"{_BC}.hinges.BatchHinges.swivelled", ("swivel_for_hinge's local turned(), all twelve turns at once",)),
     (None, f"{_BC}.poles.PoleMarks.empty", ("the scalar solve's pole sets as per-problem masks",)),
     (None, f"{_BC}.poles.PoleMarks.arrays", ("the scalar solve's pole sets as per-problem masks",)),
     (None, f"{_BC}.poles.PoleMarks.copy", ("the scalar solve's pole sets as per-problem masks",)),

@@ -34,11 +34,11 @@ from helpers.constrained import (
 )
 from helpers.limits import arbitrary_pose, assert_valid, random_pose
 
-from fabrik3d import BatchResult, Skeleton, Target, solve_batch
+from fabrik3d import BatchResult, Posing, Skeleton, Target, solve_batch
 from fabrik3d.batch.constrained import attempt as batch_attempt
 from fabrik3d.batch.constrained import solve as batch_limited
 from fabrik3d.model import presets
-from fabrik3d.solver.rig import pose_frames
+from fabrik3d.solver.rig import pose_frames, rig
 
 VALIDATED = 12  # problems per batch measured against the limits
 
@@ -106,6 +106,18 @@ def test_presets_cold_all_and_some_effectors(name: str) -> None:
     result = check(s, random_targets(s, everything, count, rng), max_iterations=12)
     assert not result.converged.all()
     check(s, mixed_targets(s, some_of(s.end_effectors, rng), count, rng), max_iterations=LONG)
+
+
+def test_the_humanoid_preset_with_a_plain_posing_runs_vectorised_rolls_and_all() -> None:
+    """The whole preset (fingers carried, shoulders and hips rolling their elbows' and knees' hinges onto
+    the targets: ``roll_for_hinge``) with a plain posing: solved by the vectorised constrained solve, each
+    problem ``solve``'s."""
+    s = presets.get("humanoid")
+    assert any(rig(s.core).rolls)
+    rng = np.random.default_rng(77)
+    goal = mixed_targets(s.core, ["head", "hand_l", "hand_r", "toe_l"], 24, rng)
+    result = check(s, goal, posing=Posing(), max_iterations=LONG)
+    assert RUNS[-1][1] < 24 and result.converged.any()
 
 
 @pytest.mark.parametrize("name", presets.names())

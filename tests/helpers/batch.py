@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 from conftest import missing_tool
 
-from fabrik3d import BatchResult, Skeleton, Target, Twist, solve, solve_batch
+from fabrik3d import BatchResult, Skeleton, Target, solve, solve_batch
 from fabrik3d.model import presets
 
 TOL = 1e-3
@@ -34,16 +34,11 @@ def plain(name: str) -> Skeleton:
 
 
 def vectorisable(name: str) -> Skeleton:
-    """A preset as the vectorised constrained solve takes it: without a posing, and the humanoid's
-    upper arms and thighs without the Twist that lets them roll (natural posing and rolling joints
-    are solved one problem at a time, by ``solve``)."""
+    """A preset as the vectorised constrained solve takes it: its joints and limits (the humanoid's rolling
+    upper arms and thighs included) without a posing (a natural posing is solved one problem at a time,
+    by ``solve``)."""
     s = presets.get(name).core
-    rolling = {"shoulder_l", "shoulder_r", "hip_l", "hip_r"} if name == "humanoid" else set()
-    limits = {
-        joint: [c for c in items if not (joint in rolling and isinstance(c, Twist))]
-        for joint, items in s.constraints.items()
-    }
-    return Skeleton(s.names, s.parents, s.rest_positions, limits)
+    return Skeleton(s.names, s.parents, s.rest_positions, s.constraints)
 
 
 def chain(bones: int, rng: np.random.Generator) -> Skeleton:
@@ -107,6 +102,7 @@ def assert_equals_solve(s: Skeleton, targets: dict, result: BatchResult, **kwarg
             weights=kwargs.get("weights"),
             tolerance=kwargs.get("tolerance", TOL),
             max_iterations=kwargs.get("max_iterations", 100),
+            posing=kwargs.get("posing"),
         )
         assert np.array_equal(result.positions[b], one.positions), f"problem {b}"
         assert np.array_equal(result.rotations[b], one.rotations), f"problem {b}"

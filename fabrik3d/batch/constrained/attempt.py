@@ -18,8 +18,9 @@ import numpy as np
 
 from fabrik3d.batch import math as bm
 from fabrik3d.batch.constrained.damped import BatchDampedSteps
-from fabrik3d.batch.constrained.passes import BatchPasses, BQuat, BVec, put_all, take, take_all
+from fabrik3d.batch.constrained.passes import BatchPasses, BQuat, BVec
 from fabrik3d.batch.constrained.poles import BatchPoleTurns, PoleMarks
+from fabrik3d.batch.constrained.subsets import put_all, take, take_all
 from fabrik3d.solver.constrained.attempt import (
     DAMPED_STEPS,
     FABRIK_GAIN,

@@ -19,7 +19,8 @@ import numpy as np
 from fabrik3d import rotations as rot
 from fabrik3d.batch import limits as bl
 from fabrik3d.batch import math as bm
-from fabrik3d.batch.constrained.passes import BQuat, BVec, full
+from fabrik3d.batch.constrained.passes import BQuat, BVec
+from fabrik3d.batch.constrained.subsets import full
 from fabrik3d.solver.constrained.damped import ORIENTATION_IN_FORCE, TWIST_NEAR, WORLD_AXES, joint_turns
 
 if TYPE_CHECKING:
@@ -260,7 +261,11 @@ class BatchDampedSteps:
                 limit = limits[j].swing
                 if limit is not None:
                     local = bl.project(limit, local, rot.rotate_inv(fp, (bx, by, bz)) if self.plan.hinged[j] else None)
-                turned[j] = (rot.mul(bm.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]), turns)
+                swung = bm.swing(r.rest_dir[j], local, r.rest_x[j])
+                if r.rolls[j]:  # a rolling joint keeps its roll (the step turns its bone only)
+                    motion = rot.mul(rot.mul(rot.conj(fp), frames[j]), rot.conj(r.rest_local[j]))
+                    swung = rot.mul(swung, bm.axis_angle(r.rest_dir[j], bm.twist_angle(motion, r.rest_dir[j])))
+                turned[j] = (rot.mul(swung, r.rest_local[j]), turns)
         return self.forward(pose, frames, turned)
 
     def orientation_rows(

@@ -12,57 +12,22 @@ expressions are the scalar ones in the same order, so each problem's floats are 
 
 from __future__ import annotations
 
-import math
 import random
 from typing import TYPE_CHECKING, Any
-
-import numpy as np
 
 from fabrik3d import rotations as rot
 from fabrik3d.batch import limits as bl
 from fabrik3d.batch import math as bm
-from fabrik3d.solver.constrained.passes import SWIVEL_MISFIT, SWIVEL_REFINE, SWIVELS
+from fabrik3d.batch.constrained.hinges import BatchHinges
+from fabrik3d.batch.constrained.subsets import BQuat, BVec, full
 
 if TYPE_CHECKING:
     from fabrik3d.batch.compiled_passes import CompiledPasses
     from fabrik3d.solver.constrained.plan import LimitedPlan
     from fabrik3d.solver.rig import Rig
 
-BVec = tuple[Any, Any, Any]
-BQuat = tuple[Any, Any, Any, Any]
 
-
-def take(v: tuple, idx: np.ndarray) -> tuple:
-    """The problems ``idx`` of a batch tuple (constants stay)."""
-    return tuple(x[idx] if isinstance(x, np.ndarray) else x for x in v)
-
-
-def full(v: tuple, m: int) -> tuple:
-    """A batch tuple of ``m`` problems (constants broadcast into fresh arrays)."""
-    return tuple(x if isinstance(x, np.ndarray) and x.shape == (m,) else np.full(m, x, dtype=float) for x in v)
-
-
-def put(v: tuple, idx: np.ndarray, w: tuple, m: int) -> tuple:
-    """``v`` (``m`` problems) with the problems ``idx`` replaced by ``w``."""
-    out = tuple(np.array(x, dtype=float) for x in full(v, m))
-    for x, y in zip(out, w):
-        x[idx] = y
-    return out
-
-
-def take_all(seq: list, idx: np.ndarray) -> list:
-    """The problems ``idx`` of a list of batch tuples (a pose or its frames; ``None`` stays)."""
-    return [None if v is None else take(v, idx) for v in seq]
-
-
-def put_all(seq: list, idx: np.ndarray, got: list, m: int) -> None:
-    """In place: ``seq``'s batch tuples (``m`` problems) with problems ``idx`` from ``got`` (where not ``None``)."""
-    for j, v in enumerate(got):
-        if v is not None:
-            seq[j] = put(seq[j], idx, v, m)
-
-
-class BatchPasses:
+class BatchPasses(BatchHinges):
     """Stage 1 and stage 2 with limits on ``m`` problems of one rig and target set (``plan``).
 
     ``goal_positions`` maps each targeted effector to its ``(m,)``-array target position, ``goal_orientations`` each
@@ -242,6 +207,8 @@ class BatchPasses:
                     previous = rot.rotate_inv(old[p], rot.y_axis(old[j])) if p >= 0 else rot.y_axis(old[j])
                 frames[j] = self.aim_frame(j, fp, aim, previous)
                 if rng is None and hinged[first] and active[first_child[first]]:
+                    if r.rolls[j]:
+                        frames[j] = self.roll_for_hinge(j, first, pj, frames[j], q)
                     frames[j] = self.swivel_for_hinge(j, first, fp, pj, frames[j], q, previous)
             elif p >= 0:
                 frames[j] = rot.mul(fp, rot.mul(rot.conj(old[p]), old[j]))
@@ -260,74 +227,6 @@ class BatchPasses:
         if limit is not None:
             local = bl.project(limit, local, previous)
         return rot.mul(fp, rot.mul(bm.swing(r.rest_dir[j], local, r.rest_x[j]), r.rest_local[j]))
-
-    def misfit(self, c: int, g: int, pj: BVec, f: BQuat, target: BVec) -> np.ndarray:
-        """How far hinge ``c`` must correct its bone toward ``target`` (its child ``g``'s point)
-        when its parent's frame is ``f`` (0 where the direction is undefined)."""
-        r = self.r
-        pc = rot.add(pj, rot.y_axis(f), r.lengths[c])
-        d, ok = bm.unit(rot.sub(target, pc))
-        local = rot.rotate_inv(f, d)
-        allowed = bl.project(r.limits[c].swing, local, None)
-        dx, dy, dz = (a - b for a, b in zip(local, allowed))
-        return np.where(ok, np.sqrt(dx * dx + dy * dy + dz * dz), 0.0)
-
-    def swivel_for_hinge(
-        self, j: int, c: int, fp: BQuat, pj: BVec, frame: BQuat, q: list[BVec], previous: BVec | None
-    ) -> BQuat:
-        """``passes.ReachingPasses.swivel_for_hinge`` on the problems whose hinge needs it."""
-        r = self.r
-        g = r.first_child[c]
-        m = len(frame[3])
-        axis, ok = bm.unit(rot.sub(q[g], pj))
-        need = np.flatnonzero(ok & (self.misfit(c, g, pj, frame, q[g]) >= SWIVEL_MISFIT))
-        if not len(need):
-            return frame
-        at = (take(fp, need), take(pj, need), take(axis, need), take(q[g], need), take(q[c], need))
-        prev = None if previous is None else take(previous, need)
-        # The first of the coarse turns (k = 1, 2, ...; + before -) that lets the hinge bend: all
-        # twelve tried at once on the problems repeated, one block per turn.
-        step = 2.0 * math.pi / SWIVELS
-        count = len(need)
-        turns = [(k, sign) for k in range(1, SWIVELS // 2 + 1) for sign in (1.0, -1.0)]
-        rep = np.tile(np.arange(count), len(turns))
-        angles = np.repeat([sign * k * step for k, sign in turns], count)
-        tried, fits = self.swivelled(
-            j, c, g, tuple(take(x, rep) for x in at), None if prev is None else take(prev, rep), angles
-        )
-        fits = fits.reshape(len(turns), count)
-        found = fits.any(axis=0)
-        first = fits.argmax(axis=0)  # the first turn that fits (0 where none does)
-        pick = first * count + np.arange(count)
-        best = bm.pick(found, take(tried, pick), take(frame, need))
-        k_of = np.array([k for k, _ in turns], dtype=float)[first]
-        sign_of = np.array([sign for _, sign in turns])[first]
-        idx = np.flatnonzero(found)
-        if len(idx):  # then halve the last interval toward the smallest turn that does
-            at_i = tuple(take(x, idx) for x in at)
-            prev_i = None if prev is None else take(prev, idx)
-            f = take(best, idx)
-            sign, kk = sign_of[idx], k_of[idx]
-            lo, hi = (kk - 1.0) * step, kk * step
-            for _ in range(SWIVEL_REFINE):
-                mid = 0.5 * (lo + hi)
-                h, fits = self.swivelled(j, c, g, at_i, prev_i, sign * mid)
-                hi = np.where(fits, mid, hi)
-                lo = np.where(fits, lo, mid)
-                f = bm.pick(fits, h, f)
-            best = put(best, idx, f, count)
-        return put(frame, need, best, m)
-
-    def swivelled(
-        self, j: int, c: int, g: int, at: tuple, previous: BVec | None, angle: Any
-    ) -> tuple[BQuat, np.ndarray]:
-        """``j``'s frame with its aim turned by ``angle`` about the line to grandchild ``g``, and
-        where that lets hinge ``c`` bend (``at``: parent frame, ``j``'s point, the line's unit
-        axis, ``g``'s and ``c``'s stage-1 points)."""
-        fp, pj, axis, target, qc = at
-        aim, ok = bm.unit(rot.rotate(bm.axis_angle(axis, angle), rot.sub(qc, pj)))
-        f = self.aim_frame(j, fp, aim, previous)
-        return f, ok & (self.misfit(c, g, pj, f, target) < SWIVEL_MISFIT)
 
     def effector_frame(self, j: int, fp: BQuat) -> BQuat:
         """``ReachingPasses.effector_frame``: a leaf's frame, its parent's turned about the bone

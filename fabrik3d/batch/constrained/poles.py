@@ -19,7 +19,8 @@ import numpy as np
 
 from fabrik3d import rotations as rot
 from fabrik3d.batch import math as bm
-from fabrik3d.batch.constrained.passes import BVec, put_all, take_all
+from fabrik3d.batch.constrained.passes import BVec
+from fabrik3d.batch.constrained.subsets import put_all, take_all
 from fabrik3d.solver.constrained.poles import FINAL_SHARES, PoleTurns
 
 if TYPE_CHECKING:

@@ -18,7 +18,8 @@ import numpy as np
 from fabrik3d import rotations as rot
 from fabrik3d.batch.constrained.attempt import BatchLimited, Carry, ranks_below
 from fabrik3d.batch.constrained.damped import dist
-from fabrik3d.batch.constrained.passes import BQuat, BVec, full, put_all, take, take_all
+from fabrik3d.batch.constrained.passes import BQuat, BVec
+from fabrik3d.batch.constrained.subsets import full, put_all, take, take_all
 from fabrik3d.model import targets as tg
 from fabrik3d.solver.constrained.attempt import STALL_RUN
 from fabrik3d.solver.constrained.solve import (
