@@ -36,17 +36,16 @@ class CompiledPasses:
 
     def __init__(self, r: Rig, plan: LimitedPlan, effectors: list[int], rig: tuple[Any, ...]) -> None:
         n = len(r.parents)
-        self.n = n
-        self.rig = rig
-        self.effectors = effectors
+        self.r, self.n, self.rig, self.effectors = r, n, rig, effectors
         # joints a rigid parent places (in the numpy passes they get a position, active or not)
         self.placed = [p >= 0 and r.rigid[p] for p in r.parents]
         self.goal_of = np.full(n, -1, dtype=np.int64)
         for t, e in enumerate(effectors):
             self.goal_of[e] = t
-        self.reaching = plan_arrays(plan.up, plan.down, plan.active, plan.kids)
         every = [[(c, 1.0) for c in r.children[j]] for j in range(n)]
-        self.every = plan_arrays(r.order, [], [True] * n, every)
+        # per pass: its plan (down, up, kids) and, as arrays, for the kernel
+        self.reaching = (plan.down, plan.up, plan.kids, plan_arrays(plan.up, plan.down, plan.active, plan.kids))
+        self.every = ([], r.order, every, plan_arrays(r.order, [], [True] * n, every))
         self.turnable = np.asarray(plan.turnable, dtype=np.int64)
         self.up = np.asarray(plan.up, dtype=np.int64)
         self.run = compiled.cpu("passes")
@@ -62,54 +61,93 @@ class CompiledPasses:
         rig = None if oriented else rig_arrays(r, plan, root_frame)
         return None if rig is None else cls(r, plan, effectors, rig)
 
-    def reach(
-        self, pose: list[Any], frames: list[Any], start: list[Any], goals: dict[int, Any]
-    ) -> tuple[list[Any], list[Any]]:
-        """Stage 1 toward ``goals`` (effector -> batch vector), then stage 2 from ``start``: the new pose
-        and frames (``None`` where ``pose`` has ``None``)."""
+    def reach(self, host: Any, pose: list[Any], frames: list[Any], start: list[Any]) -> tuple[list[Any], list[Any]]:
+        """Stage 1 toward the targets of ``host`` (the ``BatchPasses`` calling), then stage 2 from ``start``: the
+        new pose and frames (``None`` where ``pose`` has ``None``)."""
         m = _problems(pose)
         targets = np.empty((len(self.effectors), 3, m))
         for t, e in enumerate(self.effectors):
-            for i, x in enumerate(goals[e]):
+            for i, x in enumerate(host.goal_positions[e]):
                 targets[t, i] = x
-        return self._launch(True, pose, frames, start, targets, self.reaching, m)
+        return self._passes(host, True, pose, frames, start, targets, self.reaching, m)
 
-    def project(self, pose: list[Any], frames: list[Any]) -> tuple[list[Any], list[Any]]:
+    def project(self, host: Any, pose: list[Any], frames: list[Any]) -> tuple[list[Any], list[Any]]:
         """``LimitedSolve.project``: stage 2 of every joint toward ``pose`` itself."""
         m = _problems(pose)
-        return self._launch(False, pose, frames, pose, np.empty((0, 3, m)), self.every, m)
+        return self._passes(host, False, pose, frames, pose, np.empty((0, 3, m)), self.every, m)
 
     def turn(self, spin: np.ndarray, pose: list[Any], frames: list[Any]) -> tuple[list[Any], list[Any]]:
         """``DampedSteps.turn``: each turning joint turned by its world rotation vector in ``spin``
         (``(m, turnable, 3)``, radians, ``damped.joint_turns``'), limited, and the pose rebuilt."""
-        import numba
-
         m = len(spin)
         given, given_frames = _stack(pose, 3, m), _stack(frames, 4, m)
         out, out_frames = np.empty((self.n, 3, m)), np.empty((self.n, 4, m))
-        blocks = max(1, min(m, numba.get_num_threads() * BLOCKS_PER_THREAD))
         args = (np.ascontiguousarray(spin), given, given_frames, out, out_frames, self.turnable, self.up, self.goal_of)
-        self.run_turns(blocks, m, (*args, *self.rig))
+        self.run_turns(_blocks(m), m, (*args, *self.rig))
         return _unstack(out, pose), _unstack(out_frames, frames)
 
-    def _launch(
+    def _passes(
         self,
+        host: Any,
         reach: bool,
         pose: list[Any],
         frames: list[Any],
         start: list[Any],
         targets: np.ndarray,
-        plan: tuple[np.ndarray, ...],
+        plan: tuple[Any, ...],
         m: int,
     ) -> tuple[list[Any], list[Any]]:
-        import numba
-
+        """The passes in segments around the rigid joints with three or more kids, which ``host`` (numpy's
+        twins) fits: Horn's fit, an eigenvector from LAPACK, stays the scalar solve's call."""
+        down, up, kids, arrays = plan
         given, given_frames, given_start = _stack(pose, 3, m), _stack(frames, 4, m), _stack(start, 3, m)
-        out, out_frames = np.empty((self.n, 3, m)), np.empty((self.n, 4, m))
-        blocks = max(1, min(m, numba.get_num_threads() * BLOCKS_PER_THREAD))
-        args = (reach, given, given_frames, given_start, targets, self.goal_of, out, out_frames, *plan, *self.rig)
-        self.run(blocks, m, args)
+        q, qf = given.copy(), given_frames.copy()  # stage 1's points and frames
+        out, out_frames = np.empty_like(given), given_frames.copy()  # stage 2's (from q, below)
+
+        def launch(segments: tuple[int, int, int, int]) -> None:
+            args = (np.array(segments, dtype=np.int64), given, given_frames, given_start, targets, self.goal_of)
+            self.run(_blocks(m), m, (*args, q, qf, out, out_frames, *arrays, *self.rig))
+
+        fitted = [j for j in range(self.n) if self.r.rigid[j] and self.r.parents[j] >= 0 and len(kids[j]) >= 3]
+        lo = 0
+        for i in [i for i, j in enumerate(down) if j in fitted] + [len(down)] * reach:
+            launch((lo, i, 0, 0))
+            if i < len(down):
+                j = down[i]
+                q_j, qf_j = host.rigid_stage1(j, _row(given, j), _row(given_frames, j), _rows(q), kids[j])
+                q[j], qf[j] = q_j, qf_j
+            lo = i + 1
+        out[:] = q
+        out[self.r.order[0]] = given_start[self.r.order[0]]
+        lo = 0
+        for i in [i for i, j in enumerate(up) if j in fitted] + [len(up)]:
+            launch((0, 0, lo, i))
+            if i < len(up):
+                j = up[i]
+                at, at_frames = _rows(out), _rows(out_frames)
+                host.place_rigid(j, at, at_frames, _rows(given_frames), _rows(q), kids[j])
+                out_frames[j] = at_frames[j]
+                for c in self.r.children[j]:
+                    out[c] = at[c]
+            lo = i + 1
         return _unstack(out, pose, self.placed), _unstack(out_frames, frames)
+
+
+def _blocks(m: int) -> int:
+    """Blocks of problems for the CPU runner: ``BLOCKS_PER_THREAD`` per thread, at most one a problem."""
+    import numba
+
+    return max(1, min(m, numba.get_num_threads() * BLOCKS_PER_THREAD))
+
+
+def _row(a: np.ndarray, j: int) -> tuple[np.ndarray, ...]:
+    """Joint ``j`` of an ``(n, width, m)`` array as a batch tuple of views."""
+    return tuple(a[j])
+
+
+def _rows(a: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+    """An ``(n, width, m)`` array as a list of batch tuples of views."""
+    return [tuple(x) for x in a]
 
 
 def _problems(pose: list[Any]) -> int:

@@ -31,11 +31,10 @@ from fabrik3d.solver.rig import Rig
 
 def rig_arrays(r: Rig, plan: LimitedPlan, root_frame: rot.Quat | None) -> tuple[Any, ...] | None:
     """``r`` and ``plan`` as the kernels' ``rig`` tuple (see the module docstring), or ``None`` where they
-    are not covered: a limit of another kind (a held joint's lock), a ``Rigid`` joint other than the root
-    with more than two children (its fit is Horn's, an eigenvector from LAPACK, which stays with numpy)."""
+    are not covered: a limit of another kind (a held joint's lock)."""
     limits = limit_arrays(r)
     n = len(r.parents)
-    if limits is None or any(r.rigid[j] and r.parents[j] >= 0 and len(r.children[j]) > 2 for j in range(n)):
+    if limits is None:
         return None
     twist = np.zeros((n, 2))
     for j, lim in enumerate(r.limits):

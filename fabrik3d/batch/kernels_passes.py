@@ -210,11 +210,10 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
 
     @jit
     def stage2(q, old, start, pose, frames, up, active, kid_ptr, kid_idx, rig):  # type: ignore[no-untyped-def]
-        """``ReachingPasses.stage2`` (no restart's aims) into ``pose`` and ``frames`` (copies of ``q`` and
-        ``old``)."""
+        """``ReachingPasses.stage2`` (no restart's aims) over the joints ``up`` into ``pose`` and ``frames``
+        (at the start copies of ``q`` and ``old``, the root at ``start``'s)."""
         parents, first_child, lengths, hinged, rest_local = rig[0], rig[1], rig[2], rig[3], rig[7]
-        n, root = q.shape[0], rig[10]
-        pose[root, 0], pose[root, 1], pose[root, 2] = start[root, 0], start[root, 1], start[root, 2]
+        n = q.shape[0]
         for j in up:
             p = parents[j]
             fp = quat(frames, p) if p >= 0 else IDENTITY
@@ -270,10 +269,14 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
                 pose[c, 0], pose[c, 1], pose[c, 2] = pc
 
     @jit
-    def block(k, lo, hi, reach, pose, frames, start, goals, goal_of, out_pose, out_frames, *arrays):  # type: ignore[no-untyped-def]
-        """Problems ``lo`` to ``hi - 1``: with ``reach``, stage 1 then stage 2 of the plan; without, stage 2
-        of ``pose`` toward itself (``project``: the plan then holds every joint). ``arrays``: the plan's
-        (``plan_arrays``), then the rig's (``rig_arrays``). ``k`` unused (the runner's block number)."""
+    def block(k, lo, hi, segments, pose, frames, start, goals, goal_of, q_in, qf_in, out_pose, out_frames, *arrays):  # type: ignore[no-untyped-def]
+        """Problems ``lo`` to ``hi - 1``: stage 1 over ``down[segments[0]:segments[1]]``, continuing the
+        stage-1 points and frames ``q_in`` and ``qf_in`` (``(n, 3, m)``, ``(n, 4, m)``, in and out), then stage
+        2 over ``up[segments[2]:segments[3]]``, continuing ``out_pose`` and ``out_frames`` (in and out; at
+        the start copies of the stage-1 points and of ``frames``, the root at ``start``'s: ``passes_state``).
+        The driver runs the passes in such segments around the joints it fits itself (rigid, three or more
+        children: Horn's fit, numpy's); a projection (``project``) is stage 2 of every joint toward ``pose``.
+        ``arrays``: the plan's (``plan_arrays``), then the rig's (``rig_arrays``). ``k`` unused."""
         down, up, active, kid_ptr, kid_idx, kid_w = arrays[0], arrays[1], arrays[2], arrays[3], arrays[4], arrays[5]
         rig = arrays[6:]
         n = pose.shape[0]
@@ -281,28 +284,34 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
         st, old = np.empty((n, 3)), np.empty((n, 4))
         got, got_f, given = np.empty((n, 3)), np.empty((n, 4)), np.empty((n, 3))
         targets = np.empty((goals.shape[0], 3))
+        first1, last1, first2, last2 = segments[0], segments[1], segments[2], segments[3]
         for b in range(lo, hi):
             for j in range(n):
                 for i in range(3):
-                    q[j, i] = given[j, i] = pose[j, i, b]
+                    given[j, i] = pose[j, i, b]
+                    q[j, i] = q_in[j, i, b]
                     st[j, i] = start[j, i, b]
+                    got[j, i] = out_pose[j, i, b]
                 for i in range(4):
-                    old[j, i] = qf[j, i] = frames[j, i, b]
-            if reach:
+                    old[j, i] = frames[j, i, b]
+                    qf[j, i] = qf_in[j, i, b]
+                    got_f[j, i] = out_frames[j, i, b]
+            if last1 > first1:
                 for t in range(goals.shape[0]):
                     for i in range(3):
                         targets[t, i] = goals[t, i, b]
-                stage1(given, old, targets, goal_of, q, qf, down, kid_ptr, kid_idx, kid_w, rig)
-            for j in range(n):
-                for i in range(3):
-                    got[j, i] = q[j, i]
-                for i in range(4):
-                    got_f[j, i] = old[j, i]
-            stage2(q, old, st, got, got_f, up, active, kid_ptr, kid_idx, rig)
-            for j in range(n):
-                for i in range(3):
-                    out_pose[j, i, b] = got[j, i]
-                for i in range(4):
-                    out_frames[j, i, b] = got_f[j, i]
+                stage1(given, old, targets, goal_of, q, qf, down[first1:last1], kid_ptr, kid_idx, kid_w, rig)
+                for j in range(n):
+                    for i in range(3):
+                        q_in[j, i, b] = q[j, i]
+                    for i in range(4):
+                        qf_in[j, i, b] = qf[j, i]
+            if last2 > first2:
+                stage2(q, old, st, got, got_f, up[first2:last2], active, kid_ptr, kid_idx, rig)
+                for j in range(n):
+                    for i in range(3):
+                        out_pose[j, i, b] = got[j, i]
+                    for i in range(4):
+                        out_frames[j, i, b] = got_f[j, i]
 
     return block

@@ -208,6 +208,11 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (None, f"{_B}.compiled_passes.CompiledPasses.project", ("the compiled driver: batch tuples to and from kernels",)),
     (None, f"{_B}.compiled_passes.CompiledPasses.turn", ("the compiled driver: batch tuples to and from kernels",)),
     (None, f"{_BC}.passes.BatchPasses.reach", ("an iteration's passes: numpy's two stages or the compiled ones",)),
+    (
+        None,
+        f"{_BC}.passes.BatchPasses.place_rigid",
+        ("stage 2 of a rigid joint, split out of BatchPasses.stage2",),
+    ),
     (None, f"{_B}.kernels_joints.rig_arrays", ("the constrained kernels' rig constants as arrays",)),
     (None, f"{_B}.kernels_limits.limit_arrays", ("the kernels' swing limits as kinds and rows of floats",)),
     (None, f"{_B}.kernels_limits.limit_row", ("one swing limit as a kind and a row of floats",)),

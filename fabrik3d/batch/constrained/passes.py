@@ -55,7 +55,7 @@ class BatchPasses(BatchHinges):
     def reach(self, pose: list[BVec], frames: list[BQuat], start: list[BVec]) -> tuple[list[BVec], list[BQuat]]:
         """An iteration's stage 1 from ``pose``, then stage 2 from ``start``; ``compiled`` where set (same floats)."""
         if self.compiled is not None:
-            return self.compiled.reach(pose, frames, start, self.goal_positions)
+            return self.compiled.reach(self, pose, frames, start)
         return self.stage2(self.stage1(pose, frames)[0], frames, start, self.plan.active, self.plan.up, self.plan.kids)
 
     # -- stage 1: effectors inward ---------------------------------------------------------------
@@ -182,19 +182,7 @@ class BatchPasses(BatchHinges):
                 frames[j] = self.effector_frame(j, fp)
                 continue
             if r.rigid[j]:
-                if p < 0:
-                    frames[j] = self.limit_frame(
-                        j, rot.IDENTITY, old[j] if self.root_frame is None else self.root_frame
-                    )
-                else:
-                    turn = self.rigid_turn(pj, old[j], q, kids[j], centred=False)
-                    fit = rot.mul(turn, old[j]) if len(kids[j]) < 3 else turn
-                    if rng is not None:
-                        drawn = rot.normalize_quat(tuple(rng.gauss(0.0, 1.0) for _ in range(4)))  # type: ignore[arg-type]
-                        fit = full(drawn, len(pj[0]))
-                    frames[j] = self.limit_frame(j, fp, fit)
-                for c in children[j]:
-                    pose[c] = rot.add(pj, rot.rotate(frames[j], r.offset[c]))
+                self.place_rigid(j, pose, frames, old, q, kids[j], rng)
                 continue
             first = first_child[j]
             if active[first]:
@@ -219,6 +207,32 @@ class BatchPasses(BatchHinges):
                     d = bm.unit_or(rot.sub(q[c], pj), bm.unit_or(rot.sub(start[c], start[j]), rot.Y_AXIS))
                     pose[c] = rot.add(pj, d, lengths[c])
         return pose, frames
+
+    def place_rigid(
+        self,
+        j: int,
+        pose: list[BVec],
+        frames: list[BQuat],
+        old: list[BQuat],
+        q: list[BVec],
+        kids: list[tuple[int, float]],
+        rng: random.Random | None = None,
+    ) -> None:
+        """Stage 2 of rigid joint ``j``, in place: its frame fitted to its ``kids``' stage-1 points ``q`` (the
+        root keeps its frame), limited, and all its children placed rigidly (``ReachingPasses.stage2``'s)."""
+        r = self.r
+        p, pj = r.parents[j], pose[j]
+        if p < 0:
+            frames[j] = self.limit_frame(j, rot.IDENTITY, old[j] if self.root_frame is None else self.root_frame)
+        else:
+            turn = self.rigid_turn(pj, old[j], q, kids, centred=False)
+            fit = rot.mul(turn, old[j]) if len(kids) < 3 else turn
+            if rng is not None:
+                drawn = rot.normalize_quat(tuple(rng.gauss(0.0, 1.0) for _ in range(4)))  # type: ignore[arg-type]
+                fit = full(drawn, len(pj[0]))
+            frames[j] = self.limit_frame(j, frames[p], fit)
+        for c in r.children[j]:
+            pose[c] = rot.add(pj, rot.rotate(frames[j], r.offset[c]))
 
     def aim_frame(self, j: int, fp: BQuat, aim: BVec, previous: BVec | None) -> BQuat:
         r = self.r
@@ -246,7 +260,7 @@ class BatchPasses(BatchHinges):
         """``LimitedSolve.project``: a pose projected onto the limits, one stage 2 of every joint
         toward itself."""
         if self.compiled is not None:
-            return self.compiled.project(pose, frames)
+            return self.compiled.project(self, pose, frames)
         r = self.r
         every = [[(c, 1.0) for c in r.children[j]] for j in range(len(pose))]
         return self.stage2(pose, frames, pose, [True] * len(pose), r.order, every)
