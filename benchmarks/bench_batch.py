@@ -376,12 +376,13 @@ BACKEND_HEADERS = [
 
 def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
     """Per backend of ``solve_batch``: numpy, and "cpu" (numba, the extra fabrik3d[fast]) on 1, 2, 4, ...
-    threads and on every core (``thread_curve``), compiled before timing, on four workloads: the chain
+    threads and on every core (``thread_curve``), compiled before timing, on five workloads: the chain
     (B targets in the ball of radius 9, ``ball_points`` on ``default_rng(0)``), the humanoid's body
     with its five targets, no limits (``five_target_humanoid``, ``humanoid_targets``), and with joint
-    limits the robot arm (hinges) and the octopus (nine targets, a rigid root, cones), their targets by
-    forward kinematics of poses within the limits (``valid_pose_targets``), solved cold from rest (one
-    pass; restarts where a first attempt stalls).
+    limits the robot arm (hinges), the octopus (nine targets, a rigid root, cones) and the humanoid's body
+    with its limits and a plain posing (25 joints, five targets; rolling shoulders and hips, a rigid chest
+    of three children), their targets by forward kinematics of poses within the limits
+    (``valid_pose_targets``), solved cold from rest (one pass; restarts where a first attempt stalls).
 
     ``ns/problem``: the whole ``solve_batch`` call (the fastest of 3 passes, 1 at the largest B);
     ``kernel``: the chain solve alone (``solve_chains``; for "cuda" the copies to and from the GPU
@@ -402,11 +403,14 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
     gpu = cuda_available()
     humanoid = five_target_humanoid()
     arm, octopus = fabrik3d.presets.get("robot_arm"), fabrik3d.presets.get("octopus")
+    core = fabrik3d.presets.get("humanoid").core  # (its body and limits without the natural posing)
+    limited_humanoid = fabrik3d.Skeleton(core.names, core.parents, core.rest_positions, core.constraints)
     workloads = [
         ("chain", (1000,) if quick else (10**4, 10**5, 10**6)),
         ("humanoid", (200,) if quick else (10**4, 10**5)),
         ("robot arm, limits", (300,) if quick else (10**3, 10**4)),
         ("octopus, limits", (300,) if quick else (10**3,)),
+        ("humanoid, limits", (300,) if quick else (10**3,)),
     ]
     rows = []
     for name, sizes in workloads:
@@ -417,7 +421,7 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
                 model, goal = skeleton, {"j10": targets}
                 goals, out = np.ascontiguousarray(targets.T), np.empty((size, len(rest), 3))
             elif limited:
-                model = arm if name.startswith("robot") else octopus
+                model = {"robot": arm, "octopus": octopus, "humanoid": limited_humanoid}[name.split()[0].strip(",")]
                 goal = valid_pose_targets(model, size)
             else:
                 model, goal = humanoid, humanoid_targets(humanoid, size)
