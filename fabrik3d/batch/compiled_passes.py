@@ -105,6 +105,8 @@ class CompiledPasses:
         out, out_frames = np.empty_like(given), given_frames.copy()  # stage 2's (from q, below)
 
         def launch(segments: tuple[int, int, int, int]) -> None:
+            if segments[1] == segments[0] and segments[3] == segments[2]:
+                return  # (two fitted joints in a row: no kernel's segment between them)
             args = (np.array(segments, dtype=np.int64), given, given_frames, given_start, targets, self.goal_of)
             self.run(_blocks(m), m, (*args, q, qf, out, out_frames, *arrays, *self.rig))
 
