@@ -3,8 +3,8 @@
 
 ``BatchLimited`` (``fabrik3d.batch.constrained``) takes a ``CompiledPasses`` where its rig and targets are
 covered (``CompiledPasses.make``: swing limits that are cones, elliptical cones or hinges, twist limits,
-a ``Rigid`` root, ``Rigid`` joints with one or two children, a root orientation, target positions
-without orientations; ``None`` otherwise) and hands it each iteration's passes (``reach``), the start's
+rolling joints, ``Rigid`` joints, a root orientation, target positions without orientations; ``None``
+otherwise) and hands it each iteration's passes (``reach``), the start's
 projections (``project``) and the damped steps' turns (``turn``: the step itself, numpy's linear algebra,
 stays where the scalar solve has it); the restarts' random aims, the poles and the bookkeeping stay with
 the numpy twins. The floats are the scalar ones bit for bit either way, so the backend changes the time
@@ -43,13 +43,24 @@ class CompiledPasses:
         for t, e in enumerate(effectors):
             self.goal_of[e] = t
         every = [[(c, 1.0) for c in r.children[j]] for j in range(n)]
-        # per pass: its plan (down, up, kids) and, as arrays, for the kernel
-        self.reaching = (plan.down, plan.up, plan.kids, plan_arrays(plan.up, plan.down, plan.active, plan.kids))
-        self.every = ([], r.order, every, plan_arrays(r.order, [], [True] * n, every))
+        # per pass: its plan (down, up), the rigid joints Horn's method fits there (three or more kids) with
+        # those kids, and the plan as the kernel's arrays
+        self.reaching = (
+            plan.down,
+            plan.up,
+            self._fitted(plan.kids),
+            plan_arrays(plan.up, plan.down, plan.active, plan.kids),
+        )
+        self.every = ([], r.order, self._fitted(every), plan_arrays(r.order, [], [True] * n, every))
         self.turnable = np.asarray(plan.turnable, dtype=np.int64)
         self.up = np.asarray(plan.up, dtype=np.int64)
         self.run = compiled.cpu("passes")
         self.run_turns = compiled.cpu("turns")
+
+    def _fitted(self, kids: list[list[tuple[int, float]]]) -> dict[int, list[tuple[int, float]]]:
+        """The rigid joints (not the root) with three or more of ``kids``, each with them."""
+        r = self.r
+        return {j: kids[j] for j in range(self.n) if r.rigid[j] and r.parents[j] >= 0 and len(kids[j]) >= 3}
 
     @classmethod
     def make(
@@ -99,7 +110,7 @@ class CompiledPasses:
     ) -> tuple[list[Any], list[Any]]:
         """The passes in segments around the rigid joints with three or more kids, which ``host`` (numpy's
         twins) fits: Horn's fit, an eigenvector from LAPACK, stays the scalar solve's call."""
-        down, up, kids, arrays = plan
+        down, up, fitted, arrays = plan
         given, given_frames, given_start = _stack(pose, 3, m), _stack(frames, 4, m), _stack(start, 3, m)
         q, qf = given.copy(), given_frames.copy()  # stage 1's points and frames
         out, out_frames = np.empty_like(given), given_frames.copy()  # stage 2's (from q, below)
@@ -110,13 +121,12 @@ class CompiledPasses:
             args = (np.array(segments, dtype=np.int64), given, given_frames, given_start, targets, self.goal_of)
             self.run(_blocks(m), m, (*args, q, qf, out, out_frames, *arrays, *self.rig))
 
-        fitted = [j for j in range(self.n) if self.r.rigid[j] and self.r.parents[j] >= 0 and len(kids[j]) >= 3]
         lo = 0
         for i in [i for i, j in enumerate(down) if j in fitted] + [len(down)] * reach:
             launch((lo, i, 0, 0))
             if i < len(down):
                 j = down[i]
-                q_j, qf_j = host.rigid_stage1(j, _row(given, j), _row(given_frames, j), _rows(q), kids[j])
+                q_j, qf_j = host.rigid_stage1(j, _row(given, j), _row(given_frames, j), _rows(q), fitted[j])
                 q[j], qf[j] = q_j, qf_j
             lo = i + 1
         out[:] = q
@@ -127,7 +137,7 @@ class CompiledPasses:
             if i < len(up):
                 j = up[i]
                 at, at_frames = _rows(out), _rows(out_frames)
-                host.place_rigid(j, at, at_frames, _rows(given_frames), _rows(q), kids[j])
+                host.place_rigid(j, at, at_frames, _rows(given_frames), _rows(q), fitted[j])
                 out_frames[j] = at_frames[j]
                 for c in self.r.children[j]:
                     out[c] = at[c]

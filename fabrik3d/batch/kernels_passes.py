@@ -10,7 +10,8 @@ for bit. ``fabrik3d.batch.compiled`` runs the blocks in parallel over the CPU co
 
 What it covers (``kernels_joints.rig_arrays`` says whether a rig is): swing limits that are cones,
 elliptical cones or hinges (any joint may have none), twist limits, a ``Rigid`` root (its frame kept or
-the root's orientation, limited) and ``Rigid`` joints with one or two children; target positions without
+the root's orientation, limited) and ``Rigid`` joints with one or two children (one with three or more is
+fitted by the driver between the kernel's segments, ``compiled_passes``); rolling joints; target positions without
 orientations, no turns carried through the solve, no restart's random aims (those stay with the numpy
 passes). Python's negative index of a leaf's missing child (``first_child`` is -1) is kept: it reads the
 last joint, as the scalar code does.
@@ -273,7 +274,7 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
         """Problems ``lo`` to ``hi - 1``: stage 1 over ``down[segments[0]:segments[1]]``, continuing the
         stage-1 points and frames ``q_in`` and ``qf_in`` (``(n, 3, m)``, ``(n, 4, m)``, in and out), then stage
         2 over ``up[segments[2]:segments[3]]``, continuing ``out_pose`` and ``out_frames`` (in and out; at
-        the start copies of the stage-1 points and of ``frames``, the root at ``start``'s: ``passes_state``).
+        the start copies of the stage-1 points and of ``frames``, the root at ``start``'s: ``CompiledPasses``).
         The driver runs the passes in such segments around the joints it fits itself (rigid, three or more
         children: Horn's fit, numpy's); a projection (``project``) is stage 2 of every joint toward ``pose``.
         ``arrays``: the plan's (``plan_arrays``), then the rig's (``rig_arrays``). ``k`` unused."""

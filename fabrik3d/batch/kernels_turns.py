@@ -19,6 +19,7 @@ import numpy as np
 
 from fabrik3d.batch.kernels_joints import build_joints
 from fabrik3d.batch.kernels_limits import build_limits
+from fabrik3d.rotations import IDENTITY
 
 
 def build_turns(jit: Callable[[Any], Any]) -> Callable[..., None]:
@@ -30,7 +31,8 @@ def build_turns(jit: Callable[[Any], Any]) -> Callable[..., None]:
     mul, rotate, rotate_inv, y_axis = f["mul"], f["rotate"], f["rotate_inv"], f["y_axis"]
     sub, add, swing, project, axis_angle = f["sub"], f["add"], f["swing"], f["project"], f["axis_angle"]
     twist_angle = f["twist_angle"]
-    limit_frame = build_joints(jit)["limit_frame"]
+    g = build_joints(jit)
+    vec, quat, limit_frame = g["vec"], g["quat"], g["limit_frame"]
 
     @jit
     def turned_local(j, fp, fj, w, rig):  # type: ignore[no-untyped-def]
@@ -56,13 +58,12 @@ def build_turns(jit: Callable[[Any], Any]) -> Callable[..., None]:
         )
         local = rotate_inv(fp, turned)
         local = project(kinds[j], rows[j], local, hinged[j], rotate_inv(fp, (bx, by, bz)))
-        d0 = (rest_dir[j, 0], rest_dir[j, 1], rest_dir[j, 2])
-        swung = swing(d0, local, (rest_x[j, 0], rest_x[j, 1], rest_x[j, 2]))
+        d0, l0 = vec(rest_dir, j), quat(rest_local, j)
+        swung = swing(d0, local, vec(rest_x, j))
         if rig[19][j]:  # a rolling joint keeps its roll (the step turns its bone only)
-            l0 = (rest_local[j, 0], rest_local[j, 1], rest_local[j, 2], rest_local[j, 3])
             motion = mul(mul((-fp[0], -fp[1], -fp[2], fp[3]), fj), (-l0[0], -l0[1], -l0[2], l0[3]))
             swung = mul(swung, axis_angle(d0, twist_angle(motion, d0)))
-        return True, mul(swung, (rest_local[j, 0], rest_local[j, 1], rest_local[j, 2], rest_local[j, 3]))
+        return True, mul(swung, l0)
 
     @jit
     def block(k, lo, hi, spin, pose, frames, out_pose, out_frames, turnable, up, goal_of, *rig):  # type: ignore[no-untyped-def]
@@ -79,11 +80,7 @@ def build_turns(jit: Callable[[Any], Any]) -> Callable[..., None]:
             for t in range(len(turnable)):
                 j = turnable[t]
                 p = parents[j]
-                fp = (
-                    (frames[p, 0, b], frames[p, 1, b], frames[p, 2, b], frames[p, 3, b])
-                    if p >= 0
-                    else (0.0, 0.0, 0.0, 1.0)
-                )
+                fp = (frames[p, 0, b], frames[p, 1, b], frames[p, 2, b], frames[p, 3, b]) if p >= 0 else IDENTITY
                 fj = (frames[j, 0, b], frames[j, 1, b], frames[j, 2, b], frames[j, 3, b])
                 has[j], got = turned_local(j, fp, fj, (spin[b, t, 0], spin[b, t, 1], spin[b, t, 2]), rig)
                 local[j, 0], local[j, 1], local[j, 2], local[j, 3] = got
@@ -106,7 +103,7 @@ def build_turns(jit: Callable[[Any], Any]) -> Callable[..., None]:
                 nf = mul(fpn, (local[x, 0], local[x, 1], local[x, 2], local[x, 3])) if has[x] else mul(turn, fx)
                 if first_child[x] < 0:
                     if goal_of[x] >= 0:  # (no orientation target: its parent's frame)
-                        nf = mul(fpn, (rest_local[x, 0], rest_local[x, 1], rest_local[x, 2], rest_local[x, 3]))
+                        nf = mul(fpn, quat(rest_local, x))
                 else:
                     mv = mul(nf, inverse) if has[x] else turn
                     moved[x, 0], moved[x, 1], moved[x, 2], moved[x, 3] = mv
