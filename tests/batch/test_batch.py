@@ -306,6 +306,18 @@ def test_reachability_map_example_on_the_cpu_backend_draws_the_same_map() -> Non
     assert drawn(cpu_map) == drawn(numpy_map) and "#" in "".join(drawn(cpu_map))
 
 
+def test_reachability_map_example_names_a_bad_backend() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(EXAMPLES / "reachability_map.py"), "--backend", "gpu"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2 and "--backend: invalid choice: 'gpu'" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_resolve_take_example(tmp_path: Path) -> None:
     out = run_example("resolve_take.py", "--frames", "12", "--crouch", "0.08", "--out", str(tmp_path))
     assert "frames converged: 12/12" in out
