@@ -382,7 +382,10 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
     limits the robot arm (hinges), the octopus (nine targets, a rigid root, cones) and the humanoid's body
     with its limits and a plain posing (25 joints, five targets; rolling shoulders and hips, a rigid chest
     of three children), their targets by forward kinematics of poses within the limits
-    (``valid_pose_targets``), solved cold from rest (one pass; restarts where a first attempt stalls).
+    (``valid_pose_targets``), solved cold from rest (one pass; restarts where a first attempt stalls);
+    and the humanoid preset itself (its natural posing, fingers riding; ``humanoid_targets``), whose
+    problems ``solve`` takes one by one: on "cpu" they are shared among as many worker processes as
+    threads (``fabrik3d.batch.workers``; one pass, the workers' start included).
 
     ``ns/problem``: the whole ``solve_batch`` call (the fastest of 3 passes, 1 at the largest B);
     ``kernel``: the chain solve alone (``solve_chains``; for "cuda" the copies to and from the GPU
@@ -411,6 +414,7 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
         ("robot arm, limits", (300,) if quick else (10**3, 10**4)),
         ("octopus, limits", (300,) if quick else (10**3,)),
         ("humanoid, limits", (300,) if quick else (10**3,)),
+        ("humanoid preset, natural", (8,) if quick else (200,)),
     ]
     rows = []
     for name, sizes in workloads:
@@ -423,15 +427,19 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
             elif limited:
                 model = {"robot": arm, "octopus": octopus, "humanoid": limited_humanoid}[name.split()[0].strip(",")]
                 goal = valid_pose_targets(model, size)
+            elif name.endswith("natural"):
+                model = fabrik3d.presets.get("humanoid")
+                goal = humanoid_targets(model, size)
             else:
                 model, goal = humanoid, humanoid_targets(humanoid, size)
-            repeats = 1 if (size == sizes[-1] and not quick) or limited else 3
+            one_by_one = name.endswith("natural")
+            repeats = 1 if (size == sizes[-1] and not quick) or limited or one_by_one else 3
             base, base_ns = None, 0.0
-            cuda_rows = [("cuda", 0)] * (gpu and not limited)  # (limits: the compiled passes are the CPU's)
+            cuda_rows = [("cuda", 0)] * (gpu and not limited and not one_by_one)  # (limits: the CPU passes)
             plan = [("numpy", 1), *(("cpu", t) for t in thread_curve(cores)), *cuda_rows]
             for backend, threads in plan:
                 numba.set_num_threads(max(threads, 1))
-                if backend != "numpy":  # compile (limits: a batch large enough to run vectorised)
+                if backend != "numpy" and not one_by_one:  # compile (limits: a batch large enough to run vectorised)
                     warm = 300 if limited else 64
                     fabrik3d.solve_batch(model, {e: t[:warm] for e, t in goal.items()}, backend=backend)
                 res, seconds = time_batch(

@@ -78,7 +78,11 @@ def _client(args: argparse.Namespace) -> tuple[Any, Any]:
             return Client(args.scheduler, timeout="10s"), None
         except (OSError, TimeoutError, ValueError) as exc:
             raise ValueError(f"--scheduler {checks.cut(args.scheduler)}: cannot connect ({exc})") from None
-    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    # One core a worker: its compiled kernels, and the solves that go one by one (fabrik3d.batch.workers), on one.
+    one_core = {"NUMBA_NUM_THREADS": "1"}
+    cluster = LocalCluster(
+        n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None, env=one_core
+    )
     return Client(cluster), cluster
 
 

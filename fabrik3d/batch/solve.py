@@ -21,7 +21,9 @@ convergence bit for bit; errors within a unit or two in the last place).
   attempt go to ``solve`` (not on a compiled backend, whose passes run compiled), as do batches
   smaller than ``batch.constrained.solve.MIN_BATCH`` (256), where the loop is faster.
 * A pole on an effector without a target (whose limb keeps its start pose) is not
-  vectorised: ``solve`` runs once per problem, with the same inputs and results.
+  vectorised: ``solve`` runs once per problem, with the same inputs and results, as for a
+  natural posing, given frames or a look. On a compiled backend those problems are shared among
+  worker processes (``fabrik3d.batch.workers``), the same results.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from fabrik3d import checks
-from fabrik3d.batch import backends, inputs
+from fabrik3d.batch import backends, inputs, workers
 from fabrik3d.batch import chain as batch_chain
 from fabrik3d.batch import frames as batch_frames
 from fabrik3d.batch import tree as batch_tree
@@ -45,7 +47,7 @@ from fabrik3d.model.posing import Posing
 from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.solver.look import look_goal
 from fabrik3d.solver.rig import rig
-from fabrik3d.solver.tree import check_posing, solve
+from fabrik3d.solver.tree import check_posing
 
 
 @dataclass(frozen=True)
@@ -166,30 +168,14 @@ def solve_batch(
             {names[e]: np.empty(0) for e in turns},
         )
     root_frame = None if root_goal is None else root_goal.orientation
+    given = workers.Inputs(points, turns, start, root_goal, root, pole_points, relax, (frames, relax_frames, look))
     if natural or frames is not None or relax_frames is not None or look is not None:
-        return _one_by_one(
-            skeleton,
-            bsize,
-            points,
-            turns,
-            start,
-            root_goal,
-            root,
-            pole_points,
-            weights,
-            tol,
-            max_it,
-            natural,
-            relax,
-            (frames, relax_frames, look),
-        )
+        return BatchResult(*workers.one_by_one(skeleton, bsize, given, weights, tol, max_it, natural, backend))
     if not (skeleton.constraints or pole_points or turns or root_frame is not None):
         return _vectorised(skeleton, bsize, points, start, root, w, tol, max_it, backend)
     one_by_one = not points or not set(pole_points) <= set(points) or bsize < batch_limited.MIN_BATCH
     if one_by_one:
-        return _one_by_one(
-            skeleton, bsize, points, turns, start, root_goal, root, pole_points, weights, tol, max_it, natural
-        )
+        return BatchResult(*workers.one_by_one(skeleton, bsize, given, weights, tol, max_it, natural, backend))
     return _limited(
         skeleton, bsize, points, turns, start, root_goal, root, pole_points, w, weights, tol, max_it, backend
     )
@@ -293,24 +279,16 @@ def _limited(
         def some(a: Any) -> Any:
             return a if a is None or a.shape[0] == 1 else a[idx]
 
-        subset = {e: some(p) for e, p in points.items()}
-        subset_turns = {e: (some(q), weight, source) for e, (q, weight, source) in turns.items()}
-        subset_poles = {e: some(p) for e, p in poles.items()}
-        rest = _one_by_one(
-            skeleton,
-            len(idx),
-            subset,
-            subset_turns,
+        subset = workers.Inputs(
+            {e: some(p) for e, p in points.items()},
+            {e: (some(q), weight, source) for e, (q, weight, source) in turns.items()},
             some(start),
             root_goal,
             some(root),
-            subset_poles,
-            weights,
-            tol,
-            max_it,
-            Posing(),  # (only a plain posing comes here)
+            {e: some(p) for e, p in poles.items()},
         )
-        out[idx], rotations[idx], iterations[idx] = rest.positions, rest.rotations, rest.iterations
+        posed = workers.one_by_one(skeleton, len(idx), subset, weights, tol, max_it, Posing(), backend)
+        out[idx], rotations[idx], iterations[idx] = posed[:3]
     turned = {}
     for e, (q, _) in inputs.unit_turns(turns).items():
         a = rotations[:, e]
@@ -331,69 +309,3 @@ def _errors(
         errors[skeleton.names[e]] = v = np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] + d[:, 2] * d[:, 2])
         converged &= v <= tol
     return errors, converged
-
-
-def _one_by_one(
-    skeleton: Skeleton,
-    bsize: int,
-    points: dict[int, np.ndarray],
-    turns: dict[int, inputs.Turn],
-    start: np.ndarray | None,
-    root_goal: tg.Target | None,
-    root: np.ndarray | None,
-    poles: dict[int, np.ndarray],
-    weights: Mapping[str, float] | None,
-    tol: float,
-    max_it: int,
-    posing: Posing,
-    relax: np.ndarray | None = None,
-    frames: tuple[np.ndarray | None, np.ndarray | None, dict[int, np.ndarray] | None] = (None, None, None),
-) -> BatchResult:
-    """Constrained or naturally posed problems, or problems given frames or a look (``frames``: the
-    start's and the relaxed pose's frames, the points looked at): ``solve`` once per problem (not
-    vectorised yet)."""
-    names = skeleton.names
-    n = len(skeleton)
-    out = np.empty((bsize, n, 3))
-    rotations = np.empty((bsize, n, 4))
-    iterations = np.zeros(bsize, dtype=np.int64)
-    errors = {names[e]: np.empty(bsize) for e in points}
-    turned = {names[e]: np.empty(bsize) for e in turns}
-    converged = np.empty(bsize, dtype=bool)
-
-    def row(a: np.ndarray, b: int) -> np.ndarray:
-        return a[b if a.shape[0] > 1 else 0]
-
-    for b in range(bsize):
-        goals: dict[str, Any] = {}
-        for e, p in points.items():
-            if e in turns:
-                q, weight, source = turns[e]
-                goals[names[e]] = source if source is not None else tg.Target(row(p, b), row(q, b), weight)
-            else:
-                goals[names[e]] = row(p, b)
-        if root_goal is not None:
-            root_b: Any = root_goal
-        else:
-            root_b = None if root is None else row(root, b)
-        res = solve(
-            skeleton,
-            goals,
-            positions=None if start is None else row(start, b),
-            root_target=root_b,
-            poles={names[e]: row(p, b) for e, p in poles.items()} or None,
-            weights=weights,
-            tolerance=tol,
-            max_iterations=max_it,
-            posing=posing,
-            relax_to=None if relax is None else row(relax, b),
-            rotations=None if frames[0] is None else row(frames[0], b),
-            relax_rotations=None if frames[1] is None else row(frames[1], b),
-            look_at=None if frames[2] is None else {names[j]: row(a, b) for j, a in frames[2].items()},
-        )
-        out[b], rotations[b], iterations[b], converged[b] = res.positions, res.rotations, res.iterations, res.converged
-        for name, v in res.errors.items():
-            errors[name][b] = v
-        for name, v in res.orientation_errors.items():
-            turned[name][b] = v
-    return BatchResult(out, rotations, iterations, errors, converged, turned)

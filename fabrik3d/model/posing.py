@@ -98,6 +98,11 @@ class Posing:
         object.__setattr__(self, "reach", MappingProxyType(dict(reach)))
         object.__setattr__(self, "swivel", MappingProxyType(dict(swivel)))
 
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any], ...]]:
+        """Pickled as its three mappings (``types.MappingProxyType`` does not pickle), rebuilt and checked
+        on load: a worker process's copy (``fabrik3d.batch.workers``)."""
+        return (Posing, (dict(self.stiffness), dict(self.reach), dict(self.swivel)))
+
     def __bool__(self) -> bool:
         """Whether anything differs from the plain full-body chain."""
         return bool(self.reach or self.swivel or any(v > 0.0 for v in self.stiffness.values()))

@@ -33,6 +33,11 @@ from fabrik3d.model import frames as _frames
 from fabrik3d.model.posing import Posing
 
 MIN_BONE = 1e-9
+# What ``Skeleton.__init__`` builds: a pickled skeleton keeps these, not the caches that solves keep on it.
+_BUILT = frozenset(
+    "names parents rest_positions order root _children riders _bones _end_effectors _effector_set bone_lengths "
+    "_index rest_frames explicit_rest_frames constraints posing".split()
+)
 
 
 class Skeleton:
@@ -110,6 +115,16 @@ class Skeleton:
         if posing is not None and not isinstance(posing, Posing):
             raise ValueError(f"posing: expected a fabrik3d.Posing, got {type(posing).__name__}")
         self.posing: Posing = (posing or Posing()).check(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled as built (a worker process's copy, ``fabrik3d.batch.workers``), the same floats."""
+        return {k: dict(v) if k == "constraints" else v for k, v in self.__dict__.items() if k in _BUILT}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for v in state.values():
+            if isinstance(v, np.ndarray):
+                v.setflags(write=False)
+        self.__dict__.update(state, constraints=MappingProxyType(state["constraints"]))
 
     # -- derived structure -------------------------------------------------------------------
     def __len__(self) -> int:
@@ -295,11 +310,9 @@ def _check_parents(parents: Any, names: tuple[str, ...]) -> np.ndarray:
     arr = np.asarray(parents)
     if arr.shape != (n,):
         raise ValueError(f"parents: expected shape ({n},), got {arr.shape}")
-    if arr.dtype.kind not in "iu":
-        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
-            arr = arr.astype(np.int64)
-        else:
-            raise ValueError(f"parents: expected integer indices, got {arr.dtype}")
+    integral = arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))
+    if arr.dtype.kind not in "iu" and not integral:
+        raise ValueError(f"parents: expected integer indices, got {arr.dtype}")
     arr = arr.astype(np.int64)
     for j in range(n):
         if not -1 <= arr[j] < n:
@@ -350,8 +363,7 @@ def _topological_order(parents: np.ndarray, names: tuple[str, ...]) -> tuple[int
         order.append(j)
         stack.extend(reversed(kids[j]))
     if len(order) != n:
-        reached = set(order)
-        j = next(k for k in range(n) if k not in reached)
+        j = min(set(range(n)) - set(order))
         raise ValueError(f"joint {names[j]!r}: in a cycle of parents, not connected to the root")
     return tuple(order)
 

@@ -85,6 +85,27 @@ def test_without_dask_the_message_names_the_extra(scenes, tmp_path: Path, monkey
     assert main(["bake", str(paths[0]), "-o", str(tmp_path / "o"), "--workers", "0"]) == 2
 
 
+def test_the_command_lines_local_cluster_gives_each_worker_one_core() -> None:
+    """``--workers N``: N worker processes of one thread, whose compiled kernels and one-by-one solves
+    (``fabrik3d.batch.workers``) run on one core each (``NUMBA_NUM_THREADS=1``), not N times every core."""
+    try:
+        import dask.distributed  # noqa: F401
+    except ImportError:
+        missing_tool("dask is not installed (pip install 'fabrik3d[scale]')")
+    import argparse
+    import os
+
+    from fabrik3d.cli_bake import _client
+
+    client, cluster = _client(argparse.Namespace(workers=2, scheduler=None))
+    try:
+        assert list(client.run(lambda: os.environ.get("NUMBA_NUM_THREADS")).values()) == ["1", "1"]
+        assert client.nthreads() and set(client.nthreads().values()) == {1}
+    finally:
+        client.close()
+        cluster.close()
+
+
 def test_a_worker_killed_mid_run_costs_a_retry_never_an_output(tmp_path: Path) -> None:
     """A worker SIGKILLed once the first outputs appear: its scenes run again on a worker the cluster
     starts anew, and every output is there once, whole and byte-identical to baking in process."""
