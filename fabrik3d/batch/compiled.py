@@ -1,8 +1,8 @@
 """The compiled kernels' runners (internal to ``fabrik3d.batch.backends``), built once per process.
 
 Each kernel source (``kernels.build``: a chain; ``kernels_tree.build_tree``: several targets;
-``kernels_frames.build_frames``: the frames; ``kernels_passes.build_passes`` and
-``kernels_turns.build_turns``: the constrained solve's reaching passes and its damped steps' turns, CPU
+``kernels_frames.build_frames``: the frames; ``kernels_passes.build_passes``, ``kernels_turns.build_rows``
+and ``build_turns``: the constrained solve's reaching passes and its damped steps' rows and turns, CPU
 only) defines a block function ``block(k, lo, hi, *args)`` that solves problems ``lo`` to ``hi - 1`` in
 block ``k``'s lanes. ``cpu(kind)`` compiles it with ``numba.njit`` and runs the blocks in parallel over
 the CPU cores (``prange``); ``cuda(kind)`` compiles it as a device function and runs it on as many GPU
@@ -20,9 +20,16 @@ from fabrik3d.batch.kernels import build
 from fabrik3d.batch.kernels_frames import build_frames
 from fabrik3d.batch.kernels_passes import build_passes
 from fabrik3d.batch.kernels_tree import build_tree
-from fabrik3d.batch.kernels_turns import build_turns
+from fabrik3d.batch.kernels_turns import build_rows, build_turns
 
-BUILDS = {"chain": build, "tree": build_tree, "frames": build_frames, "passes": build_passes, "turns": build_turns}
+BUILDS = {
+    "chain": build,
+    "tree": build_tree,
+    "frames": build_frames,
+    "passes": build_passes,
+    "rows": build_rows,
+    "turns": build_turns,
+}
 
 # numba.cuda once a cuda kernel is built: a module global, as numba's CUDA simulator (which the tests
 # run the cuda path on without a GPU) swaps only globals that name numba.cuda for its thread-local API.

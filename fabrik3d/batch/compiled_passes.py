@@ -4,11 +4,11 @@
 ``BatchLimited`` (``fabrik3d.batch.constrained``) takes a ``CompiledPasses`` where its rig and targets are
 covered (``CompiledPasses.make``: swing limits that are cones, elliptical cones or hinges, twist limits,
 rolling joints, ``Rigid`` joints, a root orientation, target positions without orientations; ``None``
-otherwise) and hands it each iteration's passes (``reach``), the start's
-projections (``project``) and the damped steps' turns (``turn``: the step itself, numpy's linear algebra,
-stays where the scalar solve has it); the restarts' random aims, the poles and the bookkeeping stay with
-the numpy twins. The floats are the scalar ones bit for bit either way, so the backend changes the time
-only, never a result.
+otherwise) and hands it each iteration's passes (``reach``), the start's projections (``project``) and
+the damped steps' rows (``rows``: turning axes, Jacobian, residuals) and turns (``turn``); the step itself
+(numpy's linear algebra, where the scalar solve has it), the restarts' random aims, the poles and the
+bookkeeping stay with the numpy twins. The floats are the scalar ones bit for bit either way, so the
+backend changes the time only, never a result.
 
 A pose is a list of batch vectors (tuples of three ``(m,)`` arrays, or ``None`` for a joint the solve
 does not move), frames lists of batch quaternions; here they are stacked into ``(n, 3, m)`` and
@@ -55,7 +55,9 @@ class CompiledPasses:
         self.turnable = np.asarray(plan.turnable, dtype=np.int64)
         self.up = np.asarray(plan.up, dtype=np.int64)
         self.run = compiled.cpu("passes")
+        self.run_rows = compiled.cpu("rows")
         self.run_turns = compiled.cpu("turns")
+        self.damped: tuple[np.ndarray, ...] | None = None  # (the rows kernel's plan, from the first step's host)
 
     def _fitted(self, kids: list[list[tuple[int, float]]]) -> dict[int, list[tuple[int, float]]]:
         """The rigid joints (not the root) with three or more of ``kids``, each with them."""
@@ -87,11 +89,46 @@ class CompiledPasses:
         m = _problems(pose)
         return self._passes(host, False, pose, frames, pose, np.empty((0, 3, m)), self.every, m)
 
-    def turn(self, spin: np.ndarray, pose: list[Any], frames: list[Any]) -> tuple[list[Any], list[Any]]:
-        """``DampedSteps.turn``: each turning joint turned by its world rotation vector in ``spin``
-        (``(m, turnable, 3)``, radians, ``damped.joint_turns``'), limited, and the pose rebuilt."""
-        m = len(spin)
+    def rows(self, host: Any, pose: list[Any], frames: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
+        """``BatchDampedSteps.damped_step``'s turning axes ``u`` ``(m, columns, 3)``, Jacobian ``(m, 3 goals,
+        columns)`` and residuals ``(m, 3 goals)`` for the targets of ``host`` (no orientation target), and the
+        pose and frames stacked, for ``turn``."""
+        m = _problems(pose)
+        goals = list(host.goal_positions)
+        if self.damped is None:
+            axes = np.zeros((self.n, 3))
+            for j in self.turnable:
+                if host.plan.hinged[j]:
+                    axes[j] = self.r.limits[j].swing.a
+            at = np.cumsum([0] + [len(a) for a in host.above], dtype=np.int64)
+            above = np.concatenate([np.asarray(a, dtype=np.int64) for a in host.above] + [np.zeros(0, np.int64)])
+            self.damped = (
+                self.turnable,
+                np.asarray(host.starts, dtype=np.int64),
+                axes,
+                np.asarray(goals, dtype=np.int64),
+                at,
+                above,
+                np.asarray(host.cols, dtype=np.int64),
+            )
+        targets = np.empty((len(goals), 3, m))
+        for g, e in enumerate(goals):
+            for i, x in enumerate(host.goal_positions[e]):
+                targets[g, i] = x
         given, given_frames = _stack(pose, 3, m), _stack(frames, 4, m)
+        columns = len(host.cols)
+        u, jac, err = np.empty((m, columns, 3)), np.zeros((m, 3 * len(goals), columns)), np.empty((m, 3 * len(goals)))
+        self.run_rows(_blocks(m), m, (given, given_frames, targets, *self.damped, u, jac, err, *self.rig))
+        return u, jac, err, (given, given_frames)
+
+    def turn(
+        self, spin: np.ndarray, pose: list[Any], frames: list[Any], stacked: Any = None
+    ) -> tuple[list[Any], list[Any]]:
+        """``DampedSteps.turn``: each turning joint turned by its world rotation vector in ``spin``
+        (``(m, turnable, 3)``, radians, ``damped.joint_turns``'), limited, and the pose rebuilt (``stacked``:
+        the pose and frames as ``rows`` stacked them)."""
+        m = len(spin)
+        given, given_frames = (_stack(pose, 3, m), _stack(frames, 4, m)) if stacked is None else stacked
         out, out_frames = np.empty((self.n, 3, m)), np.empty((self.n, 4, m))
         args = (np.ascontiguousarray(spin), given, given_frames, out, out_frames, self.turnable, self.up, self.goal_of)
         self.run_turns(_blocks(m), m, (*args, *self.rig))

@@ -1,5 +1,10 @@
-"""The compiled backends' kernel source for the damped least-squares steps' turn of the constrained solve
-(``fabrik3d.solver.constrained.damped.DampedSteps.turn``), one problem at a time, on scalars.
+"""The compiled backends' kernel sources for the damped least-squares steps of the constrained solve
+(``fabrik3d.solver.constrained.damped.DampedSteps``): their rows and their turn, one problem at a time, on
+scalars.
+
+``build_rows(jit)`` defines ``block(k, lo, hi, ...)``: for the problems ``lo`` to ``hi - 1``, the step's
+turning axes (``DampedSteps.turning_axes``), the Jacobian's rows of the target positions and their residuals
+(``DampedSteps.damped_step``, no orientation target), as ``BatchDampedSteps.damped_step`` lays them out.
 
 ``build_turns(jit)`` defines ``block(k, lo, hi, ...)``: for the problems ``lo`` to ``hi - 1``, each turning
 joint's new rotation from its world rotation vector (``turned_local``: limited by its swing limit, a rigid
@@ -20,6 +25,67 @@ import numpy as np
 from fabrik3d.batch.kernels_joints import build_joints
 from fabrik3d.batch.kernels_limits import build_limits
 from fabrik3d.rotations import IDENTITY
+from fabrik3d.solver.constrained.damped import WORLD_AXES
+
+
+def build_rows(jit: Callable[[Any], Any]) -> Callable[..., None]:
+    """The damped step's rows (``DampedSteps.turning_axes``, then the Jacobian's rows ``u x (P_e - P_j)`` of
+    each target position for the columns above it, and the residuals ``t_e - P_e``) on scalars, each function
+    passed through ``jit``; returns its ``block``."""
+    f = build_limits(jit)
+    rotate, y_axis = f["rotate"], f["y_axis"]
+    vec = build_joints(jit)["vec"]
+
+    @jit
+    def block(
+        k, lo, hi, pose, frames, targets, turnable, starts, axes, goals, above_at, above, cols, u, jac, err, *rig
+    ):  # type: ignore[no-untyped-def]
+        """Problems ``lo`` to ``hi - 1``: the pose and frames ``(n, 3, m)`` and ``(n, 4, m)``, the targets
+        ``(goals, 3, m)`` in; ``turnable``, ``starts`` (each turning joint's first column), ``axes`` ``(n, 3)``
+        (the hinges' axes), ``goals`` (the targeted effectors in order), ``above_at`` and ``above`` (per goal,
+        the columns above it: ``above[above_at[g]:above_at[g + 1]]``), ``cols`` (each column's joint);
+        ``u`` ``(m, columns, 3)``, ``jac`` ``(m, 3 goals, columns)`` (zeros, its columns above each goal
+        written) and ``err`` ``(m, 3 goals)`` out; ``rig``: ``rig_arrays``."""
+        parents, hinged, rigid = rig[0], rig[3], rig[11]
+        for b in range(lo, hi):
+            for t in range(len(turnable)):
+                j = turnable[t]
+                c = starts[t]
+                if rigid[j]:
+                    for i in range(3):
+                        u[b, c + i, 0], u[b, c + i, 1], u[b, c + i, 2] = WORLD_AXES[i]
+                elif hinged[j]:
+                    p = parents[j]
+                    fp = (frames[p, 0, b], frames[p, 1, b], frames[p, 2, b], frames[p, 3, b]) if p >= 0 else IDENTITY
+                    u[b, c, 0], u[b, c, 1], u[b, c, 2] = rotate(fp, vec(axes, j))
+                else:
+                    bx, by, bz = y_axis((frames[j, 0, b], frames[j, 1, b], frames[j, 2, b], frames[j, 3, b]))
+                    ax, ay, az = abs(bx), abs(by), abs(bz)
+                    # the bone crossed with the world axis least aligned with it
+                    v = (0.0, bz, -by) if ax <= ay and ax <= az else (-bz, 0.0, bx) if ay <= az else (by, -bx, 0.0)
+                    n = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+                    vx, vy, vz = v[0] / n, v[1] / n, v[2] / n
+                    u[b, c, 0], u[b, c, 1], u[b, c, 2] = vx, vy, vz
+                    u[b, c + 1, 0], u[b, c + 1, 1], u[b, c + 1, 2] = (
+                        by * vz - bz * vy,
+                        bz * vx - bx * vz,
+                        bx * vy - by * vx,
+                    )
+            for g in range(len(goals)):
+                e = goals[g]
+                ex, ey, ez = pose[e, 0, b], pose[e, 1, b], pose[e, 2, b]
+                for q in range(above_at[g], above_at[g + 1]):
+                    c = above[q]
+                    j = cols[c]
+                    mx, my, mz = ex - pose[j, 0, b], ey - pose[j, 1, b], ez - pose[j, 2, b]
+                    ux, uy, uz = u[b, c, 0], u[b, c, 1], u[b, c, 2]
+                    jac[b, 3 * g, c] = uy * mz - uz * my
+                    jac[b, 3 * g + 1, c] = uz * mx - ux * mz
+                    jac[b, 3 * g + 2, c] = ux * my - uy * mx
+                for i in range(3):
+                    err[b, 3 * g + i] = targets[g, i, b] - pose[e, i, b]
+
+    return block
 
 
 def build_turns(jit: Callable[[Any], Any]) -> Callable[..., None]:

@@ -81,6 +81,7 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (f"{_SC}.passes.ReachingPasses.limit_frame", f"{_B}.kernels_joints.build_joints", ()),
     (f"{_SC}.passes.ReachingPasses.rigid_turn", f"{_B}.kernels_joints.build_joints", (f"{_R}.X_AXIS",)),
     (f"{_SC}.damped.DampedSteps.turn", f"{_B}.kernels_turns.build_turns", ()),
+    (f"{_SC}.damped.DampedSteps.turning_axes", f"{_B}.kernels_turns.build_rows", (f"{_SC}.damped.WORLD_AXES",)),
     (f"{_S}.limits.SwingLimit.project", f"{_B}.kernels_limits.build_limits", (f"{_S}.limits.ELLIPSE_STEPS",)),
     (f"{_R}.swing", f"{_B}.kernels_limits.build_limits", (f"{_R}.OPPOSITE2", f"{_R}.TINY2")),
     # -- rotations -----------------------------------------------------------------------------------
@@ -207,6 +208,7 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (None, f"{_B}.compiled_passes.CompiledPasses.reach", ("the compiled driver: batch tuples to and from kernels",)),
     (None, f"{_B}.compiled_passes.CompiledPasses.project", ("the compiled driver: batch tuples to and from kernels",)),
     (None, f"{_B}.compiled_passes.CompiledPasses.turn", ("the compiled driver: batch tuples to and from kernels",)),
+    (None, f"{_B}.compiled_passes.CompiledPasses.rows", ("the compiled driver: batch tuples to and from kernels",)),
     (None, f"{_BC}.passes.BatchPasses.reach", ("an iteration's passes: numpy's two stages or the compiled ones",)),
     (
         None,

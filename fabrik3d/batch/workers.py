@@ -149,7 +149,7 @@ def solve_each(
         began = time.perf_counter()
         out.append(solve(skeleton, **problem(b)))
         left = bsize - b - 1
-        if b == 1 and workers > 1 and left > 1:
+        if b == 1 and workers > 1 and left > 1 and sys.executable:  # (no interpreter to start: all here)
             spent = time.perf_counter() - began
             share = min(workers, left)
             if spent * left * (1.0 - 1.0 / share) > WORTH:

@@ -1,5 +1,5 @@
 """Joint limits compiled (``solve_batch(..., backend="cpu")`` on constrained skeletons): the constrained solve's
-reaching passes, its damped steps' turns and the limits' projections run as numba kernels
+reaching passes, its damped steps' rows and turns and the limits' projections run as numba kernels
 (``fabrik3d.batch.kernels_passes``, ``kernels_turns``, ``kernels_joints``, ``kernels_limits``, driven by
 ``fabrik3d.batch.compiled_passes``), and every result is the numpy backend's bit for bit: positions,
 rotations, iterations and convergence.
@@ -44,7 +44,7 @@ def numba() -> object:
 def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Every batch runs vectorised (``MIN_BATCH`` 1); the compiled driver's calls are counted by kind."""
     monkeypatch.setattr(batch_limited, "MIN_BATCH", 1)
-    calls = {"reach": 0, "project": 0, "turn": 0}
+    calls = {"reach": 0, "project": 0, "rows": 0, "turn": 0}
     for name in calls:
         inner = getattr(compiled_passes.CompiledPasses, name)
 
@@ -200,6 +200,42 @@ def test_the_turns_kernel_source_is_the_damped_steps_turn(seed: int, tree: bool)
     assert np.array_equal(out[:, :, 0], np.array(want)) and np.array_equal(out_frames[:, :, 0], np.array(want_frames))
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_the_rows_kernel_source_is_the_damped_steps_rows(seed: int, tree: bool) -> None:
+    """``build_rows``' block (plain Python) gives ``DampedSteps.turning_axes``' floats (world axes of rigid
+    joints, hinge axes, two axes across a ball joint's bone) and the scalar step's Jacobian rows of the
+    target positions (``u x (P_e - P_j)`` above each effector, +0.0 elsewhere) and residuals."""
+    rng = np.random.default_rng(seed)
+    s = constrained_skeleton(int(rng.integers(3, 9)), tree, rng)
+    solver, start, frames, _ = scalar_problem(s, rng)
+    r = solver.r
+    arrays = kernels_joints.rig_arrays(r, solver.plan, None)
+    cols, mask, starts = solver.damped_plan()
+    if arrays is None or not cols:
+        return
+    n, goals = len(s), list(solver.goals)
+    axes = np.zeros((n, 3))
+    for j in solver.turnable:
+        if solver.plan.hinged[j]:
+            axes[j] = r.limits[j].swing.a
+    above = [np.flatnonzero(row > 0.0) for row in mask]
+    at = np.cumsum([0] + [len(a) for a in above])
+    targets = np.array([solver.goals[e].position for e in goals], dtype=float)[:, :, None]
+    u, jac, err = np.empty((1, len(cols), 3)), np.zeros((1, 3 * len(goals), len(cols))), np.empty((1, 3 * len(goals)))
+    block = kernels_turns.build_rows(PLAIN)
+    plan = (np.array(solver.turnable), starts, axes, np.array(goals), at, np.concatenate(above), np.array(cols))
+    block(0, 0, 1, as_arrays(start, 3), as_arrays(frames, 4), targets, *plan, u, jac, err, *arrays)
+    want_u = np.array(solver.turning_axes(frames))
+    assert np.array_equal(u[0], want_u)
+    moving = np.array([start[e] for e in goals])[:, None, :] - np.array([start[j] for j in cols])[None, :, :]
+    ux, uy, uz = want_u[:, 0], want_u[:, 1], want_u[:, 2]
+    mx, my, mz = moving[..., 0], moving[..., 1], moving[..., 2]
+    crossed = np.stack((uy * mz - uz * my, uz * mx - ux * mz, ux * my - uy * mx), axis=1)
+    assert np.array_equal(jac[0], np.where(mask[:, None, :] > 0.0, crossed, 0.0).reshape(-1, len(cols)))
+    assert np.array_equal(err[0], [g - p for e in goals for g, p in zip(solver.goals[e].position, start[e])])
+
+
 def test_what_the_kernels_do_not_cover_is_named() -> None:
     """The presets are covered (the octopus's rigid root with nine children, the humanoid's rolling shoulders
     and hips, its chest fitted by numpy between the kernel's segments); orientation targets are not."""
@@ -236,7 +272,7 @@ def test_cpu_equals_numpy_on_the_presets(numba: object, counted: dict[str, int],
     same(
         s, goal, poles={effector: s.rest_positions[s.index(effector)] + rng.normal(size=(count, 3))}, max_iterations=30
     )
-    assert counted["reach"] and counted["project"] and counted["turn"], counted
+    assert counted["reach"] and counted["project"] and counted["rows"] and counted["turn"], counted
 
 
 def test_cpu_equals_numpy_where_the_kernels_do_not_reach(numba: object, counted: dict[str, int]) -> None:

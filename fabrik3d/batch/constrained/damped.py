@@ -192,6 +192,9 @@ class BatchDampedSteps:
         if not cols:
             return self.forward(pose, frames, {})
         m = len(damping)
+        if self.compiled is not None:  # (covered: no orientation target)
+            u, jac, err, stacked = self.compiled.rows(self, pose, frames)
+            return self.compiled.turn(joint_turns(jac, err, damping, starts, u), pose, frames, stacked)
         axes = self.turning_axes(frames)
         u = np.stack([np.stack(np.broadcast_arrays(*full(a, m)), axis=-1) for a in axes], axis=1)
         goals = list(self.goal_positions)
@@ -226,8 +229,6 @@ class BatchDampedSteps:
                 jg = np.concatenate([jac[idx]] + [rows[idx] for (rows, _, _), on in zip(blocks, kind) if on], axis=1)
                 eg = np.concatenate([err[idx]] + [e[idx] for (_, e, _), on in zip(blocks, kind) if on], axis=1)
                 spin[idx] = joint_turns(jg, eg, damping[idx], starts, u[idx])
-        if self.compiled is not None:
-            return self.compiled.turn(spin, pose, frames)
         turned: dict[int, tuple[BQuat, np.ndarray]] = {}
         parents, limits = r.parents, r.limits
         with np.errstate(all="ignore"):
