@@ -15,11 +15,13 @@ loop in the calling process, so the results are that loop's bit for bit. A fresh
 ``multiprocessing``: it neither runs the caller's script again (``spawn``) nor inherits the parent's
 threads' locks (``fork``). A worker that fails (killed, out of memory) is a ``RuntimeError`` naming its
 exit status and the end of its error output; an error ``solve`` raises is raised as it is, the first
-problem's in batch order.
+problem's in batch order. No worker outlives the call: an interrupt or an error kills them, and a worker
+whose caller was killed outright stops before its next problem.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 import subprocess
 import sys
@@ -194,12 +196,17 @@ def deal(skeleton: Skeleton, problems: Sequence[Problem], workers: int) -> list[
     return results  # type: ignore[return-value]
 
 
-def solve_share(skeleton: Skeleton, problems: Sequence[Problem]) -> dict[str, Any]:
+def solve_share(
+    skeleton: Skeleton, problems: Sequence[Problem], wanted: Callable[[], bool] = lambda: True
+) -> dict[str, Any]:
     """``{"results": [solve(skeleton, **p) for p in problems], "error": None}``, the results stopping at
-    the first error that ``solve`` raises, which is ``"error"``."""
+    the first error that ``solve`` raises, which is ``"error"``; ``SystemExit`` as soon as ``wanted()``,
+    asked before each problem, is false."""
     results: list[SolveResult] = []
     try:
         for kwargs in problems:
+            if not wanted():
+                raise SystemExit(1)
             results.append(solve(skeleton, **kwargs))
     except Exception as exc:
         return {"results": results, "error": exc}
@@ -222,7 +229,8 @@ def serve(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None
     """A worker's work (after ``BOOT`` set its import path): the skeleton and problems from ``stdin``,
     ``solve_share``'s reply to ``stdout`` (an error that does not pickle sent as its type and message)."""
     skeleton, problems = pickle.load(sys.stdin.buffer if stdin is None else stdin)
-    reply = solve_share(skeleton, problems)
+    parent = os.getppid()  # (a worker whose caller died, killed outright, stops at its next problem)
+    reply = solve_share(skeleton, problems, lambda: os.getppid() == parent)
     try:
         data = pickle.dumps(reply)
     except Exception:

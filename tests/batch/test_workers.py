@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pickle
 import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -147,3 +150,47 @@ def test_a_worker_killed_is_an_error_naming_it_and_none_outlives_the_call(
     monkeypatch.setattr(workers, "BOOT", "import sys; sys.stderr.write('no fabrik3d here'); sys.exit(3)")
     with pytest.raises(RuntimeError, match=r"exit status 3\): no fabrik3d here"):
         workers.deal(sk, problems, 2)
+
+
+def test_a_worker_whose_caller_is_killed_outright_stops(tmp_path: Path) -> None:
+    """The caller SIGKILLed mid-batch (no ``finally`` runs): its worker stops before its next problem rather
+    than solving its whole share for no one."""
+    script = tmp_path / "caller.py"
+    script.write_text(
+        "import subprocess, sys\n"
+        "import numpy as np\n"
+        "from fabrik3d import presets\n"
+        "from fabrik3d.batch import workers\n"
+        "popen = subprocess.Popen\n"
+        "def told(*a, **k):\n"
+        "    p = popen(*a, **k)\n"
+        "    print(p.pid, flush=True)\n"
+        "    return p\n"
+        "workers.subprocess.Popen = told\n"
+        "sk = presets.get('humanoid')\n"
+        "rng = np.random.default_rng(5)\n"
+        "rest = {e: sk.rest_positions[sk.index(e)] for e in sk.end_effectors}\n"
+        "problems = [{'targets': {e: p + rng.normal(0, 0.05, 3) for e, p in rest.items()}} for _ in range(4000)]\n"
+        "workers.deal(sk, problems, 2)\n"
+    )
+    caller = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        worker = int(caller.stdout.readline())  # type: ignore[union-attr]
+        time.sleep(1.0)  # (the worker at its problems)
+        assert _running(worker)
+    finally:
+        caller.kill()
+        caller.wait()
+    deadline = time.monotonic() + 30
+    while _running(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(worker), "the worker outlived its caller"
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
