@@ -228,8 +228,8 @@ def _reply(w: int, proc: subprocess.Popen[bytes], stdout: bytes, stderr: bytes) 
 def serve(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
     """A worker's work (after ``BOOT`` set its import path): the skeleton and problems from ``stdin``,
     ``solve_share``'s reply to ``stdout`` (an error that does not pickle sent as its type and message)."""
-    skeleton, problems = pickle.load(sys.stdin.buffer if stdin is None else stdin)
     parent = os.getppid()  # (a worker whose caller died, killed outright, stops at its next problem)
+    skeleton, problems = pickle.load(sys.stdin.buffer if stdin is None else stdin)
     reply = solve_share(skeleton, problems, lambda: os.getppid() == parent)
     try:
         data = pickle.dumps(reply)
