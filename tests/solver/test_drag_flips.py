@@ -43,7 +43,7 @@ def unguarded(monkeypatch) -> None:
     guard (``fabrik3d.solver.steady``) and the least-motion steps' kinked columns and secants
     (``NumericSteps.numeric_step``). Each test switches its own fix off with them."""
     monkeypatch.setattr(natural, "steadied", lambda solve, start, got, bar: got)
-    monkeypatch.setattr(constrained.LimitedSolve, "kinked", lambda self, j, frames, axis: False)
+    monkeypatch.setattr(constrained.LimitedSolve, "kinked", lambda self, j, frames, ahead, back: False)
     monkeypatch.setattr(constrained.LimitedSolve, "secants", lambda self, pose, frames, cols, axes, jac, e, d: jac)
 
 

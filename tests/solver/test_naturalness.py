@@ -113,7 +113,7 @@ def test_a_drag_that_would_jump_brings_in_a_stiffer_level_and_swivels_the_elbow_
     with monkeypatch.context() as m:
         m.setattr(natural.NaturalSolve, "unswivelled", lambda self, solve: solve())
         m.setattr(natural, "steadied", lambda solve, start, got, bar: got)  # (the later rules catch it too)
-        m.setattr(LimitedSolve, "kinked", lambda self, j, frames, axis: False)
+        m.setattr(LimitedSolve, "kinked", lambda self, j, frames, ahead, back: False)
         m.setattr(LimitedSolve, "secants", lambda self, pose, frames, cols, axes, jac, err, damping: jac)
         assert max(nt.chained_drags(nt.natural, sk, reaches[:40])[1]) > 3.0
 

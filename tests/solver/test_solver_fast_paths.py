@@ -418,5 +418,5 @@ def test_least_motion_without_the_kinks_stalls_at_a_stop(monkeypatch) -> None:
     """The arms above with ``numeric_step``'s kinked columns unseen: a turn into the stop moves
     nothing, so a one-sided difference sees no elbow where its stop lies the way the column turns;
     the steps then turn the shoulder alone and stall (for one of the two ranges)."""
-    monkeypatch.setattr(LimitedSolve, "kinked", lambda self, j, frames, axis: False)
+    monkeypatch.setattr(LimitedSolve, "kinked", lambda self, j, frames, ahead, back: False)
     assert not all(stopped_elbow_reaches(low, high) for low, high in STOPPED_ELBOWS)

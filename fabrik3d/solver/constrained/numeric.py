@@ -66,10 +66,17 @@ class NumericSteps(DampedSteps):
         goals = list(self.goals.items())
         base = np.array([pose[e] for e, _ in goals]).ravel()
         sides = np.zeros((2, len(base), len(cols)))  # (the differences turning each column +, then -)
-        kinked = np.array([self.kinked(j, frames, ax) for j, ax in zip(cols, axes)], dtype=bool)
-        for c, (ax, j) in enumerate(zip(axes, cols)):
-            for side, eps in enumerate((NUMERIC_EPS, -NUMERIC_EPS) if kinked[c] else (NUMERIC_EPS,)):
-                local = self.turned_local(j, frames, (eps * ax[0], eps * ax[1], eps * ax[2]))
+        # Each column's joint turned NUMERIC_EPS about its axis, and the other way where a limit may kink it.
+        ahead, behind = [], []
+        for j, ax in zip(cols, axes):
+            ex, ey, ez = NUMERIC_EPS * ax[0], NUMERIC_EPS * ax[1], NUMERIC_EPS * ax[2]
+            ahead.append(self.turned_local(j, frames, (ex, ey, ez)))
+            behind.append(self.turned_local(j, frames, (-ex, -ey, -ez)) if self.limited(j) else None)
+        kinked = np.array([self.kinked(j, frames, a, b) for j, a, b in zip(cols, ahead, behind)], dtype=bool)
+        for c, j in enumerate(cols):
+            for side, (eps, local) in enumerate(
+                ((NUMERIC_EPS, ahead[c]), (-NUMERIC_EPS, behind[c])) if kinked[c] else ((NUMERIC_EPS, ahead[c]),)
+            ):
                 sides[side, :, c] = self.column(pose, frames, j, local, base, eps)
         plus, minus = sides
         err = np.array([g.position for _, g in goals]).ravel() - base
@@ -157,15 +164,14 @@ class NumericSteps(DampedSteps):
         limits = self.r.limits[j]
         return limits.swing is not None or (self.r.rigid[j] and limits.twist is not None)
 
-    def kinked(self, j: int, frames: list[rot.Quat], axis: rot.Vec) -> bool:
-        """Whether joint ``j`` turns unevenly about ``axis`` (world) by ``NUMERIC_EPS`` one way and the
-        other (``KINKED``: a limit stops or deflects one of the turns): a rigid body's rotation, a
-        bone's direction (a turn resets its twist, either way alike)."""
+    def kinked(self, j: int, frames: list[rot.Quat], ahead: rot.Quat | None, back: rot.Quat | None) -> bool:
+        """Whether joint ``j`` turns unevenly about a world axis by ``NUMERIC_EPS`` one way and the other
+        (``KINKED``: a limit stops or deflects one of the turns): a rigid body's rotation, a bone's
+        direction (a turn resets its twist, either way alike). ``ahead`` and ``back``: its rotations once
+        turned each way (``turned_local``)."""
         r = self.r
         if not self.limited(j):
             return False  # (nothing to stop the turn: even both ways)
-        ex, ey, ez = (NUMERIC_EPS * a for a in axis)
-        ahead, back = self.turned_local(j, frames, (ex, ey, ez)), self.turned_local(j, frames, (-ex, -ey, -ez))
         if ahead is None or back is None:
             return False
         p = r.parents[j]
