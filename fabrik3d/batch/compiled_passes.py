@@ -3,7 +3,7 @@
 
 ``BatchLimited`` (``fabrik3d.batch.constrained``) takes a ``CompiledPasses`` where its rig and targets are
 covered (``CompiledPasses.make``: swing limits that are cones, elliptical cones or hinges, twist limits,
-rolling joints, ``Rigid`` joints, a root orientation, target positions without orientations; ``None``
+rolling joints, ``Rigid`` joints, a root orientation, target positions and orientations; ``None``
 otherwise) and hands it each iteration's passes (``reach``), the start's projections (``project``) and
 the damped steps' rows (``rows``: turning axes, Jacobian, residuals) and turns (``turn``); the step itself
 (numpy's linear algebra, where the scalar solve has it), the restarts' random aims, the poles and the
@@ -66,12 +66,11 @@ class CompiledPasses:
 
     @classmethod
     def make(
-        cls, r: Rig, plan: LimitedPlan, effectors: list[int], oriented: bool, root_frame: rot.Quat | None
+        cls, r: Rig, plan: LimitedPlan, effectors: list[int], root_frame: rot.Quat | None
     ) -> CompiledPasses | None:
         """The compiled passes of rig ``r``'s ``plan`` toward ``effectors`` (the targets' order) with the
-        root's fixed frame ``root_frame`` (or ``None``), or ``None`` where they are not covered (``oriented``:
-        some target has an orientation)."""
-        rig = None if oriented else rig_arrays(r, plan, root_frame)
+        root's fixed frame ``root_frame`` (or ``None``), or ``None`` where they are not covered."""
+        rig = rig_arrays(r, plan, root_frame)
         return None if rig is None else cls(r, plan, effectors, rig)
 
     def reach(self, host: Any, pose: list[Any], frames: list[Any], start: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -88,6 +87,21 @@ class CompiledPasses:
         """``LimitedSolve.project``: stage 2 of every joint toward ``pose`` itself."""
         m = _problems(pose)
         return self._passes(host, False, pose, frames, pose, np.empty((0, 3, m)), self.every, m)
+
+    def aims(self, host: Any, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The orientation targets of ``host`` as the kernels read them: ``(t, 4, m)`` (zeros where a target
+        has none), where they are ``(t,)``, their weights ``(t,)`` and the yield shares ``(m,)``."""
+        turns = np.zeros((len(self.effectors), 4, m))
+        aimed = np.zeros(len(self.effectors), dtype=np.bool_)
+        weights = np.zeros(len(self.effectors))
+        for t, e in enumerate(self.effectors):
+            aim = host.goal_orientations.get(e)
+            if aim is not None:
+                aimed[t], weights[t] = True, aim[1]
+                for i, x in enumerate(aim[0]):
+                    turns[t, i] = x
+        shares = np.array(np.broadcast_to(np.asarray(host.yield_share, dtype=float), (m,)))
+        return turns, aimed, weights, shares
 
     def rows(self, host: Any, pose: list[Any], frames: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
         """``BatchDampedSteps.damped_step``'s turning axes ``u`` ``(m, columns, 3)``, Jacobian ``(m, 3 goals,
@@ -122,16 +136,18 @@ class CompiledPasses:
         return u, jac, err, (given, given_frames)
 
     def turn(
-        self, spin: np.ndarray, pose: list[Any], frames: list[Any], stacked: Any = None
+        self, host: Any, spin: np.ndarray, pose: list[Any], frames: list[Any], stacked: Any = None
     ) -> tuple[list[Any], list[Any]]:
         """``DampedSteps.turn``: each turning joint turned by its world rotation vector in ``spin``
-        (``(m, turnable, 3)``, radians, ``damped.joint_turns``'), limited, and the pose rebuilt (``stacked``:
-        the pose and frames as ``rows`` stacked them)."""
+        (``(m, turnable, 3)``, radians, ``damped.joint_turns``'), limited, and the pose rebuilt, the targeted
+        leaves turned toward the orientation targets of ``host`` (``stacked``: the pose and frames as ``rows``
+        stacked them)."""
         m = len(spin)
         given, given_frames = (_stack(pose, 3, m), _stack(frames, 4, m)) if stacked is None else stacked
         out, out_frames = np.empty((self.n, 3, m)), np.empty((self.n, 4, m))
+        turns, aimed, _, _ = self.aims(host, m)
         args = (np.ascontiguousarray(spin), given, given_frames, out, out_frames, self.turnable, self.up, self.goal_of)
-        self.run_turns(_blocks(m), m, (*args, *self.rig))
+        self.run_turns(_blocks(m), m, (*args, turns, aimed, *self.rig))
         return _unstack(out, pose), _unstack(out_frames, frames)
 
     def _passes(
@@ -149,13 +165,14 @@ class CompiledPasses:
         twins) fits: Horn's fit, an eigenvector from LAPACK, stays the scalar solve's call."""
         down, up, fitted, arrays = plan
         given, given_frames, given_start = _stack(pose, 3, m), _stack(frames, 4, m), _stack(start, 3, m)
+        aims = self.aims(host, m)
         q, qf = given.copy(), given_frames.copy()  # stage 1's points and frames
         out, out_frames = np.empty_like(given), given_frames.copy()  # stage 2's (from q, below)
 
         def launch(segments: tuple[int, int, int, int]) -> None:
             if segments[1] == segments[0] and segments[3] == segments[2]:
                 return  # (two fitted joints in a row: no kernel's segment between them)
-            args = (np.array(segments, dtype=np.int64), given, given_frames, given_start, targets, self.goal_of)
+            args = (np.array(segments, dtype=np.int64), given, given_frames, given_start, targets, self.goal_of, *aims)
             self.run(_blocks(m), m, (*args, q, qf, out, out_frames, *arrays, *self.rig))
 
         lo = 0

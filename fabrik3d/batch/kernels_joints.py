@@ -11,8 +11,8 @@
 ball joint with a twist limit above a hinge, which rolls its hinge's plane onto the target).
 
 ``build_joints(jit)`` passes the rules through ``jit`` (once per ``jit``) and returns them by name:
-``aim_frame``, ``limit_frame`` and ``rigid_turn``, each its ``ReachingPasses`` namesake on scalars with the
-expressions in the scalar order, and the row readers ``vec`` and ``quat``.
+``aim_frame``, ``limit_frame``, ``rigid_turn`` and ``effector_frame``, each its ``ReachingPasses`` namesake on
+scalars with the expressions in the scalar order, and the row readers ``vec`` and ``quat``.
 """
 
 from __future__ import annotations
@@ -136,4 +136,24 @@ def build_joints(jit: Callable[[Any], Any]) -> dict[str, Any]:
             return rot.IDENTITY
         return swing(a, b, rotate(fj, rot.X_AXIS))
 
-    return {"vec": vec, "quat": quat, "aim_frame": aim_frame, "limit_frame": limit_frame, "rigid_turn": rigid_turn}
+    @jit
+    def effector_frame(j, fp, t, aims, aimed, rig):  # type: ignore[no-untyped-def]
+        """``ReachingPasses.effector_frame`` (no turn held): leaf ``j``'s frame, its parent's ``fp`` turned about
+        the bone toward its orientation target ``aims[t]`` (``(targets, 4)``; where ``t >= 0`` and
+        ``aimed[t]``), within its twist limit."""
+        base = mul(fp, quat(rig[7], j))
+        if t < 0 or not aimed[t]:
+            return base
+        tau = twist_angle(mul((-base[0], -base[1], -base[2], base[3]), quat(aims, t)), rot.Y_AXIS)
+        if rig[14][j]:
+            tau = clamp_angle(tau, rig[13][j, 0], rig[13][j, 1], False, 0.0)
+        return mul(base, axis_angle(rot.Y_AXIS, tau))
+
+    return {
+        "vec": vec,
+        "quat": quat,
+        "aim_frame": aim_frame,
+        "limit_frame": limit_frame,
+        "rigid_turn": rigid_turn,
+        "effector_frame": effector_frame,
+    }

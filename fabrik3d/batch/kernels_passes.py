@@ -11,18 +11,19 @@ for bit. ``fabrik3d.batch.compiled`` runs the blocks in parallel over the CPU co
 What it covers (``kernels_joints.rig_arrays`` says whether a rig is): swing limits that are cones,
 elliptical cones or hinges (any joint may have none), twist limits, a ``Rigid`` root (its frame kept or
 the root's orientation, limited) and ``Rigid`` joints with one or two children (one with three or more is
-fitted by the driver between the kernel's segments, ``compiled_passes``); rolling joints; target positions without
-orientations, no turns carried through the solve, no restart's random aims (those stay with the numpy
-passes). Python's negative index of a leaf's missing child (``first_child`` is -1) is kept: it reads the
-last joint, as the scalar code does.
+fitted by the driver between the kernel's segments, ``compiled_passes``); rolling joints; target positions
+and orientations (with the yield share of each problem); no turns carried through the solve, no restart's
+random aims (those stay with the numpy passes). Python's negative index of a leaf's missing child
+(``first_child`` is -1) is kept: it reads the last joint, as the scalar code does.
 
 Arrays (``n`` joints, ``m`` problems; ``(joints, coordinates, problems)`` as the numpy passes' tuples
 stack): ``pose`` ``(n, 3, m)``, ``frames`` ``(n, 4, m)``, ``start`` ``(n, 3, m)`` (stage 2's root and
 fallback directions), ``goals`` ``(t, 3, m)`` the targets' positions, ``goal_of`` ``(n,)`` each joint's
-target (-1: none); out ``out_pose`` ``(n, 3, m)``, ``out_frames`` ``(n, 4, m)``. Then the plan
-(``plan_arrays``: ``down`` and ``up``, the joint orders, ``active`` ``(n,)``, the kids as ``kid_ptr``
-``(n + 1,)``, ``kid_idx`` and ``kid_w``: a joint's kids are ``kid_idx[kid_ptr[j]:kid_ptr[j + 1]]``) and
-the rig (``kernels_joints.rig_arrays``).
+target (-1: none), the targets' orientations ``(t, 4, m)``, where they have one ``(t,)``, their weights
+``(t,)`` and the yield shares ``(m,)`` (``CompiledPasses.aims``); out ``out_pose`` ``(n, 3, m)``, ``out_frames``
+``(n, 4, m)``. Then the plan (``plan_arrays``: ``down`` and ``up``, the joint orders, ``active`` ``(n,)``,
+the kids as ``kid_ptr`` ``(n + 1,)``, ``kid_idx`` and ``kid_w``: a joint's kids are
+``kid_idx[kid_ptr[j]:kid_ptr[j + 1]]``) and the rig (``kernels_joints.rig_arrays``).
 """
 
 from __future__ import annotations
@@ -64,12 +65,13 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
     sub, add, unit, dist, swing = f["sub"], f["add"], f["unit"], f["dist"], f["swing"]
     axis_angle, project, hinge_angle, clamp_angle = f["axis_angle"], f["project"], f["hinge_angle"], f["clamp_angle"]
     g = build_joints(jit)
-    vec, quat, aim_frame, limit_frame, rigid_turn = (
+    vec, quat, aim_frame, limit_frame, rigid_turn, effector_frame = (
         g["vec"],
         g["quat"],
         g["aim_frame"],
         g["limit_frame"],
         g["rigid_turn"],
+        g["effector_frame"],
     )
 
     @jit
@@ -149,8 +151,10 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
         return mul(frame, axis_angle(Y_AXIS, clamp_angle(chosen, rig[13][j, 0], rig[13][j, 1], False, 0.0)))
 
     @jit
-    def reach_inward(j, c, pose, frames, q, qf, rig):  # type: ignore[no-untyped-def]
-        """``ReachingPasses.reach_inward``: joint ``j``'s stage-1 point and frame from its one child ``c``."""
+    def reach_inward(j, c, pose, frames, q, qf, aim, rig):  # type: ignore[no-untyped-def]
+        """``ReachingPasses.reach_inward``: joint ``j``'s stage-1 point and frame from its one child ``c``
+        (``aim``: ``(t, aims, aimed, aim_w, share)``, ``c``'s target ``t`` (-1: none) and the orientation
+        targets, their weights and the yield share)."""
         lengths, offset_dir, rest_x, kinds, rows = rig[2], rig[4], rig[6], rig[8], rig[9]
         e_c = vec(offset_dir, c)
         fj = quat(frames, j)
@@ -158,6 +162,13 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
         ok, bone = unit(sub(vec(q, c), vec(pose, j)))
         if not ok:
             bone = old_bone
+        t, aims, aimed, aim_w, share = aim
+        if t >= 0 and aimed[t]:
+            wanted = rotate(quat(aims, t), e_c)
+            w = aim_w[t] * share  # (position wins: the share yields while stalled)
+            ok, bone = unit(add((bone[0] * (1.0 - w), bone[1] * (1.0 - w), bone[2] * (1.0 - w)), wanted, w))
+            if not ok:
+                bone = wanted
         if kinds[c] == 0 and kinds[j] == 0:
             return add(vec(q, c), bone, -lengths[c]), fj
         frame = mul(swing(old_bone, bone, x_axis(fj)), fj)
@@ -171,14 +182,18 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
         return add(vec(q, c), bone, -lengths[c]), frame
 
     @jit
-    def stage1(pose, frames, goals, goal_of, q, qf, down, kid_ptr, kid_idx, kid_w, rig):  # type: ignore[no-untyped-def]
+    def stage1(pose, frames, goals, goal_of, aims, q, qf, down, kid_ptr, kid_idx, kid_w, rig):  # type: ignore[no-untyped-def]
         """``ReachingPasses.stage1`` into ``q`` and ``qf`` (copies of ``pose`` and ``frames``, ``(n, 3)``
-        and ``(n, 4)``); ``goals`` ``(t, 3)``."""
+        and ``(n, 4)``); ``goals`` ``(t, 3)``; ``aims``: the orientation targets ``(t, 4)``, where they are
+        (``aimed``), their weights and the yield share."""
         lengths, rigid, offset = rig[2], rig[11], rig[12]
+        turns, aimed, aim_w, share = aims
         for j in down:
             t = goal_of[j]
             if t >= 0:
                 q[j, 0], q[j, 1], q[j, 2] = goals[t, 0], goals[t, 1], goals[t, 2]
+                if aimed[t]:
+                    qf[j, 0], qf[j, 1], qf[j, 2], qf[j, 3] = turns[t, 0], turns[t, 1], turns[t, 2], turns[t, 3]
                 continue
             lo, hi = kid_ptr[j], kid_ptr[j + 1]
             if rigid[j]:  # (one or two proposers: ``rigid_stage1``)
@@ -193,7 +208,8 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
                 qf[j, 0], qf[j, 1], qf[j, 2], qf[j, 3] = frame
                 continue
             if hi - lo == 1:
-                p, fr = reach_inward(j, kid_idx[lo], pose, frames, q, qf, rig)
+                c = kid_idx[lo]
+                p, fr = reach_inward(j, c, pose, frames, q, qf, (goal_of[c], turns, aimed, aim_w, share), rig)
                 q[j, 0], q[j, 1], q[j, 2] = p
                 qf[j, 0], qf[j, 1], qf[j, 2], qf[j, 3] = fr
                 continue
@@ -210,18 +226,21 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
             q[j, 0], q[j, 1], q[j, 2] = sx / sw, sy / sw, sz / sw
 
     @jit
-    def stage2(q, old, start, pose, frames, up, active, kid_ptr, kid_idx, rig):  # type: ignore[no-untyped-def]
+    def stage2(q, old, start, pose, frames, up, active, kid_ptr, kid_idx, goal_of, turns, aimed, rig):  # type: ignore[no-untyped-def]
         """``ReachingPasses.stage2`` (no restart's aims) over the joints ``up`` into ``pose`` and ``frames``
-        (at the start copies of ``q`` and ``old``, the root at ``start``'s)."""
-        parents, first_child, lengths, hinged, rest_local = rig[0], rig[1], rig[2], rig[3], rig[7]
+        (at the start copies of ``q`` and ``old``, the root at ``start``'s; ``turns`` ``(t, 4)`` the
+        orientation targets where ``aimed``)."""
+        parents, first_child, lengths, hinged = rig[0], rig[1], rig[2], rig[3]
         n = q.shape[0]
         for j in up:
             p = parents[j]
             fp = quat(frames, p) if p >= 0 else IDENTITY
             pj = vec(pose, j)
             first = first_child[j]
-            if first < 0:  # a leaf: its parent's frame (no orientation target, no turn held)
-                frames[j, 0], frames[j, 1], frames[j, 2], frames[j, 3] = mul(fp, quat(rest_local, j))
+            if first < 0:  # a leaf: its parent's frame, turned toward its orientation target (no turn held)
+                frames[j, 0], frames[j, 1], frames[j, 2], frames[j, 3] = effector_frame(
+                    j, fp, goal_of[j], turns, aimed, rig
+                )
                 continue
             if rig[11][j]:  # rigid: fitted (the root keeps its frame), limited, its children placed rigidly
                 if p < 0:
@@ -270,14 +289,35 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
                 pose[c, 0], pose[c, 1], pose[c, 2] = pc
 
     @jit
-    def block(k, lo, hi, segments, pose, frames, start, goals, goal_of, q_in, qf_in, out_pose, out_frames, *arrays):  # type: ignore[no-untyped-def]
+    def block(
+        k,
+        lo,
+        hi,
+        segments,
+        pose,
+        frames,
+        start,
+        goals,
+        goal_of,
+        all_turns,
+        aimed,
+        aim_w,
+        shares,
+        q_in,
+        qf_in,
+        out_pose,
+        out_frames,
+        *arrays,
+    ):  # type: ignore[no-untyped-def]
         """Problems ``lo`` to ``hi - 1``: stage 1 over ``down[segments[0]:segments[1]]``, continuing the
         stage-1 points and frames ``q_in`` and ``qf_in`` (``(n, 3, m)``, ``(n, 4, m)``, in and out), then stage
         2 over ``up[segments[2]:segments[3]]``, continuing ``out_pose`` and ``out_frames`` (in and out; at
         the start copies of the stage-1 points and of ``frames``, the root at ``start``'s: ``CompiledPasses``).
         The driver runs the passes in such segments around the joints it fits itself (rigid, three or more
         children: Horn's fit, numpy's); a projection (``project``) is stage 2 of every joint toward ``pose``.
-        ``arrays``: the plan's (``plan_arrays``), then the rig's (``rig_arrays``). ``k`` unused."""
+        ``all_turns``: the orientation targets ``(t, 4, m)`` (``t`` targets, even for a projection), where
+        they are (``aimed`` ``(t,)``), their weights ``aim_w`` ``(t,)`` and the yield shares ``shares``
+        ``(m,)``. ``arrays``: the plan's (``plan_arrays``), then the rig's (``rig_arrays``). ``k`` unused."""
         down, up, active, kid_ptr, kid_idx, kid_w = arrays[0], arrays[1], arrays[2], arrays[3], arrays[4], arrays[5]
         rig = arrays[6:]
         n = pose.shape[0]
@@ -285,6 +325,7 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
         st, old = np.empty((n, 3)), np.empty((n, 4))
         got, got_f, given = np.empty((n, 3)), np.empty((n, 4)), np.empty((n, 3))
         targets = np.empty((goals.shape[0], 3))
+        turns = np.empty((all_turns.shape[0], 4))
         first1, last1, first2, last2 = segments[0], segments[1], segments[2], segments[3]
         for b in range(lo, hi):
             for j in range(n):
@@ -297,18 +338,34 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
                     old[j, i] = frames[j, i, b]
                     qf[j, i] = qf_in[j, i, b]
                     got_f[j, i] = out_frames[j, i, b]
+            for t in range(all_turns.shape[0]):
+                for i in range(4):
+                    turns[t, i] = all_turns[t, i, b]
             if last1 > first1:
                 for t in range(goals.shape[0]):
                     for i in range(3):
                         targets[t, i] = goals[t, i, b]
-                stage1(given, old, targets, goal_of, q, qf, down[first1:last1], kid_ptr, kid_idx, kid_w, rig)
+                stage1(
+                    given,
+                    old,
+                    targets,
+                    goal_of,
+                    (turns, aimed, aim_w, shares[b]),
+                    q,
+                    qf,
+                    down[first1:last1],
+                    kid_ptr,
+                    kid_idx,
+                    kid_w,
+                    rig,
+                )
                 for j in range(n):
                     for i in range(3):
                         q_in[j, i, b] = q[j, i]
                     for i in range(4):
                         qf_in[j, i, b] = qf[j, i]
             if last2 > first2:
-                stage2(q, old, st, got, got_f, up[first2:last2], active, kid_ptr, kid_idx, rig)
+                stage2(q, old, st, got, got_f, up[first2:last2], active, kid_ptr, kid_idx, goal_of, turns, aimed, rig)
                 for j in range(n):
                     for i in range(3):
                         out_pose[j, i, b] = got[j, i]

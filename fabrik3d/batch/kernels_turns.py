@@ -98,7 +98,7 @@ def build_turns(jit: Callable[[Any], Any]) -> Callable[..., None]:
     sub, add, swing, project, axis_angle = f["sub"], f["add"], f["swing"], f["project"], f["axis_angle"]
     twist_angle = f["twist_angle"]
     g = build_joints(jit)
-    vec, quat, limit_frame = g["vec"], g["quat"], g["limit_frame"]
+    vec, quat, limit_frame, effector_frame = g["vec"], g["quat"], g["limit_frame"], g["effector_frame"]
 
     @jit
     def turned_local(j, fp, fj, w, rig):  # type: ignore[no-untyped-def]
@@ -132,17 +132,22 @@ def build_turns(jit: Callable[[Any], Any]) -> Callable[..., None]:
         return True, mul(swung, l0)
 
     @jit
-    def block(k, lo, hi, spin, pose, frames, out_pose, out_frames, turnable, up, goal_of, *rig):  # type: ignore[no-untyped-def]
+    def block(k, lo, hi, spin, pose, frames, out_pose, out_frames, turnable, up, goal_of, aims, aimed, *rig):  # type: ignore[no-untyped-def]
         """Problems ``lo`` to ``hi - 1``: ``spin`` ``(m, turnable, 3)`` (radians, world rotation vectors), the
         pose and frames ``(n, 3, m)`` and ``(n, 4, m)`` in, the turned ones out (``up``: the active joints
-        root outward; ``goal_of``: the targeted leaves, which take their parent's frame afresh; ``rig``:
+        root outward; ``goal_of``: the targeted leaves, which take their parent's frame afresh, turned
+        toward their orientation targets ``aims`` ``(t, 4, m)`` where ``aimed`` ``(t,)``; ``rig``:
         ``rig_arrays``)."""
-        parents, first_child, rest_local = rig[0], rig[1], rig[7]
+        parents, first_child = rig[0], rig[1]
         n = pose.shape[0]
         has = np.zeros(n, dtype=np.bool_)
         local = np.empty((n, 4))
         moved = np.empty((n, 4))
+        turns = np.empty((aims.shape[0], 4))
         for b in range(lo, hi):
+            for t in range(aims.shape[0]):
+                for i in range(4):
+                    turns[t, i] = aims[t, i, b]
             for t in range(len(turnable)):
                 j = turnable[t]
                 p = parents[j]
@@ -168,8 +173,8 @@ def build_turns(jit: Callable[[Any], Any]) -> Callable[..., None]:
                 fpn = (out_frames[p, 0, b], out_frames[p, 1, b], out_frames[p, 2, b], out_frames[p, 3, b])
                 nf = mul(fpn, (local[x, 0], local[x, 1], local[x, 2], local[x, 3])) if has[x] else mul(turn, fx)
                 if first_child[x] < 0:
-                    if goal_of[x] >= 0:  # (no orientation target: its parent's frame)
-                        nf = mul(fpn, quat(rest_local, x))
+                    if goal_of[x] >= 0:  # (its parent's frame, turned toward its orientation target)
+                        nf = effector_frame(x, fpn, goal_of[x], turns, aimed, rig)
                 else:
                     mv = mul(nf, inverse) if has[x] else turn
                     moved[x, 0], moved[x, 1], moved[x, 2], moved[x, 3] = mv

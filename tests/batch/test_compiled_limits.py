@@ -108,13 +108,25 @@ def scalar_problem(s: fabrik3d.Skeleton, rng: np.random.Generator) -> tuple[Limi
     r = rig(s)
     names = some_of(s.end_effectors, rng)
     pose = random_pose(s, rng)
-    goals = {
-        s.index(e): Goal(tuple((pose[s.index(e)] + rng.normal(scale=0.2, size=3)).tolist()), None, 1.0) for e in names
-    }
+    goals = {}
+    for e in names:  # (about half with an orientation target, of a random weight)
+        aim = tuple(unit(rng.normal(size=4)).tolist()) if rng.random() < 0.5 else None
+        position = tuple((pose[s.index(e)] + rng.normal(scale=0.2, size=3)).tolist())
+        goals[s.index(e)] = Goal(position, aim, float(rng.choice([1.0, 0.5, 3.0])) if aim else 1.0)
     solver = LimitedSolve(r, goals, None, {}, None)
+    solver.yield_share = float(rng.choice([1.0, 0.25, 1.0 / 64.0]))  # (a stalled solve's share yields)
     start = [tuple(p) for p in arbitrary_pose(s, rng).tolist()]
     frames = r.pose_frames(start, None)
     return solver, start, frames, names
+
+
+def aims_of(solver: LimitedSolve) -> tuple[np.ndarray, ...]:
+    """The kernels' ``aims`` of one problem: ``solver``'s orientation targets ``(t, 4, 1)``, where they are,
+    their weights and the yield share ``(1,)`` (``CompiledPasses.aims``)."""
+    goals = list(solver.goals.values())
+    turns = np.array([g.orientation or (0.0, 0.0, 0.0, 0.0) for g in goals], dtype=float)[:, :, None]
+    aimed = np.array([g.orientation is not None for g in goals])
+    return turns, aimed, np.array([g.weight for g in goals]), np.array([solver.yield_share])
 
 
 def as_arrays(seq: list, width: int) -> np.ndarray:
@@ -154,6 +166,7 @@ def test_the_passes_kernel_source_is_the_scalar_passes(seed: int, tree: bool) ->
             pose,
             goals if stage1 else goals[:0],
             goal_of,
+            *aims_of(solver),
             q,
             qf,
             out,
@@ -193,9 +206,9 @@ def test_the_turns_kernel_source_is_the_damped_steps_turn(seed: int, tree: bool)
     out, out_frames = np.empty((n, 3, 1)), np.empty((n, 4, 1))
     turnable, up = np.array(solver.turnable), np.array(solver.up)
     block = kernels_turns.build_turns(PLAIN)
-    block(
-        0, 0, 1, spin[None], as_arrays(start, 3), as_arrays(frames, 4), out, out_frames, turnable, up, goal_of, *arrays
-    )
+    turns, aimed, _, _ = aims_of(solver)
+    pose, rot_frames = as_arrays(start, 3), as_arrays(frames, 4)
+    block(0, 0, 1, spin[None], pose, rot_frames, out, out_frames, turnable, up, goal_of, turns, aimed, *arrays)
     want, want_frames = solver.turn(start, frames, spin.tolist())
     assert np.array_equal(out[:, :, 0], np.array(want)) and np.array_equal(out_frames[:, :, 0], np.array(want_frames))
 
@@ -238,14 +251,16 @@ def test_the_rows_kernel_source_is_the_damped_steps_rows(seed: int, tree: bool) 
 
 def test_what_the_kernels_do_not_cover_is_named() -> None:
     """The presets are covered (the octopus's rigid root with nine children, the humanoid's rolling shoulders
-    and hips, its chest fitted by numpy between the kernel's segments); orientation targets are not."""
+    and hips, its chest fitted by numpy between the kernel's segments), with orientation targets or without;
+    a held joint's lock (the natural posing's, which ``solve`` runs) is not."""
     for name in presets.names():
         s = vectorisable(name)
         r = rig(s)
         ids = [s.index(e) for e in s.end_effectors]
-        plan = LimitedSolve(r, {e: Goal((0.0, 0.0, 0.0), None, 1.0) for e in ids}, None, {}, None).plan
-        assert compiled_passes.CompiledPasses.make(r, plan, ids, False, None) is not None, name
-        assert compiled_passes.CompiledPasses.make(r, plan, ids, True, None) is None, name
+        for aim in (None, (0.0, 0.0, 0.0, 1.0)):
+            plan = LimitedSolve(r, {e: Goal((0.0, 0.0, 0.0), aim, 1.0) for e in ids}, None, {}, None).plan
+            assert compiled_passes.CompiledPasses.make(r, plan, ids, None) is not None, name
+    assert kernels_limits.limit_row(lm._BoundLock((0.0, 1.0, 0.0))) is None
 
 
 # -- solve_batch on the CPU backend --------------------------------------------------------------------
@@ -254,8 +269,8 @@ def test_what_the_kernels_do_not_cover_is_named() -> None:
 @pytest.mark.parametrize("name", ["robot_arm", "octopus", "humanoid"])
 def test_cpu_equals_numpy_on_the_presets(numba: object, counted: dict[str, int], name: str) -> None:
     """Cold (restarts from random poses), warm, with a root target and weights, cut short by the iteration
-    cap, with a root orientation, and with a pole: the compiled passes, projections and turns ran, and every
-    result is numpy's."""
+    cap, with a root orientation, with orientation targets, and with a pole: the compiled passes, projections,
+    rows and turns ran, and every result is numpy's."""
     s = vectorisable(name)
     rng = np.random.default_rng(7)
     count = 48
@@ -268,6 +283,9 @@ def test_cpu_equals_numpy_on_the_presets(numba: object, counted: dict[str, int],
     same(s, goal, root_target=root, max_iterations=4)
     turned = Target(s.rest_positions[s.root], (0.0, 0.25881904510252074, 0.0, 0.9659258262890683))  # 30 deg about y
     same(s, goal, root_target=turned)  # (the octopus's rigid root takes it as its frame)
+    turns = rng.normal(size=(count, 4))
+    aimed = {e: (t, turns / np.linalg.norm(turns, axis=1, keepdims=True), 0.5) for e, t in goal.items()}
+    same(s, aimed, positions=starts)  # (every effector with an orientation target too)
     effector = s.end_effectors[0]  # a pole: its turns before each stage 1 stay numpy's, the passes compiled
     same(
         s, goal, poles={effector: s.rest_positions[s.index(effector)] + rng.normal(size=(count, 3))}, max_iterations=30
@@ -276,8 +294,9 @@ def test_cpu_equals_numpy_on_the_presets(numba: object, counted: dict[str, int],
 
 
 def test_cpu_equals_numpy_where_the_kernels_do_not_reach(numba: object, counted: dict[str, int]) -> None:
-    """Orientation targets (numpy's passes; the arm's root orientation is covered), and the humanoid preset
-    itself (its natural posing: ``solve`` once per problem): the CPU backend's results are numpy's either way."""
+    """Orientation targets (compiled passes; the damped step's orientation rows stay numpy's) with the arm's root
+    orientation, and the humanoid preset itself (its natural posing: ``solve`` once per problem): the CPU
+    backend's results are numpy's either way."""
     arm = vectorisable("robot_arm")
     rng = np.random.default_rng(8)
     goal = reachable_targets(arm, ["tool"], 24, rng)
@@ -305,3 +324,8 @@ def test_cpu_equals_numpy_on_random_constrained_chains_and_trees(
     same(s, goal, positions=starts, weights={e: float(rng.uniform(0.2, 5.0)) for e in chosen})
     root = s.rest_positions[s.root] + rng.normal(scale=0.2, size=(count, 3))
     same(s, goal, root_target=root, tolerance=1e-6, max_iterations=5)
+    turns = rng.normal(size=(count, 4))
+    turns /= np.linalg.norm(turns, axis=1, keepdims=True)
+    weight = float(rng.choice([0.3, 0.7, 1.0]))
+    aimed = {e: (goal[e], turns, weight) if k % 2 == 0 else goal[e] for k, e in enumerate(chosen)}
+    same(s, aimed, positions=starts)  # (orientation targets on every other effector, yielding while stalled)

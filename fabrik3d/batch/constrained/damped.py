@@ -182,22 +182,15 @@ class BatchDampedSteps:
             spins.append(rot.add(w, bone, -k))
         return spins
 
-    def damped_step(self, pose: list[BVec], frames: list[BQuat], damping: np.ndarray) -> tuple[list[BVec], list[BQuat]]:
-        """``DampedSteps.damped_step``: the rows of the effectors' positions, then, where an
-        orientation target is in force, its bone's direction and (once every position is near) its
-        twist beyond the Twist limit. Problems with the same rows solve together, so each gets
-        the scalar step's linear algebra on the scalar step's matrix."""
-        r = self.r
-        cols, starts = self.cols, self.starts
-        if not cols:
-            return self.forward(pose, frames, {})
-        m = len(damping)
-        if self.compiled is not None:  # (covered: no orientation target)
-            u, jac, err, stacked = self.compiled.rows(self, pose, frames)
-            return self.compiled.turn(joint_turns(jac, err, damping, starts, u), pose, frames, stacked)
+    def position_rows(
+        self, pose: list[BVec], frames: list[BQuat], m: int
+    ) -> tuple[list[BVec], np.ndarray, np.ndarray, np.ndarray]:
+        """``damped_step``'s turning axes (batch vectors, and ``u`` ``(m, columns, 3)``), its Jacobian's rows of
+        the target positions ``(m, 3 goals, columns)`` and their residuals ``(m, 3 goals)``, for ``m``
+        problems (``CompiledPasses.rows`` computes the same floats, compiled)."""
+        cols, goals = self.cols, list(self.goal_positions)
         axes = self.turning_axes(frames)
         u = np.stack([np.stack(np.broadcast_arrays(*full(a, m)), axis=-1) for a in axes], axis=1)
-        goals = list(self.goal_positions)
         # Rows u × (P_e − P_j) for the columns above each effector e (+0.0 elsewhere, as in the scalar
         # step): (m, 3 goals, columns).
         jac = np.zeros((m, 3 * len(goals), len(cols)))
@@ -214,6 +207,25 @@ class BatchDampedSteps:
             jac[:, 3 * k + 1, above] = uz * mx - ux * mz
             jac[:, 3 * k + 2, above] = ux * my - uy * mx
         err = np.stack([c for e in goals for c in rot.sub(self.goal_positions[e], pose[e])], axis=1)  # (m, rows)
+        return axes, u, jac, err
+
+    def damped_step(self, pose: list[BVec], frames: list[BQuat], damping: np.ndarray) -> tuple[list[BVec], list[BQuat]]:
+        """``DampedSteps.damped_step``: the rows of the effectors' positions, then, where an
+        orientation target is in force, its bone's direction and (once every position is near) its
+        twist beyond the Twist limit. Problems with the same rows solve together, so each gets
+        the scalar step's linear algebra on the scalar step's matrix."""
+        r = self.r
+        cols, starts = self.cols, self.starts
+        if not cols:
+            return self.forward(pose, frames, {})
+        m = len(damping)
+        goals = list(self.goal_positions)
+        stacked = None
+        if self.compiled is not None:
+            u, jac, err, stacked = self.compiled.rows(self, pose, frames)
+            axes = [(u[:, c, 0], u[:, c, 1], u[:, c, 2]) for c in range(len(cols))] if self.goal_orientations else []
+        else:
+            axes, u, jac, err = self.position_rows(pose, frames, m)
         # Optional blocks of rows (orientation targets), each with the problems that have it.
         blocks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (rows, errors, where)
         if self.goal_orientations:
@@ -229,6 +241,8 @@ class BatchDampedSteps:
                 jg = np.concatenate([jac[idx]] + [rows[idx] for (rows, _, _), on in zip(blocks, kind) if on], axis=1)
                 eg = np.concatenate([err[idx]] + [e[idx] for (_, e, _), on in zip(blocks, kind) if on], axis=1)
                 spin[idx] = joint_turns(jg, eg, damping[idx], starts, u[idx])
+        if self.compiled is not None:
+            return self.compiled.turn(self, spin, pose, frames, stacked)
         turned: dict[int, tuple[BQuat, np.ndarray]] = {}
         parents, limits = r.parents, r.limits
         with np.errstate(all="ignore"):

@@ -84,7 +84,7 @@ def solve(
     if backend != "numpy":
         from fabrik3d.batch.compiled_passes import CompiledPasses
 
-        batch.compiled = CompiledPasses.make(r, plan, list(goal_positions), bool(goal_orientations), root_frame)
+        batch.compiled = CompiledPasses.make(r, plan, list(goal_positions), root_frame)
     count = m if goal_orientations else first.shape[2]
     given = [_columns(first[j].T, count) for j in range(n)]
     top = r.order[0]
