@@ -382,7 +382,9 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
     limits the robot arm (hinges), the octopus (nine targets, a rigid root, cones) and the humanoid's body
     with its limits and a plain posing (25 joints, five targets; rolling shoulders and hips, a rigid chest
     of three children), their targets by forward kinematics of poses within the limits
-    (``valid_pose_targets``), solved cold from rest (one pass; restarts where a first attempt stalls);
+    (``valid_pose_targets``), solved cold from rest (one pass; restarts where a first attempt stalls); the
+    humanoid's body with its limits again, warm from poses within them, with orientation targets for both
+    hands and poles on both arms (``oriented_and_poled``);
     and the humanoid preset itself (its natural posing, fingers riding; ``humanoid_targets``), whose
     problems ``solve`` takes one by one: on "cpu" they are shared among as many worker processes as
     threads (``fabrik3d.batch.workers``; one pass, the workers' start included).
@@ -414,16 +416,22 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
         ("robot arm, limits", (300,) if quick else (10**3, 10**4)),
         ("octopus, limits", (300,) if quick else (10**3,)),
         ("humanoid, limits", (300,) if quick else (10**3,)),
+        ("humanoid, limits, oriented", (300,) if quick else (10**3,)),
         ("humanoid preset, natural", (8,) if quick else (200,)),
     ]
     rows = []
     for name, sizes in workloads:
-        limited = name.endswith("limits")
+        limited = "limits" in name
         for size in sizes:
+            extra: dict[str, Any] = {}
             if name == "chain":
                 targets = common.ball_points(np.random.default_rng(0), size, 9.0)
                 model, goal = skeleton, {"j10": targets}
                 goals, out = np.ascontiguousarray(targets.T), np.empty((size, len(rest), 3))
+            elif name.endswith("oriented"):
+                model = limited_humanoid
+                extra = oriented_and_poled(model, size)
+                goal = extra.pop("targets")
             elif limited:
                 model = {"robot": arm, "octopus": octopus, "humanoid": limited_humanoid}[name.split()[0].strip(",")]
                 goal = valid_pose_targets(model, size)
@@ -439,11 +447,11 @@ def backend_table(skeleton: fabrik3d.Skeleton, quick: bool) -> str:
             plan = [("numpy", 1), *(("cpu", t) for t in thread_curve(cores)), *cuda_rows]
             for backend, threads in plan:
                 numba.set_num_threads(max(threads, 1))
-                if backend != "numpy" and not one_by_one:  # compile (limits: a batch large enough to run vectorised)
+                if backend != "numpy" and not one_by_one and not extra:  # compile (limits: large enough to vectorise)
                     warm = 300 if limited else 64
                     fabrik3d.solve_batch(model, {e: t[:warm] for e, t in goal.items()}, backend=backend)
                 res, seconds = time_batch(
-                    lambda m=model, g=goal, b=backend: fabrik3d.solve_batch(m, g, backend=b), repeats
+                    lambda m=model, g=goal, b=backend, x=extra: fabrik3d.solve_batch(m, g, backend=b, **x), repeats
                 )
                 ns = 1e9 * seconds / size
                 kernel_ns: Any = ""
