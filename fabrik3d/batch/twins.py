@@ -24,7 +24,7 @@ A scalar function may also have one *compiled* twin, in ``fabrik3d.batch.kernels
 ``kernels_tree`` (several targets) or ``kernels_frames`` (the frames): the same
 expressions per problem, on scalars, compiled with numba for ``solve_batch``'s ``backend="cpu"``
 and ``"cuda"`` (``fabrik3d.batch.backends``); the constrained solve's reaching passes, its damped
-steps' turn and the limits' projections have theirs in ``kernels_passes``, ``kernels_turns``,
+steps' rows and turn and the limits' projections have theirs in ``kernels_passes``, ``kernels_turns``,
 ``kernels_joints`` and ``kernels_limits`` (CPU only, ``fabrik3d.batch.compiled_passes``).
 
 Riders (fingers) are carried by one function for both, ``fabrik3d.solver.riders.carry``, on any
@@ -70,7 +70,7 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (f"{_S}.tree._finish", f"{_B}.frames.finish", ()),
     # -- the compiled frames: _finish where every joint moved (Rig.swing_frame, rotations.swing inside) --
     (f"{_S}.tree._finish", f"{_B}.kernels_frames.build_frames", ()),
-    # -- the compiled constrained kernels: the passes, the damped steps' turn, the limits, on scalars ------
+    # -- the compiled constrained kernels: the passes, the damped steps' rows and turn, the limits --------
     (f"{_SC}.passes.ReachingPasses.stage1", f"{_B}.kernels_passes.build_passes", (f"{_R}.Y_AXIS",)),
     (f"{_SC}.passes.ReachingPasses.stage2", f"{_B}.kernels_passes.build_passes", (f"{_R}.Y_AXIS",)),
     (
@@ -80,6 +80,7 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     ),
     (f"{_SC}.passes.ReachingPasses.limit_frame", f"{_B}.kernels_joints.build_joints", ()),
     (f"{_SC}.passes.ReachingPasses.rigid_turn", f"{_B}.kernels_joints.build_joints", (f"{_R}.X_AXIS",)),
+    (f"{_SC}.passes.ReachingPasses.effector_frame", f"{_B}.kernels_joints.build_joints", (f"{_R}.Y_AXIS",)),
     (f"{_SC}.damped.DampedSteps.turn", f"{_B}.kernels_turns.build_turns", ()),
     (f"{_SC}.damped.DampedSteps.turning_axes", f"{_B}.kernels_turns.build_rows", (f"{_SC}.damped.WORLD_AXES",)),
     (f"{_S}.limits.SwingLimit.project", f"{_B}.kernels_limits.build_limits", (f"{_S}.limits.ELLIPSE_STEPS",)),
