@@ -77,16 +77,20 @@ class CompiledPasses:
         """Stage 1 toward the targets of ``host`` (the ``BatchPasses`` calling), then stage 2 from ``start``: the
         new pose and frames (``None`` where ``pose`` has ``None``)."""
         m = _problems(pose)
-        targets = np.empty((len(self.effectors), 3, m))
-        for t, e in enumerate(self.effectors):
-            for i, x in enumerate(host.goal_positions[e]):
-                targets[t, i] = x
-        return self._passes(host, True, pose, frames, start, targets, self.reaching, m)
+        return self._passes(host, True, pose, frames, start, self.targets(host, m), self.reaching, m)
 
     def project(self, host: Any, pose: list[Any], frames: list[Any]) -> tuple[list[Any], list[Any]]:
         """``LimitedSolve.project``: stage 2 of every joint toward ``pose`` itself."""
         m = _problems(pose)
         return self._passes(host, False, pose, frames, pose, np.empty((0, 3, m)), self.every, m)
+
+    def targets(self, host: Any, m: int) -> np.ndarray:
+        """The target positions of ``host`` as the kernels read them: ``(t, 3, m)``, ``effectors``' order."""
+        targets = np.empty((len(self.effectors), 3, m))
+        for t, e in enumerate(self.effectors):
+            for i, x in enumerate(host.goal_positions[e]):
+                targets[t, i] = x
+        return targets
 
     def aims(self, host: Any, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The orientation targets of ``host`` as the kernels read them: ``(t, 4, m)`` (zeros where a target
@@ -104,11 +108,12 @@ class CompiledPasses:
         return turns, aimed, weights, shares
 
     def rows(self, host: Any, pose: list[Any], frames: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, Any]:
-        """``BatchDampedSteps.damped_step``'s turning axes ``u`` ``(m, columns, 3)``, Jacobian ``(m, 3 goals,
-        columns)`` and residuals ``(m, 3 goals)`` for the targets of ``host`` (no orientation target), and the
-        pose and frames stacked, for ``turn``."""
+        """``BatchDampedSteps.position_rows`` compiled: the damped step's turning axes ``u`` ``(m, columns, 3)``,
+        its Jacobian's rows of the target positions ``(m, 3 goals, columns)`` and their residuals ``(m, 3
+        goals)`` for the targets of ``host`` (an orientation target's rows are numpy's), and the pose and frames
+        stacked, for ``turn``."""
         m = _problems(pose)
-        goals = list(host.goal_positions)
+        goals = self.effectors  # (``host.goal_positions``' order, as ``host.above``'s)
         if self.damped is None:
             axes = np.zeros((self.n, 3))
             for j in self.turnable:
@@ -125,14 +130,11 @@ class CompiledPasses:
                 above,
                 np.asarray(host.cols, dtype=np.int64),
             )
-        targets = np.empty((len(goals), 3, m))
-        for g, e in enumerate(goals):
-            for i, x in enumerate(host.goal_positions[e]):
-                targets[g, i] = x
         given, given_frames = _stack(pose, 3, m), _stack(frames, 4, m)
         columns = len(host.cols)
         u, jac, err = np.empty((m, columns, 3)), np.zeros((m, 3 * len(goals), columns)), np.empty((m, 3 * len(goals)))
-        self.run_rows(_blocks(m), m, (given, given_frames, targets, *self.damped, u, jac, err, *self.rig))
+        args = (given, given_frames, self.targets(host, m), *self.damped, u, jac, err)
+        self.run_rows(_blocks(m), m, (*args, *self.rig))
         return u, jac, err, (given, given_frames)
 
     def turn(

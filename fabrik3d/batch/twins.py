@@ -259,6 +259,7 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (None, f"{_BC}.damped.BatchDampedSteps.column_points", ("damped_step's Jacobian columns, gathered",)),
     (None, f"{_BC}.damped.BatchDampedSteps.position_rows", ("damped_step's rows of the positions, split out of it",)),
     (None, f"{_B}.compiled_passes.CompiledPasses.aims", ("the kernels' orientation targets, as arrays",)),
+    (None, f"{_B}.compiled_passes.CompiledPasses.targets", ("the kernels' target positions, as arrays",)),
     (None, f"{_BC}.damped.BatchDampedSteps.orientation_rows", ("damped_step's orientation rows, per problem",)),
     (None, f"{_BC}.subsets.take", ("per-problem subsets of batch tuples",)),
     (None, f"{_BC}.subsets.full", ("batch tuples broadcast to m problems",)),
