@@ -9,9 +9,10 @@ worker processes (the cores the compiled kernels use; ``NUMBA_NUM_THREADS`` or
 workers cost to start (``solve_each``).
 
 A worker is a fresh interpreter (``sys.executable``, given the caller's ``sys.path``) that unpickles the
-skeleton and its share of the problems from its standard input, runs ``fabrik3d.solve`` on each and
-pickles the results to its standard output (``serve``): the same function on the same floats as the
-loop in the calling process, so the results are that loop's bit for bit. A fresh interpreter, not
+skeleton from its standard input, then round after round its share of the problems (``ROUND`` at most,
+so that what the calling process holds at once is bounded), runs ``fabrik3d.solve`` on each and pickles
+the results to its standard output (``serve``): the same function on the same floats as the loop in the
+calling process, so the results are that loop's bit for bit. A fresh interpreter, not
 ``multiprocessing``: it neither runs the caller's script again (``spawn``) nor inherits the parent's
 threads' locks (``fork``). A worker that fails (killed, out of memory) is a ``RuntimeError`` naming its
 exit status and the end of its error output; an error ``solve`` raises is raised as it is, the first
@@ -21,13 +22,14 @@ whose caller was killed outright stops before its next problem.
 
 from __future__ import annotations
 
+import itertools
 import os
 import pickle
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, BinaryIO, NamedTuple
 
 import numpy as np
@@ -42,6 +44,8 @@ from fabrik3d.solver.tree import solve
 # Seconds of solving the workers must save before they are started (a worker's start, an interpreter
 # importing numpy and fabrik3d, took about 0.3 s here).
 WORTH = 1.0
+# Problems a worker takes at a time (a round, ``deal``): what the calling process holds at once is bounded by it.
+ROUND = 256
 # What a worker runs: the caller's import path first, then ``serve``.
 BOOT = (
     "import pickle, sys; sys.path[:] = pickle.load(sys.stdin.buffer); from fabrik3d.batch.workers import serve; serve()"
@@ -139,61 +143,72 @@ def backend_workers(backend: str) -> int:
 
 def solve_each(
     skeleton: Skeleton, bsize: int, problem: Callable[[int], Problem], workers: int = 1
-) -> list[SolveResult]:
-    """``solve(skeleton, **problem(b))`` for ``b`` in ``range(bsize)``, in order.
+) -> Iterator[SolveResult]:
+    """``solve(skeleton, **problem(b))`` for ``b`` in ``range(bsize)``, yielded in order.
 
     With ``workers`` > 1, the first two problems are solved here; if the second one's time, times the
     problems left, says the workers would save more than ``WORTH`` seconds, the rest are dealt out
-    among them (problem ``b`` to worker ``b % workers``: a batch's hard stretch is shared evenly).
+    among them (``deal``).
     """
-    out: list[SolveResult] = []
     for b in range(bsize):
         began = time.perf_counter()
-        out.append(solve(skeleton, **problem(b)))
+        yield solve(skeleton, **problem(b))
         left = bsize - b - 1
         if b == 1 and workers > 1 and left > 1 and sys.executable:  # (no interpreter to start: all here)
             spent = time.perf_counter() - began
             share = min(workers, left)
             if spent * left * (1.0 - 1.0 / share) > WORTH:
-                return out + deal(skeleton, [problem(k) for k in range(b + 1, bsize)], share)
-    return out
+                yield from deal(skeleton, (problem(k) for k in range(b + 1, bsize)), share)
+                return
 
 
-def deal(skeleton: Skeleton, problems: Sequence[Problem], workers: int) -> list[SolveResult]:
-    """``solve`` on each of ``problems``, dealt out among ``workers`` (>= 1): this process and
-    ``workers - 1`` worker processes; the results in order. Raises what ``solve`` raised (the first
-    problem's in order), or ``RuntimeError`` for a worker that failed."""
-    if not problems:
-        return []
-    count = min(workers, len(problems))
-    shares = [list(problems[w::count]) for w in range(count)]
+def deal(skeleton: Skeleton, problems: Iterable[Problem], workers: int) -> Iterator[SolveResult]:
+    """``solve`` on each of ``problems``, dealt out among ``workers`` (>= 1): this process and ``workers - 1``
+    worker processes, started once; the results yielded in order. The problems go in rounds of ``ROUND``
+    a worker (problem ``b`` of a round to share ``b % workers``: a batch's hard stretch is shared evenly),
+    so what this process holds at once is bounded. Raises what ``solve`` raised (the first problem's in
+    order), or ``RuntimeError`` for a worker that failed."""
     procs: list[subprocess.Popen[bytes]] = []
-    pool = ThreadPoolExecutor(max(1, count - 1))
+    logs: list[Any] = []
+    todo = iter(problems)
+    done = False
     try:
-        runs = []
-        for share in shares[1:]:
-            pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-            procs.append(subprocess.Popen([sys.executable, "-c", BOOT], **pipes))
-            runs.append(pool.submit(procs[-1].communicate, pickle.dumps(sys.path) + pickle.dumps((skeleton, share))))
-        replies = [solve_share(skeleton, shares[0])]  # (this process's share, while the workers solve theirs)
-        replies += [_reply(w, p, *run.result()) for w, (p, run) in enumerate(zip(procs, runs), 1)]
+        while batch := list(itertools.islice(todo, ROUND * workers)):
+            count = min(workers, len(batch))
+            shares = [batch[w::count] for w in range(count)]
+            while len(procs) < count - 1:
+                logs.append(tempfile.TemporaryFile())
+                procs.append(subprocess.Popen([sys.executable, "-c", BOOT], **_pipes(logs[-1])))
+                _send(len(procs), procs[-1], logs[-1], pickle.dumps(sys.path) + pickle.dumps(skeleton))
+            for w in range(1, count):
+                _send(w, procs[w - 1], logs[w - 1], pickle.dumps(shares[w]))
+            replies = [solve_share(skeleton, shares[0])]  # (this process's share, while the workers solve theirs)
+            replies += [_reply(w, procs[w - 1], logs[w - 1]) for w in range(1, count)]
+            yield from _merged(replies, count)
+        done = True
     finally:
-        for p in procs:  # (an interrupt, a solve that raised, a worker that failed: none outlives the call)
-            if p.poll() is None:
+        for p in procs:  # (done: the end of its input ends it; else killed: none outlives the call)
+            p.stdin.close()  # type: ignore[union-attr]
+            try:
+                p.wait(timeout=10.0 if done else 0.0)
+            except subprocess.TimeoutExpired:
                 p.kill()
-        pool.shutdown(wait=True)
-    results: list[SolveResult | None] = [None] * len(problems)
-    failure: tuple[int, BaseException] | None = None
+                p.wait()
+            p.stdout.close()  # type: ignore[union-attr]
+        for log in logs:
+            log.close()
+
+
+def _merged(replies: list[dict[str, Any]], count: int) -> list[SolveResult]:
+    """A round's results in order from its shares' replies (share ``w`` holds problems ``w``, ``w +
+    count``, ...), or the error of the first problem in order that raised one."""
+    failures = [(w + len(r["results"]) * count, r["error"]) for w, r in enumerate(replies) if r["error"] is not None]
+    if failures:
+        raise min(failures, key=lambda f: f[0])[1]
+    results: list[SolveResult] = [None] * sum(len(r["results"]) for r in replies)  # type: ignore[list-item]
     for w, reply in enumerate(replies):
-        for k, res in enumerate(reply["results"]):
-            results[w + k * count] = res
-        if reply["error"] is not None:
-            at = w + len(reply["results"]) * count
-            if failure is None or at < failure[0]:
-                failure = (at, reply["error"])
-    if failure is not None:
-        raise failure[1]
-    return results  # type: ignore[return-value]
+        results[w::count] = reply["results"]
+    return results
 
 
 def solve_share(
@@ -213,29 +228,58 @@ def solve_share(
     return {"results": results, "error": None}
 
 
-def _reply(w: int, proc: subprocess.Popen[bytes], stdout: bytes, stderr: bytes) -> dict[str, Any]:
-    """Worker ``w``'s unpickled reply (``solve_share``'s), or ``RuntimeError`` naming how it failed."""
-    status = proc.wait()
+def _pipes(log: Any) -> dict[str, Any]:
+    """A worker's standard streams: its input and output piped, its errors to ``log`` (a file: a pipe nobody
+    reads would fill and stop it)."""
+    return {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": log}
+
+
+def _send(w: int, proc: subprocess.Popen[bytes], log: Any, data: bytes) -> None:
+    """``data`` to worker ``w``'s input, or ``RuntimeError`` naming how it failed."""
     try:
-        if status == 0:
-            return pickle.loads(stdout)
+        proc.stdin.write(data)  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+    except OSError:
+        _failed(w, proc, log)
+
+
+def _reply(w: int, proc: subprocess.Popen[bytes], log: Any) -> dict[str, Any]:
+    """Worker ``w``'s next reply (``solve_share``'s), or ``RuntimeError`` naming how it failed."""
+    try:
+        return pickle.load(proc.stdout)  # type: ignore[arg-type]
     except Exception:
-        pass
-    tail = stderr.decode(errors="replace").strip()[-800:] or "no error output"
+        _failed(w, proc, log)
+        raise  # (unreached)
+
+
+def _failed(w: int, proc: subprocess.Popen[bytes], log: Any) -> None:
+    """``RuntimeError``: worker ``w`` failed, with its exit status and the end of its error output."""
+    if proc.poll() is None:
+        proc.kill()
+    status = proc.wait()
+    log.seek(0)
+    tail = log.read().decode(errors="replace").strip()[-800:] or "no error output"
     raise RuntimeError(f"solve_batch: worker process {w} failed (exit status {status}): {tail}")
 
 
 def serve(stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-    """A worker's work (after ``BOOT`` set its import path): the skeleton and problems from ``stdin``,
-    ``solve_share``'s reply to ``stdout`` (an error that does not pickle sent as its type and message)."""
+    """A worker's work (after ``BOOT`` set its import path): the skeleton from ``stdin``, then round after
+    round its share of the problems, each answered on ``stdout`` with ``solve_share``'s reply (an error
+    that does not pickle sent as its type and message), until its input ends."""
     parent = os.getppid()  # (a worker whose caller died, killed outright, stops at its next problem)
-    skeleton, problems = pickle.load(sys.stdin.buffer if stdin is None else stdin)
-    reply = solve_share(skeleton, problems, lambda: os.getppid() == parent)
-    try:
-        data = pickle.dumps(reply)
-    except Exception:
-        error = reply["error"]
-        data = pickle.dumps({**reply, "error": RuntimeError(f"{type(error).__name__}: {error}")})
+    source = sys.stdin.buffer if stdin is None else stdin
     sink = sys.stdout.buffer if stdout is None else stdout
-    sink.write(data)
-    sink.flush()
+    skeleton = pickle.load(source)
+    while True:
+        try:
+            problems = pickle.load(source)
+        except EOFError:
+            return
+        reply = solve_share(skeleton, problems, lambda: os.getppid() == parent)
+        try:
+            data = pickle.dumps(reply)
+        except Exception:
+            error = reply["error"]
+            data = pickle.dumps({**reply, "error": RuntimeError(f"{type(error).__name__}: {error}")})
+        sink.write(data)
+        sink.flush()

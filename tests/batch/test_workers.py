@@ -72,20 +72,25 @@ def test_a_pickled_skeleton_keeps_its_joints_limits_frames_and_posing_not_its_ca
     assert pickle.loads(pickle.dumps(swivel)) == swivel
 
 
-def test_dealt_problems_equal_the_loop_bit_for_bit_whatever_the_workers(spawned: _Spawned) -> None:
+def test_dealt_problems_equal_the_loop_bit_for_bit_whatever_the_workers(
+    monkeypatch: pytest.MonkeyPatch, spawned: _Spawned
+) -> None:
+    """1, 2, 3 or more workers than problems, in one round or in rounds of 2 problems a worker (the workers
+    started once, the rounds sent to them in turn): the loop's results, and every worker ends when done."""
     sk, targets = _humanoid_batch(7, seed=1)
     problems = [{"targets": {e: t[b] for e, t in targets.items()}, "posing": sk.posing} for b in range(7)]
     loop = [solve(sk, **p) for p in problems]
-    for count in (1, 2, 3, 9):
-        dealt = workers.deal(sk, problems, count)
+    for count, rounds in ((1, 256), (2, 256), (3, 256), (9, 256), (3, 2), (2, 1)):
+        monkeypatch.setattr(workers, "ROUND", rounds)
+        dealt = list(workers.deal(sk, problems, count))
         assert len(spawned.procs) == min(count, 7) - 1  # (this process solves the first share)
-        assert all(p.returncode == 0 for p in spawned.procs)
+        assert all(p.returncode == 0 for p in spawned.procs)  # (their input ended: they returned)
         for a, b in zip(loop, dealt):
             np.testing.assert_array_equal(a.positions, b.positions)
             np.testing.assert_array_equal(a.rotations, b.rotations)
             assert (a.iterations, a.converged, a.errors) == (b.iterations, b.converged, b.errors)
         spawned.procs.clear()
-    assert workers.deal(sk, [], 4) == []
+    assert list(workers.deal(sk, [], 4)) == []
 
 
 def test_the_humanoid_preset_on_the_cpu_backend_is_shared_among_workers_and_equals_numpy(
@@ -115,7 +120,7 @@ def test_the_humanoid_preset_on_the_cpu_backend_is_shared_among_workers_and_equa
 def test_a_cheap_batch_stays_in_this_process(spawned: _Spawned) -> None:
     sk, targets = _humanoid_batch(5, seed=2)
     problems = [{"targets": {e: t[b] for e, t in targets.items()}} for b in range(5)]
-    results = workers.solve_each(sk, 5, problems.__getitem__, workers=4)  # (5 plain solves: milliseconds)
+    results = list(workers.solve_each(sk, 5, problems.__getitem__, workers=4))  # (5 plain solves: milliseconds)
     assert spawned.procs == []
     assert [r.iterations for r in results] == [solve(sk, **p).iterations for p in problems]
 
@@ -129,12 +134,12 @@ def test_the_first_error_in_batch_order_is_raised_as_solve_raised_it(spawned: _S
         for p in problems:
             solve(sk, **p)
     with pytest.raises(ValueError) as dealt:
-        workers.deal(sk, problems, 2)
+        list(workers.deal(sk, problems, 2))
     assert str(dealt.value) == str(in_process.value) and "nope1" in str(dealt.value)
     problems[1] = problems[0]
     problems[2] = {"targets": {"nope2": (0, 0, 0)}}  # (this process's share)
     with pytest.raises(ValueError, match="nope2"):
-        workers.deal(sk, problems, 2)
+        list(workers.deal(sk, problems, 2))
     assert spawned.procs and all(p.poll() is not None for p in spawned.procs)
 
 
@@ -145,11 +150,11 @@ def test_a_worker_killed_is_an_error_naming_it_and_none_outlives_the_call(
     problems = [{"targets": {e: t[b] for e, t in targets.items()}} for b in range(4)]
     monkeypatch.setattr(workers, "BOOT", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
     with pytest.raises(RuntimeError, match=r"worker process [12] failed \(exit status -9\)"):
-        workers.deal(sk, problems, 3)
+        list(workers.deal(sk, problems, 3))
     assert len(spawned.procs) == 2 and all(p.poll() is not None for p in spawned.procs)
     monkeypatch.setattr(workers, "BOOT", "import sys; sys.stderr.write('no fabrik3d here'); sys.exit(3)")
     with pytest.raises(RuntimeError, match=r"exit status 3\): no fabrik3d here"):
-        workers.deal(sk, problems, 2)
+        list(workers.deal(sk, problems, 2))
 
 
 def test_a_worker_whose_caller_is_killed_outright_stops(tmp_path: Path) -> None:
@@ -171,7 +176,7 @@ def test_a_worker_whose_caller_is_killed_outright_stops(tmp_path: Path) -> None:
         "rng = np.random.default_rng(5)\n"
         "rest = {e: sk.rest_positions[sk.index(e)] for e in sk.end_effectors}\n"
         "problems = [{'targets': {e: p + rng.normal(0, 0.05, 3) for e, p in rest.items()}} for _ in range(4000)]\n"
-        "workers.deal(sk, problems, 2)\n"
+        "list(workers.deal(sk, problems, 2))\n"
     )
     caller = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     try:
