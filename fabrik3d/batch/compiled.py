@@ -19,6 +19,7 @@ from typing import Any
 from fabrik3d.batch.kernels import build
 from fabrik3d.batch.kernels_frames import build_frames
 from fabrik3d.batch.kernels_passes import build_passes
+from fabrik3d.batch.kernels_rigid import build_fit_finish, build_fit_matrix
 from fabrik3d.batch.kernels_tree import build_tree
 from fabrik3d.batch.kernels_turns import build_rows, build_turns
 
@@ -29,6 +30,8 @@ BUILDS = {
     "passes": build_passes,
     "rows": build_rows,
     "turns": build_turns,
+    "fit_matrix": build_fit_matrix,
+    "fit_finish": build_fit_finish,
 }
 
 # numba.cuda once a cuda kernel is built: a module global, as numba's CUDA simulator (which the tests

@@ -57,6 +57,7 @@ class CompiledPasses:
         self.run = compiled.cpu("passes")
         self.run_rows = compiled.cpu("rows")
         self.run_turns = compiled.cpu("turns")
+        self.run_fit_matrix, self.run_fit_finish = compiled.cpu("fit_matrix"), compiled.cpu("fit_finish")
         self.damped: tuple[np.ndarray, ...] | None = None  # (the rows kernel's plan, from the first step's host)
 
     def _fitted(self, kids: list[list[tuple[int, float]]]) -> dict[int, list[tuple[int, float]]]:
@@ -163,8 +164,9 @@ class CompiledPasses:
         plan: tuple[Any, ...],
         m: int,
     ) -> tuple[list[Any], list[Any]]:
-        """The passes in segments around the rigid joints with three or more kids, which ``host`` (numpy's
-        twins) fits: Horn's fit, an eigenvector from LAPACK, stays the scalar solve's call."""
+        """The passes in segments around the rigid joints with three or more kids, which ``_fit`` fits
+        between them (``kernels_rigid`` around numpy's ``eigh``: Horn's eigenvector stays the scalar solve's
+        LAPACK call)."""
         down, up, fitted, arrays = plan
         given, given_frames, given_start = _stack(pose, 3, m), _stack(frames, 4, m), _stack(start, 3, m)
         aims = self.aims(host, m)
@@ -182,8 +184,7 @@ class CompiledPasses:
             launch((lo, i, 0, 0))
             if i < len(down):
                 j = down[i]
-                q_j, qf_j = host.rigid_stage1(j, _row(given, j), _row(given_frames, j), _rows(q), fitted[j])
-                q[j], qf[j] = q_j, qf_j
+                self._fit(j, True, q, given, given_frames, q, qf, fitted[j])
             lo = i + 1
         out[:] = q
         out[self.r.order[0]] = given_start[self.r.order[0]]
@@ -192,13 +193,34 @@ class CompiledPasses:
             launch((0, 0, lo, i))
             if i < len(up):
                 j = up[i]
-                at, at_frames = _rows(out), _rows(out_frames)
-                host.place_rigid(j, at, at_frames, _rows(given_frames), _rows(q), fitted[j])
-                out_frames[j] = at_frames[j]
-                for c in self.r.children[j]:
-                    out[c] = at[c]
+                self._fit(j, False, q, out, given_frames, out, out_frames, fitted[j])
             lo = i + 1
         return _unstack(out, pose, self.placed), _unstack(out_frames, frames)
+
+    def _fit(
+        self,
+        j: int,
+        stage1: bool,
+        q: np.ndarray,
+        pose: np.ndarray,
+        frames: np.ndarray,
+        out_pose: np.ndarray,
+        out_frames: np.ndarray,
+        kids: list[tuple[int, float]],
+    ) -> None:
+        """Rigid joint ``j`` fitted to its three or more ``kids``' points ``q`` by Horn's method
+        (``kernels_rigid``), ``eigh`` numpy's as in the scalar solve: stage 1 (``pose`` the pass's, ``frames``
+        its frames; into ``out_pose`` and ``out_frames``, the stage-1 points and frames) or stage 2 (``pose``
+        and ``out_pose`` the new pose, ``out_frames`` the new frames; ``frames`` the pass's, the fit's
+        fallback). ``BatchPasses.rigid_stage1`` and ``place_rigid`` are the numpy twins."""
+        m = q.shape[2]
+        kid_idx = np.array([c for c, _ in kids], dtype=np.int64)
+        kid_w = np.array([w for _, w in kids], dtype=float)
+        matrix = np.empty((m, 4, 4))
+        self.run_fit_matrix(_blocks(m), m, (j, stage1, q, pose, kid_idx, kid_w, matrix, *self.rig))
+        vals, vecs = np.linalg.eigh(matrix)
+        args = (j, stage1, vals, vecs, q, frames, out_pose, out_frames, kid_idx, kid_w)
+        self.run_fit_finish(_blocks(m), m, (*args, *self.rig))
 
 
 def _blocks(m: int) -> int:
@@ -206,16 +228,6 @@ def _blocks(m: int) -> int:
     import numba
 
     return max(1, min(m, numba.get_num_threads() * BLOCKS_PER_THREAD))
-
-
-def _row(a: np.ndarray, j: int) -> tuple[np.ndarray, ...]:
-    """Joint ``j`` of an ``(n, width, m)`` array as a batch tuple of views."""
-    return tuple(a[j])
-
-
-def _rows(a: np.ndarray) -> list[tuple[np.ndarray, ...]]:
-    """An ``(n, width, m)`` array as a list of batch tuples of views."""
-    return [tuple(x) for x in a]
 
 
 def _problems(pose: list[Any]) -> int:

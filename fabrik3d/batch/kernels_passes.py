@@ -11,7 +11,7 @@ for bit. ``fabrik3d.batch.compiled`` runs the blocks in parallel over the CPU co
 What it covers (``kernels_joints.rig_arrays`` says whether a rig is): swing limits that are cones,
 elliptical cones or hinges (any joint may have none), twist limits, a ``Rigid`` root (its frame kept or
 the root's orientation, limited) and ``Rigid`` joints with one or two children (one with three or more is
-fitted by the driver between the kernel's segments, ``compiled_passes``); rolling joints; target positions
+fitted between the kernel's segments, ``kernels_rigid``); rolling joints; target positions
 and orientations (with the yield share of each problem); no turns carried through the solve, no restart's
 random aims (those stay with the numpy passes). Python's negative index of a leaf's missing child
 (``first_child`` is -1) is kept: it reads the last joint, as the scalar code does.
@@ -313,8 +313,9 @@ def build_passes(jit: Callable[[Any], Any]) -> Callable[..., None]:
         stage-1 points and frames ``q_in`` and ``qf_in`` (``(n, 3, m)``, ``(n, 4, m)``, in and out), then stage
         2 over ``up[segments[2]:segments[3]]``, continuing ``out_pose`` and ``out_frames`` (in and out; at
         the start copies of the stage-1 points and of ``frames``, the root at ``start``'s: ``CompiledPasses``).
-        The driver runs the passes in such segments around the joints it fits itself (rigid, three or more
-        children: Horn's fit, numpy's); a projection (``project``) is stage 2 of every joint toward ``pose``.
+        The driver runs the passes in such segments around the joints it fits between them (rigid, three or
+        more children: Horn's fit, ``kernels_rigid`` around numpy's ``eigh``); a projection (``project``) is
+        stage 2 of every joint toward ``pose``.
         ``all_turns``: the orientation targets ``(t, 4, m)`` (``t`` targets, even for a projection), where
         they are (``aimed`` ``(t,)``), their weights ``aim_w`` ``(t,)`` and the yield shares ``shares``
         ``(m,)``. ``arrays``: the plan's (``plan_arrays``), then the rig's (``rig_arrays``). ``k`` unused."""

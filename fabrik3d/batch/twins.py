@@ -24,8 +24,9 @@ A scalar function may also have one *compiled* twin, in ``fabrik3d.batch.kernels
 ``kernels_tree`` (several targets) or ``kernels_frames`` (the frames): the same
 expressions per problem, on scalars, compiled with numba for ``solve_batch``'s ``backend="cpu"``
 and ``"cuda"`` (``fabrik3d.batch.backends``); the constrained solve's reaching passes, its damped
-steps' rows and turn and the limits' projections have theirs in ``kernels_passes``, ``kernels_turns``,
-``kernels_joints`` and ``kernels_limits`` (CPU only, ``fabrik3d.batch.compiled_passes``).
+steps' rows and turn, Horn's fits and the limits' projections have theirs in ``kernels_passes``,
+``kernels_turns``, ``kernels_rigid``, ``kernels_joints`` and ``kernels_limits`` (CPU only,
+``fabrik3d.batch.compiled_passes``).
 
 Riders (fingers) are carried by one function for both, ``fabrik3d.solver.riders.carry``, on any
 batch shape.
@@ -81,6 +82,9 @@ TWINS: tuple[tuple[str | None, str, tuple[str, ...]], ...] = (
     (f"{_SC}.passes.ReachingPasses.limit_frame", f"{_B}.kernels_joints.build_joints", ()),
     (f"{_SC}.passes.ReachingPasses.rigid_turn", f"{_B}.kernels_joints.build_joints", (f"{_R}.X_AXIS",)),
     (f"{_SC}.passes.ReachingPasses.effector_frame", f"{_B}.kernels_joints.build_joints", (f"{_R}.Y_AXIS",)),
+    # (Horn's fit of a rigid joint with three or more kids, around numpy's eigh: its matrix, then the rest)
+    (f"{_R}.fit_rotation", f"{_B}.kernels_rigid.build_fit_matrix", ()),
+    (f"{_SC}.passes.ReachingPasses.rigid_stage1", f"{_B}.kernels_rigid.build_fit_finish", ()),
     (f"{_SC}.damped.DampedSteps.turn", f"{_B}.kernels_turns.build_turns", ()),
     (f"{_SC}.damped.DampedSteps.turning_axes", f"{_B}.kernels_turns.build_rows", (f"{_SC}.damped.WORLD_AXES",)),
     (f"{_S}.limits.SwingLimit.project", f"{_B}.kernels_limits.build_limits", (f"{_S}.limits.ELLIPSE_STEPS",)),

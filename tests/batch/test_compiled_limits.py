@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 
 import fabrik3d
 from fabrik3d import Cone, EllipticalCone, Hinge, Target, solve_batch
-from fabrik3d.batch import compiled_passes, kernels_joints, kernels_limits, kernels_passes, kernels_turns
+from fabrik3d import rotations as rot
+from fabrik3d.batch import compiled_passes, kernels_joints, kernels_limits, kernels_passes, kernels_rigid, kernels_turns
 from fabrik3d.batch.constrained import solve as batch_limited
 from fabrik3d.model import presets
 from fabrik3d.model.targets import Goal
@@ -247,6 +248,57 @@ def test_the_rows_kernel_source_is_the_damped_steps_rows(seed: int, tree: bool) 
     crossed = np.stack((uy * mz - uz * my, uz * mx - ux * mz, ux * my - uy * mx), axis=1)
     assert np.array_equal(jac[0], np.where(mask[:, None, :] > 0.0, crossed, 0.0).reshape(-1, len(cols)))
     assert np.array_equal(err[0], [g - p for e in goals for g, p in zip(solver.goals[e].position, start[e])])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(3, 5))
+def test_the_rigid_fit_kernel_sources_are_the_scalar_fits(seed: int, kids: int) -> None:
+    """``kernels_rigid``'s blocks (plain Python) around numpy's ``eigh`` give Horn's fits of a rigid joint with
+    ``kids`` children as the scalar passes make them: stage 1's point and frame (``rigid_stage1``, centred),
+    and stage 2's frame (the fit, then the joint's swing and twist limits) with every child placed; and the
+    fallback frame where the kids' points leave the fit flat."""
+    rng = np.random.default_rng(seed)
+    n = 2 + kids
+    rest = np.zeros((n, 3))
+    rest[1] = unit(rng.normal(size=3) + np.array([0.0, 2.0, 0.0])) * rng.uniform(0.2, 1.0)
+    for c in range(2, n):
+        rest[c] = rest[1] + unit(rng.normal(size=3)) * rng.uniform(0.05, 0.5)
+    items: list[Any] = [fabrik3d.Rigid()]
+    if rng.random() < 0.7:
+        items.append(Cone(float(rng.uniform(5.0, 90.0))))
+    if rng.random() < 0.5:
+        items.append(fabrik3d.Twist(-float(rng.uniform(0.0, 90.0)), float(rng.uniform(0.0, 90.0))))
+    s = fabrik3d.Skeleton([f"n{j}" for j in range(n)], [-1, 0] + [1] * kids, rest, {"n1": items})
+    r = rig(s)
+    solver = LimitedSolve(r, {c: Goal((0.0, 0.0, 0.0), None, 1.0) for c in range(2, n)}, None, {}, None)
+    kid_w = [(c, float(rng.uniform(0.5, 2.0))) for c in range(2, n)]
+    start = [tuple(p) for p in arbitrary_pose(s, rng).tolist()]
+    frames = r.pose_frames(start, None)
+    flat = rng.random() < 0.2  # (every kid's point at one place: no rotation is pinned down)
+    q = [start[1] if flat else tuple((np.array(start[c]) + rng.normal(scale=0.1, size=3)).tolist()) for c in range(n)]
+    arrays = kernels_joints.rig_arrays(r, solver.plan, None)
+    idx, w = np.array([c for c, _ in kid_w]), np.array([w for _, w in kid_w])
+    fit_matrix, fit_finish = kernels_rigid.build_fit_matrix(PLAIN), kernels_rigid.build_fit_finish(PLAIN)
+    pose, rot_frames, points = as_arrays(start, 3), as_arrays(frames, 4), as_arrays(q, 3)
+    matrix = np.empty((1, 4, 4))
+    fit_matrix(0, 0, 1, 1, True, points, pose, idx, w, matrix, *arrays)  # stage 1
+    vals, vecs = np.linalg.eigh(matrix)
+    got, got_frames = points.copy(), rot_frames.copy()
+    fit_finish(0, 0, 1, 1, True, vals, vecs, points, rot_frames, got, got_frames, idx, w, *arrays)
+    want, want_frame = solver.rigid_stage1(1, start[1], frames[1], q, kid_w)
+    assert tuple(got[1, :, 0]) == want and tuple(got_frames[1, :, 0]) == want_frame
+    fit_matrix(0, 0, 1, 1, False, points, pose, idx, w, matrix, *arrays)  # stage 2
+    vals, vecs = np.linalg.eigh(matrix)
+    got, got_frames = pose.copy(), rot_frames.copy()
+    got_frames[0, :, 0] = parent = tuple(unit(rng.normal(size=4)).tolist())  # (the parent's new frame)
+    fit_finish(0, 0, 1, 1, False, vals, vecs, points, rot_frames, got, got_frames, idx, w, *arrays)
+    turn = solver.rigid_turn(start[1], frames[1], q, kid_w, centred=False)
+    frame = solver.limit_frame(1, parent, turn)
+    assert tuple(got_frames[1, :, 0]) == frame
+    for c in range(2, n):
+        assert tuple(got[c, :, 0]) == rot.add(start[1], rot.rotate(frame, r.offset[c]))
+    if flat:
+        assert turn == frames[1]  # (the fallback)
 
 
 def test_what_the_kernels_do_not_cover_is_named() -> None:
