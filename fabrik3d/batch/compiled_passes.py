@@ -116,16 +116,11 @@ class CompiledPasses:
         m = _problems(pose)
         goals = self.effectors  # (``host.goal_positions``' order, as ``host.above``'s)
         if self.damped is None:
-            axes = np.zeros((self.n, 3))
-            for j in self.turnable:
-                if host.plan.hinged[j]:
-                    axes[j] = self.r.limits[j].swing.a
             at = np.cumsum([0] + [len(a) for a in host.above], dtype=np.int64)
             above = np.concatenate([np.asarray(a, dtype=np.int64) for a in host.above] + [np.zeros(0, np.int64)])
             self.damped = (
                 self.turnable,
                 np.asarray(host.starts, dtype=np.int64),
-                axes,
                 np.asarray(goals, dtype=np.int64),
                 at,
                 above,

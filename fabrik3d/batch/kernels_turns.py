@@ -4,7 +4,8 @@ scalars.
 
 ``build_rows(jit)`` defines ``block(k, lo, hi, ...)``: for the problems ``lo`` to ``hi - 1``, the step's
 turning axes (``DampedSteps.turning_axes``), the Jacobian's rows of the target positions and their residuals
-(``DampedSteps.damped_step``, no orientation target), as ``BatchDampedSteps.damped_step`` lays them out.
+(``DampedSteps.damped_step``'s; an orientation target's rows are numpy's), as
+``BatchDampedSteps.position_rows`` lays them out.
 
 ``build_turns(jit)`` defines ``block(k, lo, hi, ...)``: for the problems ``lo`` to ``hi - 1``, each turning
 joint's new rotation from its world rotation vector (``turned_local``: limited by its swing limit, a rigid
@@ -34,19 +35,16 @@ def build_rows(jit: Callable[[Any], Any]) -> Callable[..., None]:
     passed through ``jit``; returns its ``block``."""
     f = build_limits(jit)
     rotate, y_axis = f["rotate"], f["y_axis"]
-    vec = build_joints(jit)["vec"]
 
     @jit
-    def block(
-        k, lo, hi, pose, frames, targets, turnable, starts, axes, goals, above_at, above, cols, u, jac, err, *rig
-    ):  # type: ignore[no-untyped-def]
+    def block(k, lo, hi, pose, frames, targets, turnable, starts, goals, above_at, above, cols, u, jac, err, *rig):  # type: ignore[no-untyped-def]
         """Problems ``lo`` to ``hi - 1``: the pose and frames ``(n, 3, m)`` and ``(n, 4, m)``, the targets
-        ``(goals, 3, m)`` in; ``turnable``, ``starts`` (each turning joint's first column), ``axes`` ``(n, 3)``
-        (the hinges' axes), ``goals`` (the targeted effectors in order), ``above_at`` and ``above`` (per goal,
+        ``(goals, 3, m)`` in; ``turnable``, ``starts`` (each turning joint's first column), ``goals`` (the
+        targeted effectors in order), ``above_at`` and ``above`` (per goal,
         the columns above it: ``above[above_at[g]:above_at[g + 1]]``), ``cols`` (each column's joint);
         ``u`` ``(m, columns, 3)``, ``jac`` ``(m, 3 goals, columns)`` (zeros, its columns above each goal
         written) and ``err`` ``(m, 3 goals)`` out; ``rig``: ``rig_arrays``."""
-        parents, hinged, rigid = rig[0], rig[3], rig[11]
+        parents, hinged, rows, rigid = rig[0], rig[3], rig[9], rig[11]
         for b in range(lo, hi):
             for t in range(len(turnable)):
                 j = turnable[t]
@@ -57,7 +55,7 @@ def build_rows(jit: Callable[[Any], Any]) -> Callable[..., None]:
                 elif hinged[j]:
                     p = parents[j]
                     fp = (frames[p, 0, b], frames[p, 1, b], frames[p, 2, b], frames[p, 3, b]) if p >= 0 else IDENTITY
-                    u[b, c, 0], u[b, c, 1], u[b, c, 2] = rotate(fp, vec(axes, j))
+                    u[b, c, 0], u[b, c, 1], u[b, c, 2] = rotate(fp, (rows[j, 8], rows[j, 9], rows[j, 10]))  # (its axis)
                 else:
                     bx, by, bz = y_axis((frames[j, 0, b], frames[j, 1, b], frames[j, 2, b], frames[j, 3, b]))
                     ax, ay, az = abs(bx), abs(by), abs(bz)

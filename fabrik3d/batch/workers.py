@@ -172,6 +172,7 @@ def deal(skeleton: Skeleton, problems: Iterable[Problem], workers: int) -> Itera
     logs: list[Any] = []
     todo = iter(problems)
     done = False
+    head = b""  # (what every worker reads first: the import path and the skeleton, pickled once)
     try:
         while batch := list(itertools.islice(todo, ROUND * workers)):
             count = min(workers, len(batch))
@@ -179,7 +180,8 @@ def deal(skeleton: Skeleton, problems: Iterable[Problem], workers: int) -> Itera
             while len(procs) < count - 1:
                 logs.append(tempfile.TemporaryFile())
                 procs.append(subprocess.Popen([sys.executable, "-c", BOOT], **_pipes(logs[-1])))
-                _send(len(procs), procs[-1], logs[-1], pickle.dumps(sys.path) + pickle.dumps(skeleton))
+                head = head or pickle.dumps(sys.path) + pickle.dumps(skeleton)
+                _send(len(procs), procs[-1], logs[-1], head)
             for w in range(1, count):
                 _send(w, procs[w - 1], logs[w - 1], pickle.dumps(shares[w]))
             replies = [solve_share(skeleton, shares[0])]  # (this process's share, while the workers solve theirs)

@@ -228,17 +228,13 @@ def test_the_rows_kernel_source_is_the_damped_steps_rows(seed: int, tree: bool) 
     cols, mask, starts = solver.damped_plan()
     if arrays is None or not cols:
         return
-    n, goals = len(s), list(solver.goals)
-    axes = np.zeros((n, 3))
-    for j in solver.turnable:
-        if solver.plan.hinged[j]:
-            axes[j] = r.limits[j].swing.a
+    goals = list(solver.goals)
     above = [np.flatnonzero(row > 0.0) for row in mask]
     at = np.cumsum([0] + [len(a) for a in above])
     targets = np.array([solver.goals[e].position for e in goals], dtype=float)[:, :, None]
     u, jac, err = np.empty((1, len(cols), 3)), np.zeros((1, 3 * len(goals), len(cols))), np.empty((1, 3 * len(goals)))
     block = kernels_turns.build_rows(PLAIN)
-    plan = (np.array(solver.turnable), starts, axes, np.array(goals), at, np.concatenate(above), np.array(cols))
+    plan = (np.array(solver.turnable), starts, np.array(goals), at, np.concatenate(above), np.array(cols))
     block(0, 0, 1, as_arrays(start, 3), as_arrays(frames, 4), targets, *plan, u, jac, err, *arrays)
     want_u = np.array(solver.turning_axes(frames))
     assert np.array_equal(u[0], want_u)
