@@ -22,6 +22,7 @@ from fabrik3d import checks
 from fabrik3d import rotations as rot
 from fabrik3d.io.scene import Scene
 from fabrik3d.solver.fk import joint_turn, turn_joint
+from fabrik3d.solver.ground import lifted_onto_floor
 from fabrik3d.solver.rig import rig
 
 
@@ -92,6 +93,7 @@ class Turning:
         p, q = np.asarray(positions, dtype=float), np.asarray(rotations, dtype=float)
         if p.shape != (len(sk), 3) or q.shape != (len(sk), 4) or not (np.isfinite(p).all() and np.isfinite(q).all()):
             raise ValueError("pose: expected a finite pose of this skeleton")
+        p = lifted_onto_floor(sk, p, self.scene.floor)  # (so the next solve finds it settled)
         if undoable:
             self._push_undo()
         self.orientations = {k: q[sk.index(k)].copy() for k in self.orientations}

@@ -90,6 +90,23 @@ def clearances(skeleton: Skeleton, floor: float) -> np.ndarray:
     return out
 
 
+def lifted_onto_floor(skeleton: Skeleton, positions: Any, floor: Any) -> np.ndarray:
+    """``(n, 3)`` the pose ``positions`` (scene units) lifted rigidly, straight up, just so far that
+    no joint is below the height a solve on the floor at ``floor`` keeps it above (its clearance,
+    less a foot's give); as it is if none is. A pose set by hand (an applied or pasted pose) is so
+    put on the floor at once: the next solve then finds it settled and moves nothing."""
+    check_skeleton(skeleton)
+    height = _floor(floor)
+    p = checks.points(positions, "positions")
+    if p.shape != (len(skeleton), 3):
+        raise ValueError(f"positions: expected shape ({len(skeleton)}, 3), got {p.shape}")
+    if height is None:
+        return p
+    lowest = np.maximum(height, clearances(skeleton, height) - FOOT_GIVE)
+    below = float((lowest - p[:, 1]).max())
+    return p + np.array([0.0, below, 0.0]) if below > 0.0 else p
+
+
 def _on_floor(
     skeleton: Skeleton,
     goals: dict[str, Any],

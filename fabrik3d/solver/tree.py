@@ -140,6 +140,11 @@ def solve(
             solver_n = NaturalSolve(skeleton, r, pinned, w, pole_points, how, solve_pose, warm=positions is not None)
             return solver_n.run(list(begin), relax, tolerance, max_iterations, turns, relax_twist)
 
+        if positions is not None:  # (a warm start that meets every target moves nothing)
+            settling = NaturalSolve(skeleton, r, pinned, w, pole_points, natural, solve_pose)
+            kept = settling.settled(start, tolerance, twist, relax, relax_twist)
+            if kept is not None:
+                return result(skeleton, goals, *looking(skeleton, goals, look, *kept), 0, tolerance)
         hinged = None if root_goal is not None else hinge(skeleton, r, goals, start, natural, relax)
         if hinged is not None:  # (the pelvis tilted for a low reach, or back upright: fabrik3d.solver.hinge)
             twisted = given_frames(skeleton, rotations, "rotations", positions, hinged[0])
