@@ -9,6 +9,10 @@
   ``relax_to``). Default 0.
 * ``swivel``: effector name -> ``Swivel``: the direction a limb's hinge (elbow, knee) bends
   toward when no pole is given, turning about the line from the limb's root to its end.
+* ``hang``: effector names whose limbs hang under gravity while they have no target (and no
+  pole): an arm beside the body, a little bent at the elbow, whatever the rest pose, as the body
+  under it leans or turns (``fabrik3d.solver.hang``). A limb not named follows the body: it keeps
+  its turn from its parent (the pose the user built). Default: none.
 
 The presets carry natural defaults (``fabrik3d.model.presets``); ``Posing()`` is the plain
 full-body chain of the original algorithm.
@@ -80,6 +84,7 @@ class Posing:
     stiffness: Mapping[str, float] = field(default_factory=dict)
     reach: Mapping[str, str] = field(default_factory=dict)
     swivel: Mapping[str, Swivel] = field(default_factory=dict)
+    hang: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         stiffness = _mapping(self.stiffness, "stiffness")
@@ -97,15 +102,25 @@ class Posing:
         object.__setattr__(self, "stiffness", MappingProxyType({k: float(v) for k, v in stiffness.items()}))
         object.__setattr__(self, "reach", MappingProxyType(dict(reach)))
         object.__setattr__(self, "swivel", MappingProxyType(dict(swivel)))
+        if isinstance(self.hang, (str, bytes, Mapping)):
+            raise ValueError(f"hang: expected a list of effector names, got {checks.quoted(self.hang)}")
+        try:
+            hang = list(self.hang)
+        except TypeError:
+            raise ValueError(f"hang: expected a list of effector names, got {checks.quoted(self.hang)}") from None
+        for name in hang:
+            if not isinstance(name, str):
+                raise ValueError(f"hang: expected effector names, got {checks.quoted(name)}")
+        object.__setattr__(self, "hang", frozenset(hang))
 
     def __reduce__(self) -> tuple[Any, tuple[dict[str, Any], ...]]:
         """Pickled as its three mappings (``types.MappingProxyType`` does not pickle), rebuilt and checked
         on load: a worker process's copy (``fabrik3d.batch.workers``)."""
-        return (Posing, (dict(self.stiffness), dict(self.reach), dict(self.swivel)))
+        return (Posing, (dict(self.stiffness), dict(self.reach), dict(self.swivel), self.hang))
 
     def __bool__(self) -> bool:
         """Whether anything differs from the plain full-body chain."""
-        return bool(self.reach or self.swivel or any(v > 0.0 for v in self.stiffness.values()))
+        return bool(self.reach or self.swivel or self.hang or any(v > 0.0 for v in self.stiffness.values()))
 
     def check(self, skeleton: Any) -> Posing:
         """``self`` once every name is checked against ``skeleton`` (``ValueError`` naming the place)."""
@@ -122,22 +137,29 @@ class Posing:
                 raise ValueError(f"posing.swivel.{name}: not an end effector")
             if sw.frame not in skeleton:
                 raise ValueError(f"posing.swivel.{name}.frame: unknown joint {sw.frame!r}")
+        for name in sorted(self.hang):
+            if not skeleton.is_effector(name):
+                raise ValueError(f"posing.hang: {name!r} is not an end effector")
         return self
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``{"stiffness": {...}, "reach": {...}, "swivel": {e: {"frame", "direction"}}}``."""
-        return {
+        """JSON form: ``{"stiffness": {...}, "reach": {...}, "swivel": {e: {"frame", "direction"}}}``,
+        and ``"hang": [effector, ...]`` (sorted) when any limb hangs."""
+        out: dict[str, Any] = {
             "stiffness": dict(self.stiffness),
             "reach": dict(self.reach),
             "swivel": {k: _swivel_dict(v) for k, v in self.swivel.items()},
         }
+        if self.hang:
+            out["hang"] = sorted(self.hang)
+        return out
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "posing") -> Posing:
         """A ``Posing`` from ``to_dict``'s form; ``ValueError`` naming the place of any problem."""
         if not isinstance(data, Mapping):
             raise ValueError(f"{where}: expected an object")
-        unknown = set(data) - {"stiffness", "reach", "swivel"}
+        unknown = set(data) - {"stiffness", "reach", "swivel", "hang"}
         if unknown:
             raise ValueError(f"{where}: unknown settings {sorted(unknown)}")
         swivel = {}
@@ -148,9 +170,15 @@ class Posing:
                 swivel[name] = Swivel(value["frame"], value["direction"], value.get("toward", ()))
             except ValueError as exc:
                 raise ValueError(f"{where}.swivel.{name}: {exc}") from None
+        hang = data.get("hang", [])
+        if not isinstance(hang, list):
+            raise ValueError(f"{where}.hang: expected a list of effector names, got {checks.quoted(hang)}")
         try:
             return cls(
-                _mapping(data.get("stiffness", {}), "stiffness"), _mapping(data.get("reach", {}), "reach"), swivel
+                _mapping(data.get("stiffness", {}), "stiffness"),
+                _mapping(data.get("reach", {}), "reach"),
+                swivel,
+                frozenset(hang) if all(isinstance(h, str) for h in hang) else hang,  # type: ignore[arg-type]
             )
         except ValueError as exc:
             raise ValueError(f"{where}.{exc}") from None

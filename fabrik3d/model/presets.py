@@ -242,6 +242,7 @@ HUMANOID_POSING = Posing(
         "toe_l": Swivel("pelvis", (0.1, 0.0, 1.0)),
         "toe_r": Swivel("pelvis", (-0.1, 0.0, 1.0)),
     },
+    hang=frozenset({"hand_l", "hand_r"}),
 )
 
 # Per finger of the left hand: its base knuckle's offset from the wrist (x along the palm, z toward

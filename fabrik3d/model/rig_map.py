@@ -249,7 +249,8 @@ def humanoid_setup(
         if end in index and frame is not None:
             toward = tuple((tuple(turn @ a), tuple(turn @ d)) for a, d in sw.toward)
             swivel[end] = Swivel(frame, tuple(turn @ sw.direction), toward)  # type: ignore[arg-type]
-    return limits, Posing(stiffness, reach, swivel)
+    hang = {ends[_PRESET_END[e]] for e in pose.hang if ends.get(_PRESET_END[e]) in index}
+    return limits, Posing(stiffness, reach, swivel, frozenset(hang))
 
 
 def _body_axes(rest: np.ndarray, at: Mapping[str, int]) -> np.ndarray:

@@ -75,10 +75,6 @@ RETRY_JUMP = 3.0
 # turn that moves its effector this many times the farthest target's distance from its effector (its
 # step in a drag) per solve, so that the arm need not jump to make up for it.
 HOLD_RATE = 1.0
-# A warm start whose orientation targets are all within this angle (radians) of the effectors' frames,
-# its positions within the tolerance, is settled (``NaturalSolve.settled``): a turn in place of a
-# tenth of a degree still turns the hand.
-SETTLED_ANGLE = 1e-3
 
 Solver = Callable[..., Any]
 T = TypeVar("T")
@@ -125,38 +121,6 @@ class NaturalSolve(StiffLevels, Swivelling):
         self.sub_rig: Rig = r  # (the rig of the subtree being solved, its held joints locked: ``solve_below``)
 
     # -- the steps ---------------------------------------------------------------------------
-    def settled(
-        self,
-        start: list[rot.Vec],
-        tol: float,
-        twist: list[rot.Quat] | None = None,
-        relax: list[rot.Vec] | None = None,
-        relax_twist: list[rot.Quat] | None = None,
-    ) -> tuple[list[rot.Vec], list[rot.Quat]] | None:
-        """The pose ``start`` (projected onto the limits, its turns about the bones from ``twist``)
-        when it already meets every target (positions within ``tol``, orientations within
-        ``SETTLED_ANGLE``), its stiff joints are relaxed already (each within ``SETTLED_ANGLE`` of
-        its rotation in the pose ``relax``, ``run``'s) and no pole asks for a bend; else None. A
-        settled pose is the solve's answer as it is: the least motion that meets the targets is
-        none, so pinning an effector where it is, or solving again with the same targets, moves
-        nothing."""
-        if self.poles or any(rot.dist(start[e], g.position) > tol for e, g in self.goals.items()):
-            return None
-        whole = LimitedSolve(self.r, self.goals, self.weights, {}, None)
-        if twist is not None:
-            whole.carry(twist)
-        pose, frames = whole.project(start, self.r.pose_frames(start, (whole.twists, whole.leaves)))
-        for e, g in self.goals.items():
-            if rot.dist(pose[e], g.position) > tol:
-                return None
-            if g.orientation is not None and rot.angle_between(frames[e], g.orientation) > SETTLED_ANGLE:
-                return None
-        r, reference = self.r, reference_frames(self.r, relax, relax_twist)
-        for j in r.order[1:]:
-            if self.stiffness[j] > 0.0 and rot.angle_between(local(r, frames, j), local(r, reference, j)) > SETTLED_ANGLE:
-                return None
-        return pose, frames
-
     def run(
         self,
         start: list[rot.Vec],

@@ -47,13 +47,12 @@ from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.solver.chain import run_chain, settled
 from fabrik3d.solver.constrained.solve import LimitedSolve
 from fabrik3d.solver.ground import grounded
-from fabrik3d.solver.hinge import hinge, reference_frame, upright_goal
 from fabrik3d.solver.look import look_goal, looking
-from fabrik3d.solver.natural import NaturalSolve
 from fabrik3d.solver.plan import LEAF, SWING, PlainPlan, plain_plan
 from fabrik3d.solver.result import SolveResult, result
 from fabrik3d.solver.riders import solve_riding
 from fabrik3d.solver.rig import Rig, given_frames, rig
+from fabrik3d.solver.whole_body import WholeBody
 
 
 def solve(
@@ -132,30 +131,15 @@ def solve(
     relax_twist = given_frames(skeleton, relax_rotations, "relax_rotations", relax_to)
     natural = skeleton.posing if posing is None else check_posing(posing, skeleton)
     if natural:
-        # (a pole on a free effector bends its limb where the effector is: it is pinned there)
-        pinned = {**goals, **{e: tg.Goal(start[e], None, 1.0) for e in pole_points if e not in goals}}
         relax = None if relax_to is None else list(_start_pose(skeleton, r, relax_to, None, "relax_to"))
 
-        def natural_run(how: Posing, begin: list[rot.Vec], turns: Any) -> tuple[list[rot.Vec], list[rot.Quat], int]:
-            solver_n = NaturalSolve(skeleton, r, pinned, w, pole_points, how, solve_pose, warm=positions is not None)
-            return solver_n.run(list(begin), relax, tolerance, max_iterations, turns, relax_twist)
+        def moved(root: tg.Goal) -> tuple[list[rot.Vec], list[rot.Quat] | None]:
+            """The start pose and its frames moved with the root's goal ``root``."""
+            turns = given_frames(skeleton, rotations, "rotations", positions, root)
+            return _start_pose(skeleton, r, positions, root), turns
 
-        if positions is not None:  # (a warm start that meets every target moves nothing)
-            settling = NaturalSolve(skeleton, r, pinned, w, pole_points, natural, solve_pose)
-            kept = settling.settled(start, tolerance, twist, relax, relax_twist)
-            if kept is not None:
-                return result(skeleton, goals, *looking(skeleton, goals, look, *kept), 0, tolerance)
-        hinged = None if root_goal is not None else hinge(skeleton, r, goals, start, natural, relax)
-        if hinged is not None:  # (the pelvis tilted for a low reach, or back upright: fabrik3d.solver.hinge)
-            twisted = given_frames(skeleton, rotations, "rotations", positions, hinged[0])
-            got = natural_run(hinged[1], _start_pose(skeleton, r, positions, hinged[0]), twisted)
-            if all(rot.dist(got[0][e], g.position) <= tolerance for e, g in goals.items()):
-                return result(skeleton, goals, *looking(skeleton, goals, look, *got[:2]), got[2], tolerance)
-            upright = upright_goal(r, start, reference_frame(r, relax))  # (else as without a hinge, upright)
-            if upright is not None:
-                start = _start_pose(skeleton, r, positions, upright)
-                twist = given_frames(skeleton, rotations, "rotations", positions, upright)
-        pose, frames, iterations = natural_run(natural, start, twist)
+        body = WholeBody(skeleton, r, goals, w, pole_points, natural, tolerance, max_iterations, solve_pose, solve)
+        pose, frames, iterations = body.run(start, twist, relax, relax_twist, positions is not None, root_goal, moved)
         return result(skeleton, goals, *looking(skeleton, goals, look, pose, frames), iterations, tolerance)
     root_frame = None if root_goal is None else root_goal.orientation
     pose, frames, iterations = solve_pose(

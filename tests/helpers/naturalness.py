@@ -22,6 +22,7 @@ exactly 1.0 for the default body, so its numbers are unchanged).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -45,6 +46,12 @@ TORSO_HALF_WIDTH, TORSO_HALF_DEPTH, TORSO_Y = 0.13, 0.11, (0.9, 1.45)
 
 def humanoid() -> fabrik3d.Skeleton:
     return fabrik3d.presets.get("humanoid")
+
+
+def followed(sk: fabrik3d.Skeleton) -> fabrik3d.Skeleton:
+    """``sk`` with no limb hanging (``Posing.hang`` empty): every free limb follows the body, as
+    before free arms hung (issue 50). For the tests of other rules, calibrated on that body."""
+    return sk.with_posing(dataclasses.replace(sk.posing, hang=frozenset()))
 
 
 def body_scale(sk: fabrik3d.Skeleton) -> float:

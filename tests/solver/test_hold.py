@@ -20,7 +20,7 @@ from fabrik3d.solver.rig import rig
 from fabrik3d.solver.subtree import local
 
 BODY = fabrik3d.presets.get("humanoid")
-REST = fabrik3d.solve(BODY, {})
+REST = fabrik3d.solve(nt.followed(BODY), {})  # (the T of the rest pose: the arms as these rules were set on)
 P = BODY.posing
 # The preset holds its wrists (``presets.WRIST_STIFFNESS``); FREE is it with free wrists, for contrast.
 HELD = BODY

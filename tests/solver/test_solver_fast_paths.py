@@ -370,7 +370,7 @@ def test_chains_left_to_a_stiffer_level_change_no_result(seed: int) -> None:
     level's share would throw that solve away, and a share that cannot reach solves it after all):
     the poses are those of solving it first (to rounding). Targets near and beyond the arms' reach,
     out of any reach, and on every effector, cold and warm."""
-    import fabrik3d.solver.tree as tree_module
+    import fabrik3d.solver.whole_body as tree_module
 
     sk = presets.get("humanoid")
     rest = sk.rest_positions

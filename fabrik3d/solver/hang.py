@@ -1,0 +1,161 @@
+"""Free limbs hang: a limb without a target hangs under gravity, whatever the body under it does.
+
+A limb named in ``Posing.hang`` (the presets' arms) that has no target and no pole does not ride on
+its parent, as a branch without a target otherwise does (``fabrik3d.solver.tree``): it hangs. This
+is Blender's "inherit rotation" off for the limb's base, with gravity's direction in place of the
+rest pose's:
+
+* **The stance.** Once per rig, the limb is posed hanging beside the upright body at rest: the hinge
+  (an elbow) bent to ``HANG_BEND`` toward the front, about the axis across its bone and the body's
+  forward (+Z), within its limits; then the base (a shoulder) turned so that the upper limb points
+  ``HANG_OUT`` out from straight down, away from the body's midline, the bend toward the front, within
+  its limits; the joints below the hinge (a wrist) as at rest.
+* **Every solve.** The limb's base takes the stance's world frame turned only by the heading of its
+  parent (the turn of the parent's frame from the stance about the world's up axis, +Y): a body that
+  bends forward leaves its arm hanging straight down, a body that turns carries the arm's bend round
+  with it. The base's turn is clamped to its own limits (``fk.clamped_turn``); the joints below it
+  down to the effector take their stance rotations relative to their parents, and whatever hangs
+  below (a hand's fingers) follows rigidly.
+
+The **limb** of an effector is the natural solve's chain at its freest level (``NaturalSolve.chain``):
+up from the effector's parent through the stiff joints held below the first free one (a wrist) and
+the free ones (an elbow, a shoulder), to the first stiff joint above them (a clavicle: the trunk
+it hangs from; a limb with no stiff joint above it does not hang). Its base is its topmost joint,
+its hinge the base's child on the way down.
+
+Positions are ``(x, y, z)`` and frames ``(x, y, z, w)`` tuples (``fabrik3d.rotations``), scene axes (Y up).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from fabrik3d import rotations as rot
+from fabrik3d.model.posing import Posing
+from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.solver.fk import clamped_turn
+from fabrik3d.solver.look import FORWARD
+from fabrik3d.solver.rig import Rig
+from fabrik3d.solver.subtree import forward
+
+# The upper limb's angle out from straight down, away from the body's midline (radians): the arm
+# clears the hip.
+HANG_OUT = math.radians(6.0)
+# The hinge's bend toward the front (radians, between the upper and the lower limb, its bend at rest
+# included): an elbow hanging relaxed is a little bent.
+HANG_BEND = math.radians(15.0)
+UP = (0.0, 1.0, 0.0)
+
+
+def hanging_limbs(skeleton: Skeleton, r: Rig, posing: Posing, busy: Any) -> dict[int, list[int]]:
+    """effector index -> its limb's joints, from the effector's parent up to the base, for each
+    effector of ``posing.hang`` not in ``busy`` (the targeted effectors, and those with a pole)."""
+    stiff = posing.stiffness
+    out: dict[int, list[int]] = {}
+    for name in sorted(posing.hang):
+        e = skeleton.index(name)
+        if e in busy:
+            continue
+        limb: list[int] = []
+        j, freed, trunk = r.parents[e], False, False
+        while j >= 0:
+            free = stiff.get(skeleton.names[j], 0.0) <= 0.0
+            if not free and freed:
+                trunk = True
+                break
+            freed = freed or free
+            limb.append(j)
+            j = r.parents[j]
+        if trunk and len(limb) >= 2:  # (no stiff trunk above the limb: nothing it hangs from)
+            out[e] = limb
+    return out
+
+
+def hung(
+    skeleton: Skeleton,
+    r: Rig,
+    posing: Posing,
+    busy: Any,
+    pose: list[rot.Vec],
+    frames: list[rot.Quat],
+    solve: Callable[..., Any],
+) -> tuple[list[rot.Vec], list[rot.Quat]]:
+    """The pose ``pose`` (its world ``frames``) with every hanging limb hung (module docstring);
+    ``busy``: the effectors that have a target or a pole; ``solve``: ``fabrik3d.solver.tree.solve``,
+    for the stance."""
+    limbs = hanging_limbs(skeleton, r, posing, busy)
+    if not limbs:
+        return pose, frames
+    turned: dict[int, rot.Quat] = {}
+    for e, limb in limbs.items():
+        base = limb[-1]
+        stance = r.cached(("hang-stance", e, tuple(limb)), lambda e=e, limb=limb: _stance(skeleton, r, e, limb))
+        if stance is None:
+            continue
+        parent_frame, locals_ = stance
+        p = r.parents[base]
+        heading = _twist(rot.mul(frames[p], rot.conj(parent_frame)), UP)
+        want = rot.mul(rot.mul(heading, parent_frame), locals_[base])  # (the base's world frame)
+        turn = rot.mul(rot.conj(r.rest_local[base]), rot.mul(rot.conj(frames[p]), want))
+        turned[base] = rot.mul(r.rest_local[base], clamped_turn(r, base, rot.normalize_quat(turn)))
+        for j in limb[:-1]:
+            turned[j] = locals_[j]
+    return forward(r, pose, frames, turned)
+
+
+def _stance(skeleton: Skeleton, r: Rig, e: int, limb: list[int]) -> tuple[rot.Quat, dict[int, rot.Quat]] | None:
+    """The limb of effector ``e`` hanging beside the upright body at rest (module docstring): its
+    base's parent's world frame and the limb's joints' rotations relative to their parents (the
+    hinge's bend and the base's turn each within the joint's limits); None where the limb has no
+    length to hang."""
+    rest = [tuple(v) for v in skeleton.rest_positions.tolist()]
+    base, hinge = limb[-1], limb[-2]
+    below = limb[-3] if len(limb) >= 3 else e
+    upper = rot.unit(rot.sub(rest[hinge], rest[base]))
+    lower = rot.unit(rot.sub(rest[below], rest[hinge]))
+    ahead = rot.unit((FORWARD[0], 0.0, FORWARD[2]))
+    side = rot.sub(rest[base], rest[skeleton.root])
+    side = rot.unit((side[0], 0.0, side[2]))
+    if upper is None or lower is None or ahead is None:
+        return None
+    # the hinge bent forward (to HANG_BEND in all, with its bend at rest), about the axis across its
+    # bone and the body's forward
+    axis = rot.unit(rot.cross(lower, ahead)) or rot.unit(rot.cross(lower, UP)) or (1.0, 0.0, 0.0)
+    at_rest = math.acos(max(-1.0, min(1.0, rot.dot(upper, lower))))
+    bend = rot.axis_angle(axis, max(0.0, HANG_BEND - at_rest))
+    frames = r.rest_frames
+    hinge_turn = rot.mul(rot.conj(frames[base]), rot.mul(bend, frames[hinge]))  # (the hinge's local frame)
+    hinge_turn = rot.mul(rot.conj(r.rest_local[hinge]), hinge_turn)
+    hinge_local = rot.mul(r.rest_local[hinge], clamped_turn(r, hinge, rot.normalize_quat(hinge_turn)))
+    lower = rot.rotate(rot.mul(frames[base], rot.mul(hinge_local, rot.conj(frames[hinge]))), lower)
+    # the upper limb down, HANG_OUT out from the midline; the lower limb's bend toward the front
+    out = (0.0, 0.0, 0.0) if side is None else rot.add(side, ahead, -rot.dot(side, ahead))
+    d1 = rot.unit(rot.add(rot.add((0.0, 0.0, 0.0), (0.0, -1.0, 0.0), math.cos(HANG_OUT)), out, math.sin(HANG_OUT)))
+    assert d1 is not None
+    first = rot.swing(upper, d1, ahead)
+    turned, front = rot.rotate(first, lower), rot.add(ahead, d1, -rot.dot(ahead, d1))
+    a = rot.add(turned, d1, -rot.dot(turned, d1))
+    angle = math.atan2(rot.dot(rot.cross(a, front), d1), rot.dot(a, front)) if rot.unit(a) else 0.0
+    whole = rot.mul(rot.axis_angle(d1, angle), first)
+    p = r.parents[base]
+    base_turn = rot.mul(rot.conj(r.rest_local[base]), rot.mul(rot.conj(frames[p]), rot.mul(whole, frames[base])))
+    locals_ = {j: r.rest_local[j] for j in limb}
+    locals_[base] = rot.mul(r.rest_local[base], clamped_turn(r, base, rot.normalize_quat(base_turn)))
+    locals_[hinge] = hinge_local
+    return frames[p], locals_
+
+
+def _twist(q: rot.Quat, axis: rot.Vec) -> rot.Quat:
+    """The part of the turn ``q`` about the unit ``axis`` (its swing-twist decomposition's twist);
+    the identity where ``q`` turns the axis upside down."""
+    d = q[0] * axis[0] + q[1] * axis[1] + q[2] * axis[2]
+    t = (d * axis[0], d * axis[1], d * axis[2], q[3])
+    n = math.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2] + t[3] * t[3])
+    return rot.IDENTITY if n < 1e-9 else (t[0] / n, t[1] / n, t[2] / n, t[3] / n)
+
+
+def busy_effectors(goals: Mapping[int, Any], poles: Mapping[int, Any]) -> set[int]:
+    """The effectors that do not hang: those with a target or a pole."""
+    return set(goals) | set(poles)
