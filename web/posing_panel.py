@@ -64,6 +64,12 @@ class PosingActions:
         self._attempt(self.controller.set_reach, effector, joint)
         self._publish()
 
+    @page_trigger("set_hang")
+    def set_hang(self, effector: Any, hangs: Any) -> None:
+        """The user let a free limb hang, or follow the body."""
+        self._attempt(self.controller.set_hang, effector, hangs)
+        self._publish()
+
     @page_trigger("set_stiffness")
     def set_stiffness(self, joint: Any, value: Any) -> None:
         """The user set a joint's stiffness."""
@@ -74,8 +80,8 @@ class PosingActions:
 def section(app: Any) -> None:
     """Per effector: pin/free and its chain reach; one joint's stiffness (a joint chosen, a slider)."""
     html.Div(
-        "Pin holds an effector where it is; the chain of a target stops at its reach joint. Stiff joints "
-        "(0 free .. 1) turn only when the freer ones cannot reach.",
+        "Pin holds an effector where it is; a free arm hangs (arrow) or follows the body; the chain of a "
+        "target stops at its reach joint. Stiff joints (0 free .. 1) turn only when the freer ones cannot reach.",
         classes="text-caption text-medium-emphasis mt-n2",
     )
     with html.Div(v_for="row in effectors", key="row.name", classes="d-flex align-center", style="gap: 4px"):
@@ -88,6 +94,19 @@ def section(app: Any) -> None:
             click="trigger(row.targeted ? 'free_effector' : 'pin_effector', [row.name])",
         )
         html.Div("{{ row.label }}", classes="text-body-2 text-truncate", style="width: 72px", title=("row.name",))
+        v3.VBtn(
+            icon=("hang_of[row.name] ? 'mdi-arrow-down-bold' : 'mdi-human-handsdown'",),
+            size="small",
+            variant="text",
+            id=("'hang-' + row.name",),
+            disabled=("hang_of[row.name] == null",),
+            title=(
+                "hang_of[row.name] == null ? row.name + ' has no limb to hang' : hang_of[row.name] ? "
+                "row.name + ' hangs when free (click: it follows the body)' : "
+                "row.name + ' follows the body when free (click: it hangs)'",
+            ),
+            click="trigger('set_hang', [row.name, !hang_of[row.name]])",
+        )
         v3.VSelect(
             label="reach",
             model_value=("reach_of[row.name]",),

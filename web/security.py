@@ -58,6 +58,7 @@ SERVER_OWNED = (
     "fps",
     "effectors",
     "reach_of",
+    "hang_of",
     "selected_effector",
     "reach_options",
     "stiffness_of",

@@ -29,15 +29,16 @@ Positions are ``(x, y, z)`` and frames ``(x, y, z, w)`` tuples (``fabrik3d.rotat
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 from fabrik3d import rotations as rot
-from fabrik3d.model.posing import Posing
+from fabrik3d.model.posing import Posing, check_posing
 from fabrik3d.model.skeleton import Skeleton
-from fabrik3d.solver.fk import clamped_turn
+from fabrik3d.solver.fk import _pose, clamped_turn
 from fabrik3d.solver.look import FORWARD
-from fabrik3d.solver.rig import Rig
+from fabrik3d.solver.rig import Rig, rig
 from fabrik3d.solver.subtree import forward
 
 # The upper limb's angle out from straight down, away from the body's midline (radians): the arm
@@ -49,28 +50,33 @@ HANG_BEND = math.radians(15.0)
 UP = (0.0, 1.0, 0.0)
 
 
-def hanging_limbs(skeleton: Skeleton, r: Rig, posing: Posing, busy: Any) -> dict[int, list[int]]:
+def hanging_limbs(skeleton: Skeleton, posing: Posing, busy: Any) -> dict[int, list[int]]:
     """effector index -> its limb's joints, from the effector's parent up to the base, for each
     effector of ``posing.hang`` not in ``busy`` (the targeted effectors, and those with a pole)."""
-    stiff = posing.stiffness
     out: dict[int, list[int]] = {}
     for name in sorted(posing.hang):
         e = skeleton.index(name)
-        if e in busy:
-            continue
-        limb: list[int] = []
-        j, freed, trunk = r.parents[e], False, False
-        while j >= 0:
-            free = stiff.get(skeleton.names[j], 0.0) <= 0.0
-            if not free and freed:
-                trunk = True
-                break
-            freed = freed or free
-            limb.append(j)
-            j = r.parents[j]
-        if trunk and len(limb) >= 2:  # (no stiff trunk above the limb: nothing it hangs from)
+        limb = limb_of(skeleton, posing, e)
+        if e not in busy and limb:
             out[e] = limb
     return out
+
+
+def limb_of(skeleton: Skeleton, posing: Posing, effector: int) -> list[int]:
+    """The joints of the limb of ``effector`` (an index; module docstring) with ``posing``'s
+    stiffness, from the effector's parent up to its base; empty where it has none to hang (no free
+    joint above it, or no stiff trunk above them, or a single joint)."""
+    stiff, parents = posing.stiffness, skeleton.parents
+    limb: list[int] = []
+    j, freed = int(parents[effector]), False
+    while j >= 0:
+        free = stiff.get(skeleton.names[j], 0.0) <= 0.0
+        if not free and freed:
+            return limb if len(limb) >= 2 else []
+        freed = freed or free
+        limb.append(j)
+        j = int(parents[j])
+    return []  # (no stiff trunk above the limb: nothing it hangs from)
 
 
 def hung(
@@ -80,12 +86,10 @@ def hung(
     busy: Any,
     pose: list[rot.Vec],
     frames: list[rot.Quat],
-    solve: Callable[..., Any],
 ) -> tuple[list[rot.Vec], list[rot.Quat]]:
     """The pose ``pose`` (its world ``frames``) with every hanging limb hung (module docstring);
-    ``busy``: the effectors that have a target or a pole; ``solve``: ``fabrik3d.solver.tree.solve``,
-    for the stance."""
-    limbs = hanging_limbs(skeleton, r, posing, busy)
+    ``busy``: the effectors (indices) that have a target or a pole."""
+    limbs = hanging_limbs(skeleton, posing, busy)
     if not limbs:
         return pose, frames
     turned: dict[int, rot.Quat] = {}
@@ -103,6 +107,25 @@ def hung(
         for j in limb[:-1]:
             turned[j] = locals_[j]
     return forward(r, pose, frames, turned)
+
+
+def hang_free_limbs(
+    skeleton: Skeleton, positions: Any, rotations: Any, busy: Any = (), posing: Posing | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """A pose (``positions`` ``(n, 3)`` scene units, ``rotations`` ``(n, 4)`` world frames x, y, z, w)
+    with its free limbs hung, as a solve leaves them (module docstring): a pose turned by hand
+    (``fabrik3d.solver.fk``) whose trunk turned shows its free arms hanging at once, not after the next
+    solve. ``busy``: the names of the effectors that have a target or a pole (they do not hang);
+    ``posing``: default the skeleton's."""
+    posing = skeleton.posing if posing is None else check_posing(posing, skeleton)
+    p, q = _pose(skeleton, positions, rotations)
+    busy_at = {skeleton.index(n) for n in busy if isinstance(n, str) and n in skeleton}
+    if not hanging_limbs(skeleton, posing, busy_at):
+        return p, q
+    pose, frames = hung(
+        skeleton, rig(skeleton), posing, busy_at, [tuple(v) for v in p.tolist()], [tuple(v) for v in q.tolist()]
+    )
+    return np.array(pose, dtype=float), np.array(frames, dtype=float)
 
 
 def _stance(skeleton: Skeleton, r: Rig, e: int, limb: list[int]) -> tuple[rot.Quat, dict[int, rot.Quat]] | None:
@@ -154,8 +177,3 @@ def _twist(q: rot.Quat, axis: rot.Vec) -> rot.Quat:
     t = (d * axis[0], d * axis[1], d * axis[2], q[3])
     n = math.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2] + t[3] * t[3])
     return rot.IDENTITY if n < 1e-9 else (t[0] / n, t[1] / n, t[2] / n, t[3] / n)
-
-
-def busy_effectors(goals: Mapping[int, Any], poles: Mapping[int, Any]) -> set[int]:
-    """The effectors that do not hang: those with a target or a pole."""
-    return set(goals) | set(poles)

@@ -138,7 +138,7 @@ def solve(
             turns = given_frames(skeleton, rotations, "rotations", positions, root)
             return _start_pose(skeleton, r, positions, root), turns
 
-        body = WholeBody(skeleton, r, goals, w, pole_points, natural, tolerance, max_iterations, solve_pose, solve)
+        body = WholeBody(skeleton, r, goals, w, pole_points, natural, tolerance, max_iterations, solve_pose)
         pose, frames, iterations = body.run(start, twist, relax, relax_twist, positions is not None, root_goal, moved)
         return result(skeleton, goals, *looking(skeleton, goals, look, pose, frames), iterations, tolerance)
     root_frame = None if root_goal is None else root_goal.orientation

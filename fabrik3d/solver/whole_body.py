@@ -42,8 +42,7 @@ Pose = tuple[list[rot.Vec], list[rot.Quat]]
 class WholeBody:
     """One natural solve of ``skeleton`` (its rig ``r``) for ``goals`` (effector index -> ``Goal``),
     ``weights`` and ``poles`` (effector index -> point) with ``posing``; ``solve_pose`` is
-    ``fabrik3d.solver.tree.solve_pose`` (each chain's solve), ``solve`` the public ``solve`` (the
-    hanging limbs' stance, once per rig)."""
+    ``fabrik3d.solver.tree.solve_pose`` (each chain's solve)."""
 
     def __init__(
         self,
@@ -56,11 +55,10 @@ class WholeBody:
         tol: float,
         max_it: int,
         solve_pose: Callable[..., Any],
-        solve: Callable[..., Any],
     ) -> None:
         self.sk, self.r, self.goals, self.weights, self.poles, self.posing = skeleton, r, goals, weights, poles, posing
         self.tol, self.max_it = tol, max_it
-        self.solve_pose, self.solve = solve_pose, solve
+        self.solve_pose = solve_pose
         # (a pole on a free effector bends its limb where the effector is: it is pinned there)
         self.pinned = dict(goals)
 
@@ -110,7 +108,7 @@ class WholeBody:
 
     def hung(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> Pose:
         """The free limbs of ``Posing.hang`` hung (``fabrik3d.solver.hang``)."""
-        return hung(self.sk, self.r, self.posing, set(self.pinned), pose, frames, self.solve)
+        return hung(self.sk, self.r, self.posing, set(self.pinned), pose, frames)
 
     def settled(
         self,
