@@ -54,6 +54,16 @@ def followed(sk: fabrik3d.Skeleton) -> fabrik3d.Skeleton:
     return sk.with_posing(dataclasses.replace(sk.posing, hang=frozenset()))
 
 
+def is_arm(sk: fabrik3d.Skeleton, j: int) -> bool:
+    """Whether joint ``j`` is of an arm below its clavicle: a shoulder, elbow, wrist, hand or finger."""
+    while j >= 0:
+        name = sk.names[j]
+        if name.startswith(("shoulder_", "clavicle_")):
+            return name.startswith("shoulder_")
+        j = int(sk.parents[j])
+    return False
+
+
 def body_scale(sk: fabrik3d.Skeleton) -> float:
     """The humanoid's height over the default's 1.75 m (its head joint's rest height)."""
     return float(sk.rest_positions[sk.index("head")][1]) / 1.75
