@@ -10,6 +10,9 @@ rest pose's:
   forward (+Z), within its limits; then the base (a shoulder) turned so that the upper limb points
   ``HANG_OUT`` out from straight down, away from the body's midline, the bend toward the front, within
   its limits; the joints below the hinge (a wrist) as at rest.
+* **Posed limbs follow.** A limb that does not hang in the pose the user built (``solve``'s
+  ``relax_to``: an applied pose's arms, an arm turned by hand) was posed by the user: it follows the
+  body, keeping its turns from its parent (``posed_limbs``), as a limb not in ``Posing.hang`` does.
 * **Every solve.** The limb's base takes the stance's world frame turned only by the heading of its
   parent (the turn of the parent's frame from the stance about the world's up axis, +Y): a body that
   bends forward leaves its arm hanging straight down, a body that turns carries the arm's bend round
@@ -39,7 +42,7 @@ from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.solver.fk import _pose, clamped_turn
 from fabrik3d.solver.look import FORWARD
 from fabrik3d.solver.rig import Rig, rig
-from fabrik3d.solver.subtree import forward
+from fabrik3d.solver.subtree import forward, local
 
 # The upper limb's angle out from straight down, away from the body's midline (radians): the arm
 # clears the hip.
@@ -48,6 +51,9 @@ HANG_OUT = math.radians(6.0)
 # included): an elbow hanging relaxed is a little bent.
 HANG_BEND = math.radians(15.0)
 UP = (0.0, 1.0, 0.0)
+# A limb of the pose the user built whose joints turn more than this (radians) from hanging was posed
+# by the user (``posed_limbs``): it follows the body.
+POSED_ANGLE = 1e-3
 
 
 def hanging_limbs(skeleton: Skeleton, posing: Posing, busy: Any) -> dict[int, list[int]]:
@@ -88,25 +94,43 @@ def hung(
     frames: list[rot.Quat],
 ) -> tuple[list[rot.Vec], list[rot.Quat]]:
     """The pose ``pose`` (its world ``frames``) with every hanging limb hung (module docstring);
-    ``busy``: the effectors (indices) that have a target or a pole."""
-    limbs = hanging_limbs(skeleton, posing, busy)
-    if not limbs:
-        return pose, frames
+    ``busy``: the effectors (indices) that have a target or a pole, or that the user posed."""
     turned: dict[int, rot.Quat] = {}
-    for e, limb in limbs.items():
-        base = limb[-1]
-        stance = r.cached(("hang-stance", e, tuple(limb)), lambda e=e, limb=limb: _stance(skeleton, r, e, limb))
-        if stance is None:
-            continue
-        parent_frame, locals_ = stance
-        p = r.parents[base]
-        heading = _twist(rot.mul(frames[p], rot.conj(parent_frame)), UP)
-        want = rot.mul(rot.mul(heading, parent_frame), locals_[base])  # (the base's world frame)
-        turn = rot.mul(rot.conj(r.rest_local[base]), rot.mul(rot.conj(frames[p]), want))
-        turned[base] = rot.mul(r.rest_local[base], clamped_turn(r, base, rot.normalize_quat(turn)))
-        for j in limb[:-1]:
-            turned[j] = locals_[j]
+    for e, limb in hanging_limbs(skeleton, posing, busy).items():
+        turned.update(_hanging(skeleton, r, e, limb, frames))
     return forward(r, pose, frames, turned)
+
+
+def posed_limbs(skeleton: Skeleton, r: Rig, posing: Posing, frames: list[rot.Quat] | None) -> set[int]:
+    """The effectors of ``posing.hang`` whose limbs do not hang in the pose of world ``frames`` (the
+    pose the user built: ``solve``'s ``relax_to``; None, the rest pose: none): the user posed them,
+    and they follow the body, keeping their turns (an applied pose's arms, a limb turned by hand)."""
+    if frames is None:
+        return set()
+    out = set()
+    for e, limb in hanging_limbs(skeleton, posing, ()).items():
+        for j, want in _hanging(skeleton, r, e, limb, frames).items():
+            if rot.angle_between(local(r, frames, j), want) > POSED_ANGLE:
+                out.add(e)
+                break
+    return out
+
+
+def _hanging(skeleton: Skeleton, r: Rig, e: int, limb: list[int], frames: list[rot.Quat]) -> dict[int, rot.Quat]:
+    """The rotations relative to their parents of the joints of effector ``e``'s ``limb`` hanging from
+    its parent in the pose of world ``frames`` (module docstring); empty where it cannot hang."""
+    stance = r.cached(("hang-stance", e, tuple(limb)), lambda: _stance(skeleton, r, e, limb))
+    if stance is None:
+        return {}
+    parent_frame, locals_ = stance
+    base = limb[-1]
+    p = r.parents[base]
+    heading = _twist(rot.mul(frames[p], rot.conj(parent_frame)), UP)
+    want = rot.mul(rot.mul(heading, parent_frame), locals_[base])  # (the base's world frame)
+    turn = rot.mul(rot.conj(r.rest_local[base]), rot.mul(rot.conj(frames[p]), want))
+    out = {j: locals_[j] for j in limb[:-1]}
+    out[base] = rot.mul(r.rest_local[base], clamped_turn(r, base, rot.normalize_quat(turn)))
+    return out
 
 
 def hang_free_limbs(

@@ -47,7 +47,7 @@ from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.solver.chain import run_chain, settled
 from fabrik3d.solver.constrained.solve import LimitedSolve
 from fabrik3d.solver.ground import grounded
-from fabrik3d.solver.look import look_goal, looking
+from fabrik3d.solver.look import look_goal, look_joints, looking
 from fabrik3d.solver.plan import LEAF, SWING, PlainPlan, plain_plan
 from fabrik3d.solver.result import SolveResult, result
 from fabrik3d.solver.riders import solve_riding
@@ -139,6 +139,7 @@ def solve(
             return _start_pose(skeleton, r, positions, root), turns
 
         body = WholeBody(skeleton, r, goals, w, pole_points, natural, tolerance, max_iterations, solve_pose)
+        body.looked = set() if look is None else {skeleton.index(n) for n in look_joints(skeleton, look[0])}
         pose, frames, iterations = body.run(start, twist, relax, relax_twist, positions is not None, root_goal, moved)
         return result(skeleton, goals, *looking(skeleton, goals, look, pose, frames), iterations, tolerance)
     root_frame = None if root_goal is None else root_goal.orientation

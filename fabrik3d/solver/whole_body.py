@@ -10,7 +10,8 @@ One solve runs these steps, each in its own module:
 2. **Hip hinge** (``fabrik3d.solver.hinge``): a low reach in front tilts the pelvis first.
 3. **Levels** (``fabrik3d.solver.natural``): the limbs reach, the stiffer joints join only as much as
    reaching needs.
-4. **Hang** (``fabrik3d.solver.hang``): a free limb of ``Posing.hang`` hangs under gravity.
+4. **Hang** (``fabrik3d.solver.hang``): a free limb of ``Posing.hang`` hangs under gravity, unless
+   the pose the user built has it posed otherwise.
 
 Positions are ``(x, y, z)`` and frames ``(x, y, z, w)`` tuples (``fabrik3d.rotations``).
 """
@@ -25,9 +26,9 @@ from fabrik3d.model.posing import Posing
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.targets import Goal
 from fabrik3d.solver.constrained.solve import LimitedSolve
-from fabrik3d.solver.hang import hung
+from fabrik3d.solver.hang import hung, posed_limbs
 from fabrik3d.solver.hinge import hinge, reference_frame, upright_goal
-from fabrik3d.solver.natural import NaturalSolve, reference_frames
+from fabrik3d.solver.natural import RETRY_JUMP, NaturalSolve, reference_frames
 from fabrik3d.solver.rig import Rig
 from fabrik3d.solver.subtree import local
 
@@ -61,6 +62,10 @@ class WholeBody:
         self.solve_pose = solve_pose
         # (a pole on a free effector bends its limb where the effector is: it is pinned there)
         self.pinned = dict(goals)
+        self.busy: set[int] = set()  # (the effectors that do not hang: ``run``)
+        self.looked: set[int] = set()  # (the joints a look-at turns after the solve: not settled by it)
+        self.stiff = [posing.stiffness.get(name, 0.0) for name in skeleton.names]
+        self.reference: list[rot.Quat] = []  # (the relaxed pose's frames: ``run``)
 
     def run(
         self,
@@ -77,21 +82,40 @@ class WholeBody:
         frame), not the rest pose; ``moved(goal)``: the start pose and its turns moved with a root goal
         (the hinge's). Returns (pose, frames, iterations)."""
         self.pinned.update({e: Goal(start[e], None, 1.0) for e in self.poles if e not in self.goals})
-        if warm:
-            kept = self.settled(start, twist, relax, relax_twist)
+        self.reference = reference_frames(self.r, relax, relax_twist)
+        built = None if relax is None else self.reference
+        self.busy = set(self.pinned) | posed_limbs(self.sk, self.r, self.posing, built)
+        projected = self.projected(start, twist) if warm else None
+        if projected is not None:
+            kept = self.settled(*projected)
             if kept is not None:
                 return (*self.hung(*kept), 0)
+        pose, frames, iterations = self.solved(start, twist, relax, relax_twist, warm, root_goal, moved)
+        if projected is not None and not self.nearer(projected, (pose, frames)):
+            return (*self.hung(*projected), 0)  # (no nearer the targets: the start stays, as settled)
+        return (*self.hung(pose, frames), iterations)
+
+    def solved(
+        self,
+        start: list[rot.Vec],
+        twist: list[rot.Quat] | None,
+        relax: list[rot.Vec] | None,
+        relax_twist: list[rot.Quat] | None,
+        warm: bool,
+        root_goal: Goal | None,
+        moved: Callable[[Goal], tuple[list[rot.Vec], list[rot.Quat] | None]],
+    ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
+        """Steps 2 and 3 (module docstring): the hinge, then the levels (``run``'s arguments)."""
         hinged = None if root_goal is not None else hinge(self.sk, self.r, self.goals, start, self.posing, relax)
         if hinged is not None:  # (the pelvis tilted for a low reach, or back upright: fabrik3d.solver.hinge)
             begin, turns = moved(hinged[0])
             got = self.levels(hinged[1], begin, turns, relax, relax_twist, warm)
             if all(rot.dist(got[0][e], g.position) <= self.tol for e, g in self.goals.items()):
-                return (*self.hung(got[0], got[1]), got[2])
+                return got
             upright = upright_goal(self.r, start, reference_frame(self.r, relax))  # (else as without a hinge)
             if upright is not None:
                 start, twist = moved(upright)
-        pose, frames, iterations = self.levels(self.posing, start, twist, relax, relax_twist, warm)
-        return (*self.hung(pose, frames), iterations)
+        return self.levels(self.posing, start, twist, relax, relax_twist, warm)
 
     def levels(
         self,
@@ -108,35 +132,63 @@ class WholeBody:
 
     def hung(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> Pose:
         """The free limbs of ``Posing.hang`` hung (``fabrik3d.solver.hang``)."""
-        return hung(self.sk, self.r, self.posing, set(self.pinned), pose, frames)
+        return hung(self.sk, self.r, self.posing, self.busy, pose, frames)
 
-    def settled(
-        self,
-        start: list[rot.Vec],
-        twist: list[rot.Quat] | None,
-        relax: list[rot.Vec] | None,
-        relax_twist: list[rot.Quat] | None,
-    ) -> Pose | None:
-        """The pose ``start`` (projected onto the limits, its turns about the bones from ``twist``)
-        when it already meets every target (positions within the tolerance, orientations within
-        ``SETTLED_ANGLE``), its stiff joints are relaxed already (each within ``SETTLED_ANGLE`` of its
-        rotation in the pose ``relax``) and no pole asks for a bend; else None (module docstring)."""
-        if self.poles or any(rot.dist(start[e], g.position) > self.tol for e, g in self.goals.items()):
+    def projected(self, start: list[rot.Vec], twist: list[rot.Quat] | None) -> Pose | None:
+        """The warm start projected onto the limits (its turns about the bones from ``twist``); None with
+        a pole (a pole asks for a bend: the start is never the answer as it is)."""
+        if self.poles:
             return None
-        r = self.r
-        whole = LimitedSolve(r, self.goals, self.weights, {}, None)
+        whole = LimitedSolve(self.r, self.goals, self.weights, {}, None)
         if twist is not None:
             whole.carry(twist)
-        pose, frames = whole.project(start, r.pose_frames(start, (whole.twists, whole.leaves)))
+        return whole.project(start, self.r.pose_frames(start, (whole.twists, whole.leaves)))
+
+    def misses(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> tuple[float, float]:
+        """How far ``pose`` misses its targets: (the largest distance, the largest orientation angle)."""
+        far = max((rot.dist(pose[e], g.position) for e, g in self.goals.items()), default=0.0)
+        turned = [rot.angle_between(frames[e], g.orientation) for e, g in self.goals.items() if g.orientation]
+        return far, max(turned, default=0.0)
+
+    def nearer(self, start: Pose, got: Pose) -> bool:
+        """Whether the solved pose ``got`` is better than the warm ``start``: meeting the targets where the
+        start does not; nearer a target out of reach by more than the tolerance, no joint moving more
+        than ``RETRY_JUMP`` times that gain (or an orientation nearer by ``SETTLED_ANGLE``); or, where the
+        start meets them, meeting them too with its stiff joints nearer the relaxed pose (by more than
+        ``SETTLED_ANGLE`` in all: ``unrelaxed``). Else there is nothing to gain, and the least motion is
+        none: a re-solve with the same targets moves nothing, within reach or out of it."""
+        (far, turned), (far2, turned2) = self.misses(*start), self.misses(*got)
+        if far <= self.tol and turned <= SETTLED_ANGLE:
+            met = far2 <= self.tol and turned2 <= max(turned, SETTLED_ANGLE)
+            return met and self.unrelaxed(start[1]) - self.unrelaxed(got[1]) > SETTLED_ANGLE
+        if far2 <= self.tol:
+            return True
+        # (a target out of reach: taken for a real gain, each joint moving at most RETRY_JUMP times it)
+        gain = far - far2
+        moves = max(rot.dist(a, b) for a, b in zip(start[0], got[0], strict=True))
+        return (gain > self.tol and moves <= RETRY_JUMP * gain) or turned2 < turned - SETTLED_ANGLE
+
+    def unrelaxed(self, frames: list[rot.Quat]) -> float:
+        """How far the stiff joints of the pose of world ``frames`` are from the relaxed pose (the sum of
+        their angles, radians), but the joints a look turns and the held ones (``settled``)."""
+        r, stiff, reference = self.r, self.stiff, self.reference
+        total = 0.0
+        for j in r.order[1:]:
+            p = r.parents[j]
+            held = r.parents[p] >= 0 and stiff[p] <= 0.0  # (below a free joint: it relaxes only as targets move)
+            if stiff[j] > 0.0 and not held and j not in self.looked:
+                total += rot.angle_between(local(r, frames, j), local(r, reference, j))
+        return total
+
+    def settled(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> Pose | None:
+        """The projected warm start ``pose``, ``frames`` when it already meets every target (positions
+        within the tolerance, orientations within ``SETTLED_ANGLE``) and its stiff joints are relaxed
+        already (within ``SETTLED_ANGLE`` in all of their rotations in the relaxed pose: ``unrelaxed``;
+        not the joints a look turns, ``looked``, nor a held joint below a free one, a wrist, which
+        relaxes only as far as its target moves: ``natural.HOLD_RATE``); else None (module docstring)."""
         for e, g in self.goals.items():
             if rot.dist(pose[e], g.position) > self.tol:
                 return None
             if g.orientation is not None and rot.angle_between(frames[e], g.orientation) > SETTLED_ANGLE:
                 return None
-        reference = reference_frames(r, relax, relax_twist)
-        stiffness = self.posing.stiffness
-        for j in r.order[1:]:
-            if stiffness.get(self.sk.names[j], 0.0) > 0.0:
-                if rot.angle_between(local(r, frames, j), local(r, reference, j)) > SETTLED_ANGLE:
-                    return None
-        return pose, frames
+        return (pose, frames) if self.unrelaxed(frames) <= SETTLED_ANGLE else None

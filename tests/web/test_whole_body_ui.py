@@ -34,14 +34,21 @@ ARM = sum(
 
 @pytest.fixture(autouse=True)
 def rest(page):
-    """Each test starts from the rest pose, balance off, the error banner closed (it covers the view's top)."""
+    """Each test starts from the default scene's rest pose: balance off, both arms hanging (an applied pose
+    stops them hanging, and Reset pose does not bring that back), the error banner closed (it covers the
+    view's top)."""
     wh.trigger(page, "reset_pose")
+    for hand in ("hand_l", "hand_r"):
+        if wh.get_state(page, "hang_of")[hand] is not True:
+            wh.trigger(page, "set_hang", [hand, True])
     page.evaluate("() => { window.trame.state.set('balance_on', false); window.trame.state.set('error_message', ''); }")
     wh.wait_until(
         page,
         "() => window.trame.state.get('balance_on') === false && !window.trame.state.get('error_message')"
-        " && !Object.keys(window.trame.state.get('targets')).length",
+        " && !Object.keys(window.trame.state.get('targets')).length"
+        " && window.trame.state.get('hang_of').hand_l === true && window.trame.state.get('hang_of').hand_r === true",
     )
+    still(page)
     yield
 
 
