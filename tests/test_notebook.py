@@ -64,8 +64,9 @@ def assert_geometry_shows(view: SkeletonView, pose: np.ndarray) -> None:
 def test_view_shows_the_solved_pose_and_updates_it_in_place():
     humanoid = presets.get("humanoid")
     view = SkeletonView(humanoid)
-    np.testing.assert_allclose(view.pose, humanoid.rest_positions, atol=1e-12)
-    assert_geometry_shows(view, humanoid.rest_positions)
+    stance = fabrik3d.solve(humanoid, {}).positions  # (the rest pose, its free arms hanging)
+    np.testing.assert_allclose(view.pose, stance, atol=1e-12)
+    assert_geometry_shows(view, stance)
     scene_children = list(view.renderer.scene.children)
     attribute = named(view, "fabrik3d.joints").geometry.attributes["position"]
 
