@@ -16,9 +16,11 @@ the floor then lies flat on it, bent at the ball (``fabrik3d.solver.toes``).
 
 **Balance**: with feet on the ground (their targets, or free feet in contact pinned where they are),
 the root shifts along the ground until the centre of mass (``fabrik3d.model.mass.center_of_mass``)
-lies over the support area (``support_area``), ``BALANCE_MARGIN`` inside it, at most
-``BALANCE_ROUNDS`` solves; the body leans as the natural posing lets it (a reach in front moves the
-pelvis back).
+lies over the support area (``support_area``), ``BALANCE_MARGIN`` inside its edge (over the middle of
+the feet; a narrow area, a foot alone: ``BALANCE_SHARE`` of its centre's depth), at most
+``BALANCE_ROUNDS`` solves; a centre of mass already that far inside is left where it is, so balance
+never brings it nearer the edge. The body leans as the natural posing lets it (a reach in front
+moves the pelvis back).
 """
 
 from __future__ import annotations
@@ -40,7 +42,10 @@ from fabrik3d.solver.toes import floor_toes
 
 FLOOR_ROUNDS = 4
 BALANCE_ROUNDS = 8
-BALANCE_MARGIN = 0.01
+# How far inside the support area's edge balance keeps the centre of mass (scene units): over the middle
+# of the feet, not on the edge of falling; at most ``BALANCE_SHARE`` of the depth of the area's centre.
+BALANCE_MARGIN = 0.04
+BALANCE_SHARE = 0.6
 # Below its clearance by more than this (scene units), a joint counts as under the floor.
 FLOOR_SLACK = 5e-4
 # A foot's joints may dip this much below their clearance (a heel pad giving) before the floor acts;
@@ -166,9 +171,12 @@ def _balanced(
     for _ in range(BALANCE_ROUNDS):
         poly = mass.support_area(skeleton, result.positions, floor)
         com = mass.center_of_mass(skeleton, result.positions)[[0, 2]]
-        if len(poly) < 3 or mass.distance_inside(poly, com) >= BALANCE_MARGIN - 1e-9:
+        if len(poly) < 3:
             break
-        want = _inside(poly, com, BALANCE_MARGIN)
+        margin = min(BALANCE_MARGIN, BALANCE_SHARE * mass.distance_inside(poly, poly.mean(axis=0)))
+        if mass.distance_inside(poly, com) >= margin - 1e-9:
+            break
+        want = _inside(poly, com, margin)
         root = result.positions[skeleton.root]
         if last is not None:  # (the secant: how far the centre moved for the root's last shift)
             moved, shifted = com - last[0], last[1]

@@ -79,8 +79,9 @@ class WholeBody:
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
         """The natural pose from ``start`` (its frames' turns about the bones from ``twist``), relaxing
         toward ``relax`` (``relax_twist``; None: the rest pose); ``warm``: a pose given (a drag's
-        frame), not the rest pose; ``moved(goal)``: the start pose and its turns moved with a root goal
-        (the hinge's). Returns (pose, frames, iterations)."""
+        frame), not the rest pose; ``root_goal``: the root's goal, the start moved with it (a start so
+        moved is no pose the solve may keep for want of a nearer one: ``nearer``); ``moved(goal)``: the
+        start pose and its turns moved with a root goal (the hinge's). Returns (pose, frames, iterations)."""
         self.pinned.update({e: Goal(start[e], None, 1.0) for e in self.poles if e not in self.goals})
         self.reference = reference_frames(self.r, relax, relax_twist)
         built = None if relax is None else self.reference
@@ -91,7 +92,7 @@ class WholeBody:
             if kept is not None:
                 return (*self.hung(*kept), 0)
         pose, frames, iterations = self.solved(start, twist, relax, relax_twist, warm, root_goal, moved)
-        if projected is not None and not self.nearer(projected, (pose, frames)):
+        if projected is not None and root_goal is None and not self.nearer(projected, (pose, frames)):
             return (*self.hung(*projected), 0)  # (no nearer the targets: the start stays, as settled)
         return (*self.hung(pose, frames), iterations)
 
