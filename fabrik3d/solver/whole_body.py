@@ -27,7 +27,7 @@ from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.targets import Goal
 from fabrik3d.solver.constrained.solve import LimitedSolve
 from fabrik3d.solver.hang import hung, posed_limbs
-from fabrik3d.solver.hinge import hinge, reference_frame, upright_goal
+from fabrik3d.solver.hinge import hinge
 from fabrik3d.solver.natural import RETRY_JUMP, NaturalSolve, reference_frames
 from fabrik3d.solver.rig import Rig
 from fabrik3d.solver.subtree import local
@@ -107,15 +107,21 @@ class WholeBody:
         moved: Callable[[Goal], tuple[list[rot.Vec], list[rot.Quat] | None]],
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
         """Steps 2 and 3 (module docstring): the hinge, then the levels (``run``'s arguments)."""
-        hinged = None if root_goal is not None else hinge(self.sk, self.r, self.goals, start, self.posing, relax)
-        if hinged is not None:  # (the pelvis tilted for a low reach, or back upright: fabrik3d.solver.hinge)
-            begin, turns = moved(hinged[0])
+        hinged = None
+        for counter in (True, False):  # (the hips stepping back for the weight; without, for a far reach)
+            hinged = (
+                None
+                if root_goal is not None
+                else hinge(self.sk, self.r, self.goals, start, self.posing, relax, counter)
+            )
+            if hinged is None:
+                break
+            begin, turns = moved(hinged[0])  # (the pelvis tilted for a low reach, or back upright)
             got = self.levels(hinged[1], begin, turns, relax, relax_twist, warm)
             if all(rot.dist(got[0][e], g.position) <= self.tol for e, g in self.goals.items()):
                 return got
-            upright = upright_goal(self.r, start, reference_frame(self.r, relax))  # (else as without a hinge)
-            if upright is not None:
-                start, twist = moved(upright)
+        if hinged is not None:
+            start, twist = moved(hinged[2])  # (else as without a hinge, upright where it stands)
         return self.levels(self.posing, start, twist, relax, relax_twist, warm)
 
     def levels(
