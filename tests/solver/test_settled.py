@@ -113,15 +113,18 @@ def test_pinning_where_it_is_moves_nothing(seed: int, effector: str) -> None:
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 10_000))
 def test_a_re_solve_with_the_same_targets_moves_nothing(seed: int) -> None:
-    """Random targets for both hands (the body relaxing toward the rest pose), solved: ten warm
-    re-solves with the same targets move no joint more than 1 mm. (Where the targets are out of reach,
-    the first warm solve may still bring them nearer than the cold one did, and is taken: from it on,
-    nothing moves.)"""
+    """Random targets for both hands (the body relaxing toward the rest pose), solved, then ten warm
+    re-solves with the same targets: where the last reached them, nothing moves; where a target is
+    out of reach, a re-solve moves only to reach it, or to bring it nearer by more than the tolerance,
+    no joint moving more than 3 times that gain (``WholeBody.nearer``)."""
     rng = np.random.default_rng(seed)
     targets = {h: REST.positions[SK.index(h)] + rng.uniform(-0.3, 0.3, 3) for h in ("hand_l", "hand_r")}
-    first = r = fabrik3d.solve(SK, targets)
-    if not first.converged:
-        first = r = fabrik3d.solve(SK, targets, positions=r.positions, rotations=r.rotations)
+    r = fabrik3d.solve(SK, targets)
     for _ in range(10):
+        last = r
         r = fabrik3d.solve(SK, targets, positions=r.positions, rotations=r.rotations)
-    assert moved(r.positions, first.positions) <= 1e-3
+        move, gain = moved(r.positions, last.positions), max(last.errors.values()) - max(r.errors.values())
+        if last.converged:
+            assert move <= 1e-9
+        elif move > 1e-9 and not r.converged:  # (a warm solve that reaches what the last missed is taken)
+            assert gain > 1e-3 and move <= 3.0 * gain + 1e-9
