@@ -9,7 +9,8 @@ One solve runs these steps, each in its own module:
    moves nothing else.
 2. **Hip hinge** (``fabrik3d.solver.hinge``): a low reach in front tilts the pelvis first.
 3. **Levels** (``fabrik3d.solver.natural``): the limbs reach, the stiffer joints join only as much as
-   reaching needs.
+   reaching needs, relaxing toward the pose the user built with its trunk turned toward a hand
+   driven beyond its arm (``fabrik3d.solver.follow``).
 4. **Hang** (``fabrik3d.solver.hang``): a free limb of ``Posing.hang`` hangs under gravity, unless
    the pose the user built has it posed otherwise.
 
@@ -26,11 +27,12 @@ from fabrik3d.model.posing import Posing
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.targets import Goal
 from fabrik3d.solver.constrained.solve import LimitedSolve
+from fabrik3d.solver.follow import follow_turns
 from fabrik3d.solver.hang import hung, posed_limbs
 from fabrik3d.solver.hinge import hinge
 from fabrik3d.solver.natural import RETRY_JUMP, NaturalSolve, reference_frames
 from fabrik3d.solver.rig import Rig
-from fabrik3d.solver.subtree import local
+from fabrik3d.solver.subtree import forward, local
 
 # A warm start whose orientation targets are all within this angle (radians) of the effectors'
 # frames, and whose stiff joints are within it of the relaxed pose's, is settled: a turn in place of
@@ -133,8 +135,14 @@ class WholeBody:
         relax_twist: list[rot.Quat] | None,
         warm: bool,
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
-        """The levels' solve (``fabrik3d.solver.natural``) with ``posing``."""
-        solver = NaturalSolve(self.sk, self.r, self.pinned, self.weights, self.poles, posing, self.solve_pose, warm)
+        """The levels' solve (``fabrik3d.solver.natural``) with ``posing``, relaxing toward ``relax`` with its
+        trunk turned toward a far hand (``fabrik3d.solver.follow``)."""
+        r = self.r
+        relaxed = list(r.rest_start if relax is None else relax)
+        turned = follow_turns(self.sk, r, posing, self.goals, relaxed, self.reference)
+        if turned:
+            relax, relax_twist = forward(r, relaxed, self.reference, turned)
+        solver = NaturalSolve(self.sk, r, self.pinned, self.weights, self.poles, posing, self.solve_pose, warm)
         return solver.run(list(start), relax, self.tol, self.max_it, twist, relax_twist)
 
     def hung(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> Pose:

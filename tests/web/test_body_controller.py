@@ -12,6 +12,7 @@ import pytest
 from fabrik3d_web.controller import Controller
 
 from fabrik3d import rotations as rot
+from fabrik3d import solve
 from fabrik3d.io.scene import parse_scene
 from fabrik3d.model.mannequin import mannequin_mesh
 from fabrik3d.solver.fk import joint_turn
@@ -34,20 +35,27 @@ def test_the_mannequin_follows_the_pose_rigidly() -> None:
     c = Controller()
     sk = c.scene.skeleton
     rest, _, joints, _, _ = mannequin_mesh(sk)
-    at_rest, _ = c.mannequin_skinned()
+    at_rest, _ = c.mannequin_skinned(sk.rest_positions, sk.rest_frames)
     np.testing.assert_allclose(at_rest, rest, atol=1e-5)
+    rest_frames = rot.quat_to_matrix(sk.rest_frames)
+    local = np.einsum("vji,vj->vi", rest_frames[joints], rest - sk.rest_positions[joints])
+
+    def rigid() -> np.ndarray:
+        """Each vertex kept at its place in its joint's frame: D_j . v, in the current pose."""
+        frames = rot.quat_to_matrix(c.result.rotations)
+        return c.result.positions[joints] + np.einsum("vij,vj->vi", frames[joints], local)
+
+    # the app opens on the relaxed stance (the arms hanging), the mannequin skinned into it
+    np.testing.assert_allclose(c.result.positions, solve(sk, {}).positions, atol=1e-6)
+    start, _ = c.mannequin_skinned()
+    np.testing.assert_allclose(start, rigid(), atol=1e-4)
     hand = sk.index("hand_l")
     c.move_target("hand_l", c.result.positions[hand] + [0.1, 0.3, 0.2])
     posed, normals = c.mannequin_skinned()
     np.testing.assert_allclose(np.linalg.norm(normals, axis=1), 1.0, atol=1e-4)
-    # each vertex keeps its place in its joint's frame: D_j . v
-    frames = rot.quat_to_matrix(c.result.rotations)
-    rest_frames = rot.quat_to_matrix(sk.rest_frames)
-    local = np.einsum("vji,vj->vi", rest_frames[joints], rest - sk.rest_positions[joints])
-    expected = c.result.positions[joints] + np.einsum("vij,vj->vi", frames[joints], local)
-    np.testing.assert_allclose(posed, expected, atol=1e-4)
+    np.testing.assert_allclose(posed, rigid(), atol=1e-4)
     wrist = joints == sk.index("wrist_l")  # (the palm: the wrist carries it)
-    assert np.linalg.norm(posed[wrist].mean(axis=0) - rest[wrist].mean(axis=0)) > 0.2
+    assert np.linalg.norm(posed[wrist].mean(axis=0) - start[wrist].mean(axis=0)) > 0.2
 
 
 def test_a_character_has_no_mannequin() -> None:

@@ -67,9 +67,12 @@ def view_silhouette(app) -> np.ndarray:
     marker = app.scene.marker.GetEnabled()
     app.scene.marker.SetEnabled(0)
     r = app.scene.renderer
-    was = (r.GetGradientBackground(), r.GetBackground())
+    was = (r.GetGradientBackground(), r.GetBackground(), r.GetUseFXAA())
     r.GradientBackgroundOff()
     r.SetBackground(0.0, 0.0, 0.0)
+    # (without FXAA, as the view draws while moving: its smoothing bleeds faint pixels past the mesh's
+    # edge, a pixel or more where a thin part stands beside the background, such as a hanging hand's)
+    r.UseFXAAOff()
     try:
         return view_image(app).sum(axis=2) > 0
     finally:
@@ -78,6 +81,7 @@ def view_silhouette(app) -> np.ndarray:
         app.scene.marker.SetEnabled(marker)
         r.SetGradientBackground(was[0])
         r.SetBackground(*was[1])
+        r.SetUseFXAA(was[2])
 
 
 def grown(mask: np.ndarray) -> np.ndarray:
