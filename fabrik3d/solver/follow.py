@@ -14,8 +14,10 @@ first, about the spine's bones (their twist), toward such a target:
   times the angle, about the vertical through the root, that brings the base in line with the target
   (capped at ``FOLLOW_MAX``), with ``w`` rising smoothly from 0 at ``FOLLOW_FROM`` (a reach the arm
   makes alone: no turn) to 1 at ``FOLLOW_FULL``;
-* the turn is shared equally by the trunk's joints that keep a turn about their bones (not a rigid
-  chest), each within its own limits (``fk.clamped_turn``).
+* the turn is taken by the trunk's rigid joints (the chest, whose frame its children's places give:
+  the clavicles and the neck turn with it, and no bone is twisted beyond the swing rule), shared
+  equally, each within its own limits (``fk.clamped_turn``: the humanoid's chest turns 15 deg at
+  most; the spine below follows as reaching needs).
 
 The turn is a smooth function of the targets, so a drag turns the chest gradually.
 
@@ -83,7 +85,7 @@ def follow_turns(
         a, b = rot.sub(pose[base], pose[root]), rot.sub(g.position, pose[root])
         angle = math.atan2(a[2] * b[0] - a[0] * b[2], a[0] * b[0] + a[2] * b[2])  # (about +Y, from a to b)
         yaw += w * max(-FOLLOW_MAX, min(FOLLOW_MAX, angle))
-        trunk = trunk or [j for j in joints if not r.rigid[j]]
+        trunk = trunk or [j for j in joints if r.rigid[j]]
     if abs(yaw) < 1e-12 or not trunk:
         return {}
     yaw = max(-FOLLOW_MAX, min(FOLLOW_MAX, yaw))

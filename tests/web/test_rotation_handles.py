@@ -247,7 +247,9 @@ def test_r_drag_turns_a_hand_about_its_wrist_a_later_drag_keeps_it_and_one_undo_
     )
     assert np.linalg.norm(target - swung) <= 5 * MM, (target, swung)  # (3 degrees of the 9 cm hand: 4.7 mm)
     assert np.linalg.norm(got[hand] - target) <= 2 * MM
-    assert got[hand][1] > start[hand][1] + 0.05  # the hand swung up, counterclockwise as seen
+    # the hand swung counterclockwise as seen (from hanging: toward the screen's right), along +Z x (hand - wrist)
+    sense = np.cross(TOWARD_VIEWER_FRONT, start[hand] - start[wrist])
+    assert (got[hand] - start[hand]) @ sense / np.linalg.norm(sense) > 0.05
 
     # drag the hand's sphere 20 cm up: the turn stays, the hand reaches its target
     ppu = pixels_per_unit(page)

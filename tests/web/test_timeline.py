@@ -13,13 +13,16 @@ import pytest
 from conftest import JS_DIR, require_node_modules
 from helpers import web as wh
 
+import fabrik3d
 from fabrik3d.animation import Animation, Key
 from fabrik3d.io.take import parse_take
 from fabrik3d.model import presets
 
 pytestmark = pytest.mark.browser
 
-REST_HAND = [0.81, 1.43, -0.01]
+_BODY = presets.get("humanoid")
+# The free left hand where it hangs: the app opens on the relaxed stance (not the rest pose, the T).
+HANG_HAND = fabrik3d.solve(_BODY, {}).positions[_BODY.index("hand_l")].tolist()
 REACH = [0.25, 1.25, 0.35]
 
 
@@ -48,8 +51,10 @@ def type_field(page, element_id: str, value: str) -> None:
 def test_keys_scrub_and_the_hand_between_them(page) -> None:
     type_field(page, "timeline-frame-end", "30")
     wh.wait_until(page, "() => window.trame.state.get('frame_end') === 30")
-    # frame 0: the left hand where it hangs, keyed with the button
-    wh.trigger(page, "type_coordinate", ["hand_l", 0, str(REST_HAND[0])])
+    # frame 0: the left hand where it hangs (pinned there: its own x typed), keyed with the button
+    wh.trigger(page, "type_coordinate", ["hand_l", 0, repr(HANG_HAND[0])])
+    wh.wait_until(page, "() => window.trame.state.get('targets').hand_l !== undefined")
+    assert state(page, "targets")["hand_l"] == pytest.approx(HANG_HAND, abs=1e-6)
     page.locator("#btn-key").click()
     wh.wait_until(page, "() => JSON.stringify(window.trame.state.get('key_frames')) === '[0]'")
     assert state(page, "key_here") is True
@@ -65,14 +70,15 @@ def test_keys_scrub_and_the_hand_between_them(page) -> None:
     wh.wait_until(page, "() => JSON.stringify(window.trame.state.get('key_frames')) === '[0,30]'")
     # scrub to 15: the hand's target is the interpolated one, and the solved hand is on it
     go_to(page, 15)
-    anim = Animation((Key(0, {"hand_l": REST_HAND}), Key(30, {"hand_l": REACH})))
+    anim = Animation((Key(0, {"hand_l": HANG_HAND}), Key(30, {"hand_l": REACH})))
     expected = anim.goals_at(15).targets["hand_l"].position
     assert state(page, "targets")["hand_l"] == pytest.approx(expected, abs=1e-6)
     names = state(page, "joint_names")
     hand = np.array(state(page, "pose")[names.index("hand_l")])
     assert np.linalg.norm(hand - expected) <= 1e-3 + 1e-6
-    # strictly between the keys
-    assert 0.25 < expected[0] < 0.81 and state(page, "key_here") is False
+    # strictly between the keys (up from where it hangs, and forward)
+    assert HANG_HAND[1] + 0.1 < expected[1] < REACH[1] - 0.1 and HANG_HAND[2] + 0.05 < expected[2] < REACH[2] - 0.05
+    assert state(page, "key_here") is False
 
 
 def test_a_held_slider_shows_each_frame_and_the_panel_catches_up_when_let_go(page) -> None:
@@ -90,12 +96,12 @@ def test_a_held_slider_shows_each_frame_and_the_panel_catches_up_when_let_go(pag
         wh.wait_until(page, "() => window.trame.state.get('frame') >= 12")
         # each frame's image is sent while the slider is held; the panel's readouts wait
         wh.wait_until(page, f"() => window.__fabrik.frames.length >= {images + 3}")
-        assert state(page, "targets")["hand_l"] == pytest.approx(REST_HAND, abs=1e-6)
+        assert state(page, "targets")["hand_l"] == pytest.approx(HANG_HAND, abs=1e-6)
     finally:
         page.mouse.up()
     frame = state(page, "frame")
     assert 12 <= frame <= 18
-    anim = Animation((Key(0, {"hand_l": REST_HAND}), Key(30, {"hand_l": REACH})))
+    anim = Animation((Key(0, {"hand_l": HANG_HAND}), Key(30, {"hand_l": REACH})))
     expected = anim.goals_at(frame).targets["hand_l"].position
     wh.wait_until(page, f"() => Math.abs(window.trame.state.get('targets').hand_l?.[0] - {expected[0]}) < 1e-6")
     names = state(page, "joint_names")

@@ -7,6 +7,11 @@ import pytest
 from conftest import missing_tool
 from fabrik3d_web.controller import Controller
 
+from fabrik3d import rotations as rot
+from fabrik3d.solver.fk import turn_joint
+from fabrik3d.solver.hang import hang_free_limbs
+from fabrik3d.solver.rig import rig
+
 
 def test_goals_below_the_turned_joint_ride_with_it_and_the_others_stay() -> None:
     c = Controller()
@@ -64,16 +69,24 @@ def test_the_root_turns_the_whole_body_its_goals_with_it() -> None:
     sk = c.scene.skeleton
     c.move_target("hand_l", [0.45, 1.15, 0.3])
     assert "pelvis" in c.turnable_joints()
-    before = c.result.positions.copy()
+    before, frames = c.result.positions.copy(), c.result.rotations.copy()
     c.turn("pelvis", [0, 90, 0])
     assert c.joint_angles("pelvis") == pytest.approx([0.0, 90.0, 0.0], abs=1e-6)
     pelvis = sk.index("pelvis")
-    np.testing.assert_array_equal(c.result.positions[pelvis], before[pelvis])
-    gaps = np.linalg.norm(before[:, None] - before[None], axis=2)
-    np.testing.assert_allclose(
-        np.linalg.norm(c.result.positions[:, None] - c.result.positions[None], axis=2), gaps, atol=1e-12
-    )
-    np.testing.assert_allclose(c.targets["hand_l"], c.result.positions[sk.index("hand_l")], atol=1e-3)
+    got = c.result.positions
+    np.testing.assert_array_equal(got[pelvis], before[pelvis])
+    # the body turned rigidly, but for the free right arm below its shoulder: it hangs from the turned trunk
+    # (the pelvis's Y leans back, so the turned trunk leans aside and the arm hangs straight down from it)
+    arm = set(rig(sk).subtree(sk.index("elbow_r")))
+    body = [j for j in range(len(sk)) if j not in arm]
+    arm = sorted(arm)
+    for part in (body, arm):  # (the hanging arm keeps its own shape: only its shoulder turns)
+        gaps = np.linalg.norm(before[part][:, None] - before[part][None], axis=2)
+        np.testing.assert_allclose(np.linalg.norm(got[part][:, None] - got[part][None], axis=2), gaps, atol=1e-12)
+    turned = turn_joint(sk, before, frames, "pelvis", rot.from_euler_xyz((0, 90, 0)))
+    hung, _ = hang_free_limbs(sk, *turned, busy={"hand_l"})
+    np.testing.assert_allclose(got, hung, atol=1e-12)
+    np.testing.assert_allclose(c.targets["hand_l"], got[sk.index("hand_l")], atol=1e-3)
     c.undo()
     np.testing.assert_array_equal(c.result.positions, before)
 

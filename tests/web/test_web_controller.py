@@ -55,7 +55,12 @@ def test_the_default_scene_is_the_constrained_humanoid_at_rest() -> None:
     assert sk.names == presets.get("humanoid").names
     assert sk.constraints, "the humanoid preset carries joint limits"
     assert c.targets == {}
-    np.testing.assert_allclose(c.result.positions, sk.rest_positions, atol=1e-9)
+    # the relaxed stance (the free arms hang beside the body), not the skeleton's rest (the T)
+    stance = fabrik3d.solve(sk, {}).positions
+    np.testing.assert_allclose(c.result.positions, stance, atol=1e-9)
+    hand, shoulder = sk.index("hand_l"), sk.index("shoulder_l")
+    assert c.result.positions[hand][1] < c.result.positions[shoulder][1] - 0.4  # the left hand hangs
+    assert sk.rest_positions[hand][1] == pytest.approx(sk.rest_positions[shoulder][1])  # (the rest: the T)
     state = c.state()
     assert state["joint_names"] == list(sk.names)
     assert state["targets"] == {}
@@ -119,7 +124,7 @@ def test_reset_pose_goes_back_to_the_scene_targets_and_rest_and_is_undoable() ->
     moved = c.result.positions.copy()
     c.reset_pose()
     assert c.targets == {}
-    np.testing.assert_allclose(c.result.positions, c.scene.skeleton.rest_positions, atol=1e-9)
+    np.testing.assert_allclose(c.result.positions, fabrik3d.solve(c.scene.skeleton, {}).positions, atol=1e-9)
     c.undo()
     np.testing.assert_array_equal(c.result.positions, moved)
 
@@ -177,10 +182,11 @@ def test_setting_all_targets_replaces_them() -> None:
 
 def test_typing_a_coordinate_moves_the_target() -> None:
     c = Controller()
-    c.type_coordinate("hand_l", 1, " 1.2 ")
     hand = c.scene.skeleton.index("hand_l")
-    rest = c.scene.skeleton.rest_positions[hand]
-    np.testing.assert_allclose(c.targets["hand_l"], [rest[0], 1.2, rest[2]])
+    hanging = c.result.positions[hand].copy()  # (the free hand, where it hangs)
+    c.type_coordinate("hand_l", 1, " 1.2 ")
+    np.testing.assert_allclose(c.targets["hand_l"], [hanging[0], 1.2, hanging[2]])
+    assert np.linalg.norm(c.result.positions[hand] - c.targets["hand_l"]) <= c.tolerance
     before = snapshot(c)
     for name, axis, text in [("hand_l", 0, "abc"), ("hand_l", 0, "nan"), ("hand_l", 3, "1"), ("spine_01", 0, "1")]:
         with pytest.raises(ValueError):
@@ -721,20 +727,25 @@ def test_pole_handles_carry_labels_at_the_natural_elbows_and_the_mantle_has_no_h
 def test_posing_edits_are_undone_and_redone_with_their_pose() -> None:
     c = Controller()
     default = c.scene.skeleton.posing
-    c.move_target("hand_l", np.array([0.4, 1.4, 0.8]))  # (80 cm in front: the spine helps)
-    reached = c.result
-    assert reached.converged
-    c.set_reach("hand_l", "clavicle_l")  # the spine may no longer help
+    # (a reach already met is settled: a posing edit then moves nothing; so the reach is cut first, and
+    # the edit that changes the pose is the one that lets the spine help again)
+    c.set_reach("hand_l", "clavicle_l")  # the spine may not help
+    c.move_target("hand_l", np.array([0.4, 1.4, 0.8]))  # (80 cm in front: beyond the arm alone)
     short = c.result
     assert not short.converged and c.posing.reach["hand_l"] == "clavicle_l"
+    c.set_reach("hand_l", default.reach["hand_l"])  # the spine helps again: the hand gets there
+    reached = c.result
+    assert reached.converged and c.scene.skeleton.posing == default and c._free.posing == default
     c.set_stiffness("spine_02", 0.2)
     assert c.undo() and c.posing.stiffness["spine_02"] == default.stiffness["spine_02"]
-    assert c.result is short
-    assert c.undo() and c.scene.skeleton.posing == default and c._free.posing == default
     assert c.result is reached
-    assert c.redo() and c.posing.reach["hand_l"] == "clavicle_l" and c.result is short
+    assert c.undo() and c.posing.reach["hand_l"] == "clavicle_l" and c._free.posing.reach["hand_l"] == "clavicle_l"
+    assert c.result is short
+    assert c.redo() and c.scene.skeleton.posing == default and c._free.posing == default
+    assert c.result is reached
+    assert c.undo() and c.result is short
     assert json.loads(c.scene_json())["posing"]["reach"]["hand_l"] == "clavicle_l"
-    c.move_target("hand_l", np.array([0.3, 1.3, 0.3]))  # (solved with the redone posing)
+    c.move_target("hand_l", np.array([0.3, 1.3, 0.3]))  # (solved with the posing undone to)
     assert c.scene.skeleton.posing.reach["hand_l"] == "clavicle_l"
 
 
