@@ -224,14 +224,6 @@ def start_frame(r: Rig, start: list[rot.Vec]) -> rot.Quat:
     return r.rigid_fit(j, start, rot.IDENTITY) if r.rigid[j] else r.pose_frames(start)[j]
 
 
-def upright_goal(r: Rig, start: list[rot.Vec], reference: rot.Quat) -> Goal | None:
-    """The root's goal that turns it back upright (to ``reference``) where it stands, if ``start``
-    has it tilted; else None."""
-    if _upright(r, start, reference) or rot.angle_between(start_frame(r, start), reference) <= 1e-9:
-        return None
-    return Goal(start[r.order[0]], reference, 1.0)
-
-
 def _upright(r: Rig, start: list[rot.Vec], reference: rot.Quat) -> bool:
     """Whether the root's children sit in ``start`` where the frame ``reference`` puts them (to
     1e-9 of a scene unit): the root is upright, no fit needed."""

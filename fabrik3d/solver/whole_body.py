@@ -110,12 +110,8 @@ class WholeBody:
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
         """Steps 2 and 3 (module docstring): the hinge, then the levels (``run``'s arguments)."""
         hinged = None
-        for counter in (True, False):  # (the hips stepping back for the weight; without, for a far reach)
-            hinged = (
-                None
-                if root_goal is not None
-                else hinge(self.sk, self.r, self.goals, start, self.posing, relax, counter)
-            )
+        for counter in (True, False) if root_goal is None else ():  # (the hips stepping back; not, for a far reach)
+            hinged = hinge(self.sk, self.r, self.goals, start, self.posing, relax, counter)
             if hinged is None:
                 break
             begin, turns = moved(hinged[0])  # (the pelvis tilted for a low reach, or back upright)
