@@ -38,7 +38,7 @@ def test_a_characters_free_arm_hangs_on_low_reaches(exported: Path, rig: str) ->
     rest = fabrik3d.solve(sk, {})
     for side in "lr":  # (the character opens on a relaxed stance too)
         assert down_deg(c, rest.positions, f"shoulder_{side}", f"elbow_{side}") <= 15.0
-    toes = {c.effectors[t]: rest.positions[sk.index(c.effectors[t])] for t in ("toe_l", "toe_r")}
+    toes = {c.effectors[t]: rest.positions[sk.index(c.effectors[t])] for t in ("foot_l", "foot_r")}
     scale = float(rest.positions[sk.index(m["head"])][1] - min(v[1] for v in toes.values())) / 1.7
     toe_z = max(v[2] for v in toes.values())
     rng = np.random.default_rng(50)
