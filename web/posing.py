@@ -75,9 +75,9 @@ class PosingControls:
         if undoable:
             self._push_undo(snapshot)
 
-    def posed_limbs(self, rotations: np.ndarray) -> set[str]:
+    def turned_limbs(self, rotations: np.ndarray) -> set[str]:
         """The hanging effectors whose limbs (the effector itself too) turn relative to their parents
-        between the pose shown and a pose of world frames ``rotations`` (an FK turn, an applied pose)."""
+        between the pose shown and a pose of world frames ``rotations`` (an FK turn of one of their joints)."""
         sk, posing = self.scene.skeleton, self.posing
         before, after = self.result.rotations, np.asarray(rotations, dtype=float)
         out = set()

@@ -13,7 +13,6 @@ One undo step per turn (a slider's drag is one step: ``begin_drag`` and ``end_dr
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -50,10 +49,7 @@ class Turning:
     root_target: np.ndarray | None
     # (``_push_undo`` is the History part's, ``_record_frame`` the Recording part's)
 
-    def posed_limbs(self, rotations: np.ndarray) -> set[str]:
-        raise NotImplementedError  # (the PosingControls part's)
-
-    def _posed(self, effectors: set[str], undoable: bool, act: Any) -> None:
+    def turned_limbs(self, rotations: np.ndarray) -> set[str]:
         raise NotImplementedError  # (the PosingControls part's)
 
     def joint_angles(self, name: str) -> list[float]:
@@ -91,13 +87,13 @@ class Turning:
 
         targets = {k: carried(v) if k in below else v for k, v in self.targets.items()}
         poles = {k: carried(v) if k in below else v for k, v in self.poles.items()}
-        # (a limb turned by hand is posed: it follows the body from now on, it no longer hangs; the
-        # others hang at once from the turned trunk)
-        posed = self.posed_limbs(rotations)
-        posing = dataclasses.replace(skeleton.posing, hang=skeleton.posing.hang - posed)
-        busy = set(targets) | set(poles)
-        positions, rotations = hang_free_limbs(skeleton, positions, rotations, busy, posing)
-        self._posed(posed, undoable, lambda u: self._turned(u, targets, poles, positions, rotations))
+        # (a limb turned by hand is posed: the turned pose, the pose the user built, has it so, and it
+        # follows the body from now on; the free ones, posed before neither, hang at once from the
+        # turned trunk: ``fabrik3d.solver.hang``)
+        built = None if self.built is None else self.built.rotations
+        busy = set(targets) | set(poles) | self.turned_limbs(rotations)
+        positions, rotations = hang_free_limbs(skeleton, positions, rotations, busy, built_rotations=built)
+        self._turned(undoable, targets, poles, positions, rotations)
 
     def pose_to(self, positions: np.ndarray, rotations: np.ndarray, *, undoable: bool = True) -> None:
         """Show a pose made by forward kinematics (a hand shape, a pasted or applied pose) as it is, the
@@ -108,19 +104,16 @@ class Turning:
         if p.shape != (len(sk), 3) or q.shape != (len(sk), 4) or not (np.isfinite(p).all() and np.isfinite(q).all()):
             raise ValueError("pose: expected a finite pose of this skeleton")
         p = lifted_onto_floor(sk, p, self.scene.floor)  # (so the next solve finds it settled)
-
-        def show(undoable: bool) -> None:
-            if undoable:
-                self._push_undo()
-            self.orientations = {k: q[sk.index(k)].copy() for k in self.orientations}
-            if self.root_target is not None:
-                self.root_target = p[sk.root].copy()
-            if self.root_orientation is not None:
-                self.root_orientation = q[sk.root].copy()
-            targets = {k: p[sk.index(k)].copy() for k in self.targets}
-            self._turned(False, targets, dict(self.poles), p, q)
-
-        self._posed(self.posed_limbs(q), undoable, show)  # (the limbs it turns follow the body from now on)
+        if undoable:
+            self._push_undo()
+        self.orientations = {k: q[sk.index(k)].copy() for k in self.orientations}
+        if self.root_target is not None:
+            self.root_target = p[sk.root].copy()
+        if self.root_orientation is not None:
+            self.root_orientation = q[sk.root].copy()
+        targets = {k: p[sk.index(k)].copy() for k in self.targets}
+        # (an arm the pose turns is posed by it: the pose built now has it so, and it follows the body)
+        self._turned(False, targets, dict(self.poles), p, q)
 
     def _turned(
         self,

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from fabrik3d import checks
 from fabrik3d import rotations as rot
 from fabrik3d.model.posing import Posing, check_posing
 from fabrik3d.model.skeleton import Skeleton
@@ -134,16 +135,25 @@ def _hanging(skeleton: Skeleton, r: Rig, e: int, limb: list[int], frames: list[r
 
 
 def hang_free_limbs(
-    skeleton: Skeleton, positions: Any, rotations: Any, busy: Any = (), posing: Posing | None = None
+    skeleton: Skeleton,
+    positions: Any,
+    rotations: Any,
+    busy: Any = (),
+    posing: Posing | None = None,
+    built_rotations: Any = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A pose (``positions`` ``(n, 3)`` scene units, ``rotations`` ``(n, 4)`` world frames x, y, z, w)
     with its free limbs hung, as a solve leaves them (module docstring): a pose turned by hand
     (``fabrik3d.solver.fk``) whose trunk turned shows its free arms hanging at once, not after the next
-    solve. ``busy``: the names of the effectors that have a target or a pole (they do not hang);
-    ``posing``: default the skeleton's."""
+    solve. ``busy``: the names of the effectors that have a target or a pole, or that the user turned
+    (they do not hang); ``posing``: default the skeleton's; ``built_rotations``: ``(n, 4)`` the world
+    frames of the pose the user built, whose posed limbs do not hang (``posed_limbs``; None: none)."""
     posing = skeleton.posing if posing is None else check_posing(posing, skeleton)
     p, q = _pose(skeleton, positions, rotations)
     busy_at = {skeleton.index(n) for n in busy if isinstance(n, str) and n in skeleton}
+    if built_rotations is not None:
+        built = [tuple(v) for v in checks.frames(built_rotations, len(skeleton), "built_rotations").tolist()]
+        busy_at |= posed_limbs(skeleton, rig(skeleton), posing, built)  # type: ignore[arg-type]
     if not hanging_limbs(skeleton, posing, busy_at):
         return p, q
     pose, frames = hung(
