@@ -8,12 +8,17 @@ than beside, and beyond ``HINGE_SLACK`` of the limb's length from it, the pelvis
 the body's side axis, by the least angle
 (up to ``MAX_HINGE``) that brings every such limb's base within that share of its target, and
 the limb reaches from there without the spine (its chain stops at the limb's base): the spine stays
-straight, the free arm keeps its pose, the legs follow with the feet where they are.
+straight, the legs follow with the feet where they are. As the pelvis pitches, the hips **step back**
+so the centre of mass stays over the feet (``counterweight``, read off the mass model), and **lower**
+so that each planted leg reaches its foot within ``LEG_REACH`` of its length; a reach far in front
+that the step back puts out of reach hinges without it (``hinge``'s ``counter``).
 
 The **limb** of an effector is the run of joints above it less stiff than ``HINGE_STIFFNESS``
 (the presets' arm and clavicle); its **base** is the topmost of them, whose parent is the trunk.
 The tilt is measured from the pose the body relaxes to (``relax_to``, else rest): when the target
-comes back up the pelvis turns back. Only where the pelvis would turn does this change a solve.
+comes back up the pelvis turns back, and steps forward again to where it stood upright (the start's
+tilt undoes its own step back), at the height of the pose the body relaxes to. Only where the pelvis
+would turn does this change a solve.
 """
 
 from __future__ import annotations
