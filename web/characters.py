@@ -54,6 +54,9 @@ class Characters:
     def load(self, scene: Scene, source: str = "scene", character: Character | None = None) -> None:
         raise NotImplementedError  # (the Controller's)
 
+    def look_point(self) -> np.ndarray | None:
+        raise NotImplementedError  # (the Orienting part's)
+
     def load_character_file(self, path: str | os.PathLike[str]) -> None:
         """Open the character at ``path`` (``serve --character``)."""
         self._use_character(load_character(path), os.path.basename(os.fspath(path)))
@@ -76,9 +79,10 @@ class Characters:
 
     def framed_points(self) -> np.ndarray:
         """``(m, 3)`` what a view frames: the pose's joints, the targets, the root target and poles,
-        the look (where the head looks) and a character's skinned mesh (every 16th vertex), scene units."""
+        the look handle (where the head looks, or where it waits in front of the face) and a
+        character's skinned mesh (every 16th vertex), scene units."""
         parts = [self.result.positions, *self.targets.values(), *self.poles.values()]
-        parts += [p for p in (self.root_target, self.look) if p is not None]
+        parts += [p for p in (self.root_target, self.look_point()) if p is not None]
         if self.character is not None:
             parts += [verts[::16] for verts, _ in self.skinned()]
         return np.vstack([np.reshape(p, (-1, 3)) for p in parts])

@@ -291,6 +291,10 @@ def test_dragging_the_look_handle_turns_the_face_40_degrees_toward_it(page) -> N
     hx, hy = wh.trigger(page, "joint_screen_position", ["head"])
     reach = (ly - hy) / ppu  # how far in front of the head the handle waits (scene units)
     assert reach > 0.2 and abs(lx - hx) < 1.0
+    # the handle is in the view, where a press reaches it (a press elsewhere, on the timeline under the
+    # view, never ends in the view: the drag and its held image stream would outlast the test)
+    on_view = "([x, y]) => !!document.elementFromPoint(x, y)?.closest('#view3d')"
+    assert page.evaluate(on_view, [box["x"] + lx, box["y"] + ly]), ("the look handle is off the top view", box, lx, ly)
     a = math.radians(40.0)
     end = (box["x"] + hx + reach * math.sin(a) * ppu, box["y"] + hy + reach * math.cos(a) * ppu)
     drag_to(page, (box["x"] + lx, box["y"] + ly), end)
