@@ -10,9 +10,10 @@ first, about the spine's bones (their twist), toward such a target:
 * an effector's **limb** is the one that would hang (``hang.limb_of``: the shoulder, elbow and
   wrist), its **base** the topmost (the shoulder), its **trunk** the joints at least
   ``hinge.HINGE_STIFFNESS`` stiff above it (the chest and spine, past a clavicle);
-* for a target in front of the base at ``rho`` arm lengths from it, the trunk turns by ``w(rho)``
-  times the angle, about the vertical through the root, that brings the base in line with the target
-  (capped at ``FOLLOW_MAX``), with ``w`` rising smoothly from 0 at ``FOLLOW_FROM`` (a reach the arm
+* for a target ahead of the base (within 60 deg of the body's forward, ``FOLLOW_AHEAD``: not a hand
+  hanging beside the body or reaching down, up or out to the side) at ``rho`` arm lengths from it,
+  the trunk turns by ``w(rho)`` times the angle, about the vertical through the root, that brings the
+  base in line with the target (capped at ``FOLLOW_MAX``), with ``w`` rising smoothly from 0 at ``FOLLOW_FROM`` (a reach the arm
   makes alone: no turn) to 1 at ``FOLLOW_FULL``;
 * the turn is taken by the trunk's rigid joints (the chest, whose frame its children's places give:
   the clavicles and the neck turn with it, and no bone is twisted beyond the swing rule), shared
@@ -44,6 +45,9 @@ from fabrik3d.solver.subtree import local
 # turn toward it, and where it turns in full: a reach the arm makes alone leaves the chest alone.
 FOLLOW_FROM = 0.95
 FOLLOW_FULL = 1.15
+# A target turns the trunk only if it lies ahead of the shoulder: the cosine of its direction's angle
+# from the body's forward at least this (within 60 deg of it).
+FOLLOW_AHEAD = 0.5
 # The largest turn of the trunk toward a target (radians).
 FOLLOW_MAX = math.radians(30.0)
 
@@ -77,9 +81,10 @@ def follow_turns(
         if not joints or length <= 0.0:
             continue
         to = rot.sub(g.position, pose[base])
-        if rot.dot(to, FORWARD) <= 0.0:
-            continue  # (not in front)
-        w = _ramp((math.sqrt(rot.dot(to, to)) / length - FOLLOW_FROM) / (FOLLOW_FULL - FOLLOW_FROM))
+        far = math.sqrt(rot.dot(to, to))
+        if rot.dot(to, FORWARD) <= FOLLOW_AHEAD * far:
+            continue  # (not ahead: a hand hanging or reaching down, up or aside turns no chest)
+        w = _ramp((far / length - FOLLOW_FROM) / (FOLLOW_FULL - FOLLOW_FROM))
         if w <= 0.0:
             continue
         a, b = rot.sub(pose[base], pose[root]), rot.sub(g.position, pose[root])
