@@ -13,8 +13,8 @@ first, about the spine's bones (their twist), toward such a target:
 * for a target ahead of the base (within 60 deg of the body's forward, ``FOLLOW_AHEAD``: not a hand
   hanging beside the body or reaching down, up or out to the side) at ``rho`` arm lengths from it,
   the trunk turns by ``w(rho)`` times the angle, about the vertical through the root, that brings the
-  base in line with the target (capped at ``FOLLOW_MAX``), with ``w`` rising smoothly from 0 at ``FOLLOW_FROM`` (a reach the arm
-  makes alone: no turn) to 1 at ``FOLLOW_FULL``;
+  base in line with the target (capped at ``FOLLOW_MAX``), with ``w`` rising smoothly from 0 at
+  ``FOLLOW_FROM`` (a reach the arm makes alone: no turn) to 1 at ``FOLLOW_FULL``;
 * the turn is taken by the trunk's rigid joints (the chest, whose frame its children's places give:
   the clavicles and the neck turn with it, and no bone is twisted beyond the swing rule), shared
   equally, each within its own limits (``fk.clamped_turn``: the humanoid's chest turns 15 deg at
