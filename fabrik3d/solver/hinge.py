@@ -9,7 +9,8 @@ the body's side axis, by the least angle
 (up to ``MAX_HINGE``) that brings every such limb's base within that share of its target, and
 the limb reaches from there without the spine (its chain stops at the limb's base): the spine stays
 straight, the legs follow with the feet where they are. As the pelvis pitches, the hips **step back**
-so the centre of mass stays over the feet (``counterweight``, read off the mass model), and **lower**
+so the centre of mass stays over the feet (``counterweight``, read off the mass model; a low reach's
+step: in full for a target at half the hips' height or below, none from their height up), and **lower**
 so that each planted leg reaches its foot within ``LEG_REACH`` of its length; a reach far in front
 that the step back puts out of reach hinges without it (``hinge``'s ``counter``).
 
@@ -103,7 +104,17 @@ def hinge(
         return None
     forward, axis = (fx / n, 0.0, fz / n), (fz / n, 0.0, -fx / n)  # (axis: up x forward, the body's side)
     top = skeleton.index(posing.reach[names[next(iter(limbs))]])
-    back = counterweight(skeleton, r, relax, top, forward, axis) if counter else (lambda t: 0.0)
+    full = counterweight(skeleton, r, relax, top, forward, axis) if counter else (lambda t: 0.0)
+    # (the step back is a low reach's: all of it for a target at half the hips' height or below, none
+    # from the hips' height up, smoothly between; a reach in front at chest height leans the body, and
+    # balance, where asked, moves the hips)
+    hips = (r.rest_start if relax is None else relax)[root][1] - mass.rest_ground(skeleton)
+    low = min(goals[e].position[1] for e in limbs) - mass.rest_ground(skeleton)
+    share = _smooth(2.0 - 2.0 * low / hips) if hips > 0.0 else 0.0
+
+    def back(t: float) -> float:
+        return share * full(t)
+
     # (where the root stands upright: the start's tilt, the hinge's, undone with its step back, at the
     # height of the pose the body relaxes to)
     home = rot.add(start[root], forward, back(rot.angle_between(now, reference)))
@@ -163,6 +174,12 @@ def hinge(
     tilted = rot.normalize_quat(rot.mul(rot.axis_angle(axis, theta), reference))
     tilted_goal = Goal(place(theta), tilted, 1.0)
     return tilted_goal, dataclasses.replace(posing, reach=reach), upright_goal
+
+
+def _smooth(x: float) -> float:
+    """0 below 0, 1 above 1, smoothly between (smoothstep)."""
+    x = max(0.0, min(1.0, x))
+    return x * x * (3.0 - 2.0 * x)
 
 
 def _legs(skeleton: Skeleton, r: Rig, planted: list[int]) -> list[tuple[int, int, float]]:
