@@ -10,7 +10,7 @@ first, about the spine's bones (their twist), toward such a target:
 * an effector's **limb** is the one that would hang (``hang.limb_of``: the shoulder, elbow and
   wrist), its **base** the topmost (the shoulder), its **trunk** the joints at least
   ``hinge.HINGE_STIFFNESS`` stiff above it (the chest and spine, past a clavicle);
-* for a target ahead of the base (within 60 deg of the body's forward, ``FOLLOW_AHEAD``: not a hand
+* for a target ahead of the base (within about 75 deg of the body's forward, ``FOLLOW_AHEAD``: not a hand
   hanging beside the body or reaching down, up or out to the side) at ``rho`` arm lengths from it,
   the trunk turns by ``w(rho)`` times the angle, about the vertical through the root, that brings the
   base in line with the target (capped at ``FOLLOW_MAX``), with ``w`` rising smoothly from 0 at
@@ -46,8 +46,8 @@ from fabrik3d.solver.subtree import local
 FOLLOW_FROM = 0.95
 FOLLOW_FULL = 1.15
 # A target turns the trunk only if it lies ahead of the shoulder: the cosine of its direction's angle
-# from the body's forward at least this (within 60 deg of it).
-FOLLOW_AHEAD = 0.5
+# from the body's forward at least this (within about 75 deg of it).
+FOLLOW_AHEAD = 0.25
 # The largest turn of the trunk toward a target (radians).
 FOLLOW_MAX = math.radians(30.0)
 

@@ -11,7 +11,8 @@ the limb reaches from there without the spine (its chain stops at the limb's bas
 straight, the legs follow with the feet where they are. As the pelvis pitches, the hips **step back**
 so the centre of mass stays over the feet (``counterweight``, read off the mass model; a low reach's
 step: in full for a target at half the hips' height or below, none from their height up), and **lower**
-so that each planted leg reaches its foot within ``LEG_REACH`` of its length; a reach far in front
+so that each planted leg reaches its foot within ``LEG_REACH`` of its length (or as stretched as it
+stands upright, straighter than that: no drop without a hinge); a reach far in front
 that the step back puts out of reach hinges without it (``hinge``'s ``counter``).
 
 The **limb** of an effector is the run of joints above it less stiff than ``HINGE_STIFFNESS``
@@ -119,10 +120,11 @@ def hinge(
     # height of the pose the body relaxes to)
     home = rot.add(start[root], forward, back(rot.angle_between(now, reference)))
     pivot = (home[0], (r.rest_start if relax is None else relax)[root][1], home[2])
-    legs = [
-        (rot.rotate(untilt, rot.sub(start[hip], start[root])), start[ankle], LEG_REACH * length)
-        for hip, ankle, length in _legs(skeleton, r, [f for f in goals if f not in limbs])
-    ]
+    legs = []
+    for hip, ankle, length in _legs(skeleton, r, [f for f in goals if f not in limbs]):
+        offset = rot.rotate(untilt, rot.sub(start[hip], start[root]))
+        stretch = rot.dist(rot.add(pivot, offset), start[ankle])  # (as the leg stands upright: no drop there)
+        legs.append((offset, start[ankle], min(length, max(LEG_REACH * length, stretch))))
 
     def place(t: float) -> rot.Vec:
         """The root's place for a hinge of ``t``: stepped back, and lowered so the legs reach their feet."""
