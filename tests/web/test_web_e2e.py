@@ -112,7 +112,7 @@ def test_a_real_mouse_drag_of_a_hand_moves_it_to_the_drop_point(app) -> None:
     i = hand_index(page)
     before = np.array(wh.get_state(page, "pose")[i])
     start = wh.handle_point(page, "hand_l")
-    drop = (start[0] - 110.0, start[1] + 90.0)  # inward and down: at rest the hand is at full reach
+    drop = (start[0] - 110.0, start[1] - 90.0)  # inward and up: the hanging hand is at full reach downward
     frames = wh.frame_count(page)
     wh.drag(page, start, drop, steps=25, pause=0.03)
     released = wh.now(page)
@@ -211,8 +211,8 @@ def test_turning_the_camera_sends_small_frames_then_a_still_one(app) -> None:
     page.mouse.down()
     during = []
     try:
-        for k in range(1, 13):
-            page.mouse.move(sky[0] - 6.0 * k, sky[1] + 2.0 * k)
+        for k in range(1, 13):  # (about 140 px: the view frames the look handle in front of the face too)
+            page.mouse.move(sky[0] - 12.0 * k, sky[1] + 4.0 * k)
             time.sleep(0.04)
             during.append(page.evaluate(CANVAS_JS))
     finally:
