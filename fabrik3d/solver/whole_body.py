@@ -68,6 +68,9 @@ class WholeBody:
         self.looked: set[int] = set()  # (the joints a look-at turns after the solve: not settled by it)
         self.stiff = [posing.stiffness.get(name, 0.0) for name in skeleton.names]
         self.reference: list[rot.Quat] = []  # (the relaxed pose's frames: ``run``)
+        self.relax: list[rot.Vec] | None = None  # (``run``'s: the pose the body relaxes to, its frames, a warm start)
+        self.relax_twist: list[rot.Quat] | None = None
+        self.warm = False
 
     def run(
         self,
@@ -84,6 +87,7 @@ class WholeBody:
         frame), not the rest pose; ``root_goal``: the root's goal, the start moved with it (a start so
         moved is no pose the solve may keep for want of a nearer one: ``nearer``); ``moved(goal)``: the
         start pose and its turns moved with a root goal (the hinge's). Returns (pose, frames, iterations)."""
+        self.relax, self.relax_twist, self.warm = relax, relax_twist, warm
         self.pinned.update({e: Goal(start[e], None, 1.0) for e in self.poles if e not in self.goals})
         self.reference = reference_frames(self.r, relax, relax_twist)
         built = None if relax is None else self.reference
@@ -93,7 +97,7 @@ class WholeBody:
             kept = self.settled(*projected)
             if kept is not None:
                 return (*self.hung(*kept), 0)
-        pose, frames, iterations = self.solved(start, twist, relax, relax_twist, warm, root_goal, moved)
+        pose, frames, iterations = self.solved(start, twist, root_goal, moved)
         if projected is not None and root_goal is None and not self.nearer(projected, (pose, frames)):
             return (*self.hung(*projected), 0)  # (no nearer the targets: the start stays, as settled)
         return (*self.hung(pose, frames), iterations)
@@ -102,43 +106,34 @@ class WholeBody:
         self,
         start: list[rot.Vec],
         twist: list[rot.Quat] | None,
-        relax: list[rot.Vec] | None,
-        relax_twist: list[rot.Quat] | None,
-        warm: bool,
         root_goal: Goal | None,
         moved: Callable[[Goal], tuple[list[rot.Vec], list[rot.Quat] | None]],
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
         """Steps 2 and 3 (module docstring): the hinge, then the levels (``run``'s arguments)."""
         hinged = None
         for counter in (True, False) if root_goal is None else ():  # (the hips stepping back; not, for a far reach)
-            hinged = hinge(self.sk, self.r, self.goals, start, self.posing, relax, counter)
+            hinged = hinge(self.sk, self.r, self.goals, start, self.posing, self.relax, counter)
             if hinged is None:
                 break
-            begin, turns = moved(hinged[0])  # (the pelvis tilted for a low reach, or back upright)
-            got = self.levels(hinged[1], begin, turns, relax, relax_twist, warm)
+            got = self.levels(hinged[1], *moved(hinged[0]))  # (the pelvis tilted for a low reach, or back upright)
             if all(rot.dist(got[0][e], g.position) <= self.tol for e, g in self.goals.items()):
                 return got
         if hinged is not None:
             start, twist = moved(hinged[2])  # (else as without a hinge, upright where it stands)
-        return self.levels(self.posing, start, twist, relax, relax_twist, warm)
+        return self.levels(self.posing, start, twist)
 
     def levels(
-        self,
-        posing: Posing,
-        start: list[rot.Vec],
-        twist: list[rot.Quat] | None,
-        relax: list[rot.Vec] | None,
-        relax_twist: list[rot.Quat] | None,
-        warm: bool,
+        self, posing: Posing, start: list[rot.Vec], twist: list[rot.Quat] | None
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
-        """The levels' solve (``fabrik3d.solver.natural``) with ``posing``, relaxing toward ``relax`` with its
-        trunk turned toward a far hand (``fabrik3d.solver.follow``)."""
-        r = self.r
+        """The levels' solve (``fabrik3d.solver.natural``) with ``posing`` from ``start`` (``twist``),
+        relaxing toward ``run``'s ``relax`` with its trunk turned toward a far hand
+        (``fabrik3d.solver.follow``)."""
+        r, relax, relax_twist = self.r, self.relax, self.relax_twist
         relaxed = list(r.rest_start if relax is None else relax)
         turned = follow_turns(self.sk, r, posing, self.goals, relaxed, self.reference)
         if turned:
             relax, relax_twist = forward(r, relaxed, self.reference, turned)
-        solver = NaturalSolve(self.sk, r, self.pinned, self.weights, self.poles, posing, self.solve_pose, warm)
+        solver = NaturalSolve(self.sk, r, self.pinned, self.weights, self.poles, posing, self.solve_pose, self.warm)
         return solver.run(list(start), relax, self.tol, self.max_it, twist, relax_twist)
 
     def hung(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> Pose:

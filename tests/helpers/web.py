@@ -254,3 +254,27 @@ def drag(page: Any, start: tuple[float, float], end: tuple[float, float], steps:
         page.mouse.move(start[0] + f * (end[0] - start[0]), start[1] + f * (end[1] - start[1]))
         time.sleep(pause)
     page.mouse.up()
+
+
+def behind(page: Any) -> None:
+    """Wait until the server got through what the page sent so far: a short pause (the page sends the
+    mouse's moves every few milliseconds, not at once), then a call's round trip (a loaded server answers
+    it after the drag's events it received before it, whose state it pushed before its answer)."""
+    page.wait_for_timeout(150)
+    trigger(page, "joint_screen_position", ["pelvis"])
+
+
+def drag_to(page: Any, start: tuple[float, float], end: tuple[float, float]) -> None:
+    """A mouse drag from ``start`` to ``end`` (page pixels) in 20 moves, then three more a third of a pixel
+    about ``end`` and the last on it, so that the server's last move is ``end`` whichever moves it missed;
+    returns once the server answered a call made after the release (``behind``)."""
+    page.mouse.move(*start)
+    page.mouse.down()
+    for k in range(1, 21):
+        page.mouse.move(start[0] + k / 20 * (end[0] - start[0]), start[1] + k / 20 * (end[1] - start[1]))
+        page.wait_for_timeout(30)
+    for dx in (0.3, -0.3, 0.0):
+        page.mouse.move(end[0] + dx, end[1])
+        page.wait_for_timeout(30)
+    page.mouse.up()
+    behind(page)

@@ -164,30 +164,6 @@ def final(
     return last
 
 
-def behind(page) -> None:
-    """Wait until the server got through what the page sent so far: a short pause (the page sends the
-    mouse's moves every few milliseconds, not at once), then a call's round trip (a loaded server answers
-    it after the drag's events it received before it, whose state it pushed before its answer)."""
-    page.wait_for_timeout(150)
-    wh.trigger(page, "joint_screen_position", ["pelvis"])
-
-
-def drag_to(page, start: tuple[float, float], end: tuple[float, float]) -> None:
-    """``wh.drag`` from ``start`` to ``end`` (page pixels), then three more moves a third of a pixel about
-    ``end`` and the last on it, so that the server's last move is ``end`` whichever moves it missed;
-    returns once the server answered a call made after the release (``behind``)."""
-    page.mouse.move(*start)
-    page.mouse.down()
-    for k in range(1, 21):
-        page.mouse.move(start[0] + k / 20 * (end[0] - start[0]), start[1] + k / 20 * (end[1] - start[1]))
-        page.wait_for_timeout(30)
-    for dx in (0.3, -0.3, 0.0):
-        page.mouse.move(end[0] + dx, end[1])
-        page.wait_for_timeout(30)
-    page.mouse.up()
-    behind(page)
-
-
 def r_drag_around(page, centre: tuple[float, float], degrees: float, radius: float = 60.0, start: float = 0.0) -> None:
     """Hold R, press on ``centre`` (page pixels), leave it along ``start`` degrees (counterclockwise from
     the screen's right) and sweep ``degrees`` counterclockwise around it at ``radius`` pixels, release.
@@ -219,7 +195,7 @@ def r_drag_around(page, centre: tuple[float, float], degrees: float, radius: flo
     finally:
         page.keyboard.up("r")
     wh.wait_until(page, "() => window.trame.state.get('rotate_held') === false")
-    behind(page)
+    wh.behind(page)
 
 
 # -- the bars -------------------------------------------------------------------------------------
@@ -254,7 +230,7 @@ def test_r_drag_turns_a_hand_about_its_wrist_a_later_drag_keeps_it_and_one_undo_
     # drag the hand's sphere 20 cm up: the turn stays, the hand reaches its target
     ppu = pixels_per_unit(page)
     sx, sy = wh.handle_point(page, "hand_l")
-    drag_to(page, (sx, sy), (sx, sy - 0.2 * ppu))
+    wh.drag_to(page, (sx, sy), (sx, sy - 0.2 * ppu))
     goal = float(target[1]) + 0.2
     moved = np.array(final(page, "window.trame.state.get('targets').hand_l", lambda t: abs(t[1] - goal) <= 3 * MM))
     wh.settle(page)
@@ -297,7 +273,7 @@ def test_dragging_the_look_handle_turns_the_face_40_degrees_toward_it(page) -> N
     assert page.evaluate(on_view, [box["x"] + lx, box["y"] + ly]), ("the look handle is off the top view", box, lx, ly)
     a = math.radians(40.0)
     end = (box["x"] + hx + reach * math.sin(a) * ppu, box["y"] + hy + reach * math.cos(a) * ppu)
-    drag_to(page, (box["x"] + lx, box["y"] + ly), end)
+    wh.drag_to(page, (box["x"] + lx, box["y"] + ly), end)
     look = np.array(
         final(page, "window.trame.state.get('look_target')", lambda p: abs(yaw(np.array(p) - start[head]) - 40) <= 2)
     )

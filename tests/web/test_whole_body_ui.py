@@ -106,23 +106,6 @@ def drag_target(page, name: str, goal: tuple[float, float, float], steps: int = 
     still(page)
 
 
-def drag_to(page, start: tuple[float, float], end: tuple[float, float]) -> None:
-    """A mouse drag from ``start`` to ``end`` (page pixels) in 20 moves, then three more a third of a pixel
-    about ``end`` and the last on it (the server's last move is ``end`` whichever it missed), and a round
-    trip to the server after the release."""
-    page.mouse.move(*start)
-    page.mouse.down()
-    for k in range(1, 21):
-        page.mouse.move(start[0] + k / 20 * (end[0] - start[0]), start[1] + k / 20 * (end[1] - start[1]))
-        page.wait_for_timeout(30)
-    for dx in (0.3, -0.3, 0.0):
-        page.mouse.move(end[0] + dx, end[1])
-        page.wait_for_timeout(30)
-    page.mouse.up()
-    page.wait_for_timeout(100)
-    wh.trigger(page, "joint_screen_position", ["head"])
-
-
 def shoot(page, tmp_path: Path, stem: str) -> list[Path]:
     """The 3D view from the front and from the side, saved as ``tmp_path/stem-<view>.png`` (not empty);
     back to the perspective view after."""
@@ -201,7 +184,7 @@ def test_on_sit_pinning_a_toe_or_turning_the_head_moves_nothing_else(page, tmp_p
     a = math.radians(40.0)  # (toward +X: turned about +Y from the handle's way)
     dx, dy = lx - hx, ly - hy
     end = (box["x"] + hx + dx * math.cos(a) + dy * math.sin(a), box["y"] + hy - dx * math.sin(a) + dy * math.cos(a))
-    drag_to(page, (box["x"] + lx, box["y"] + ly), end)
+    wh.drag_to(page, (box["x"] + lx, box["y"] + ly), end)
     wh.wait_until(page, "() => window.trame.state.get('look_target') !== null")
     still(page, ("pose", "look_target"))
     assert not wh.get_state(page, "error_message")
