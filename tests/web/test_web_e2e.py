@@ -211,8 +211,8 @@ def test_turning_the_camera_sends_small_frames_then_a_still_one(app) -> None:
     page.mouse.down()
     during = []
     try:
-        for k in range(1, 13):  # (about 140 px: the view frames the look handle in front of the face too)
-            page.mouse.move(sky[0] - 12.0 * k, sky[1] + 4.0 * k)
+        for k in range(1, 13):  # (about 250 px: the view frames the look handle in front of the face too)
+            page.mouse.move(sky[0] - 20.0 * k, sky[1] + 4.0 * k)
             time.sleep(0.04)
             during.append(page.evaluate(CANVAS_JS))
     finally:
