@@ -44,7 +44,7 @@ from fabrik3d.solver.subtree import local
 # The reach (target's distance from the limb's base over the limb's length) where the trunk begins to
 # turn toward it, and where it turns in full: a reach the arm makes alone leaves the chest alone.
 FOLLOW_FROM = 0.95
-FOLLOW_FULL = 1.15
+FOLLOW_FULL = 1.05
 # A target turns the trunk only if it lies ahead of the shoulder: the cosine of its direction's angle
 # from the body's forward at least this (within about 75 deg of it).
 FOLLOW_AHEAD = 0.25
