@@ -36,7 +36,7 @@ from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.targets import Goal
 from fabrik3d.solver.fk import clamped_turn
 from fabrik3d.solver.hang import limb_of
-from fabrik3d.solver.hinge import HINGE_STIFFNESS
+from fabrik3d.solver.hinge import HINGE_STIFFNESS, smoothstep
 from fabrik3d.solver.look import FORWARD
 from fabrik3d.solver.rig import Rig
 from fabrik3d.solver.subtree import local
@@ -84,7 +84,7 @@ def follow_turns(
         far = math.sqrt(rot.dot(to, to))
         if rot.dot(to, FORWARD) <= FOLLOW_AHEAD * far:
             continue  # (not ahead: a hand hanging or reaching down, up or aside turns no chest)
-        w = _ramp((far / length - FOLLOW_FROM) / (FOLLOW_FULL - FOLLOW_FROM))
+        w = smoothstep((far / length - FOLLOW_FROM) / (FOLLOW_FULL - FOLLOW_FROM))
         if w <= 0.0:
             continue
         a, b = rot.sub(pose[base], pose[root]), rot.sub(g.position, pose[root])
@@ -100,9 +100,3 @@ def follow_turns(
         turn = rot.mul(rot.conj(r.rest_local[j]), rot.mul(now, rot.axis_angle(rot.Y_AXIS, yaw / len(trunk))))
         out[j] = rot.mul(r.rest_local[j], clamped_turn(r, j, rot.normalize_quat(turn)))
     return out
-
-
-def _ramp(x: float) -> float:
-    """0 below 0, 1 above 1, smooth between (smoothstep)."""
-    x = max(0.0, min(1.0, x))
-    return x * x * (3.0 - 2.0 * x)

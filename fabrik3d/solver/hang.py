@@ -126,7 +126,7 @@ def _hanging(skeleton: Skeleton, r: Rig, e: int, limb: list[int], frames: list[r
     parent_frame, locals_ = stance
     base = limb[-1]
     p = r.parents[base]
-    heading = _twist(rot.mul(frames[p], rot.conj(parent_frame)), UP)
+    heading = rot.axis_angle(UP, rot.twist_angle(rot.mul(frames[p], rot.conj(parent_frame)), UP))
     want = rot.mul(rot.mul(heading, parent_frame), locals_[base])  # (the base's world frame)
     turn = rot.mul(rot.conj(r.rest_local[base]), rot.mul(rot.conj(frames[p]), want))
     out = {j: locals_[j] for j in limb[:-1]}
@@ -202,12 +202,3 @@ def _stance(skeleton: Skeleton, r: Rig, e: int, limb: list[int]) -> tuple[rot.Qu
     locals_[base] = rot.mul(r.rest_local[base], clamped_turn(r, base, rot.normalize_quat(base_turn)))
     locals_[hinge] = hinge_local
     return frames[p], locals_
-
-
-def _twist(q: rot.Quat, axis: rot.Vec) -> rot.Quat:
-    """The part of the turn ``q`` about the unit ``axis`` (its swing-twist decomposition's twist);
-    the identity where ``q`` turns the axis upside down."""
-    d = q[0] * axis[0] + q[1] * axis[1] + q[2] * axis[2]
-    t = (d * axis[0], d * axis[1], d * axis[2], q[3])
-    n = math.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2] + t[3] * t[3])
-    return rot.IDENTITY if n < 1e-9 else (t[0] / n, t[1] / n, t[2] / n, t[3] / n)

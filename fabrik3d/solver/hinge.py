@@ -111,7 +111,7 @@ def hinge(
     # balance, where asked, moves the hips)
     hips = (r.rest_start if relax is None else relax)[root][1] - mass.rest_ground(skeleton)
     low = min(goals[e].position[1] for e in limbs) - mass.rest_ground(skeleton)
-    share = _smooth(2.0 - 2.0 * low / hips) if hips > 0.0 else 0.0
+    share = smoothstep(2.0 - 2.0 * low / hips) if hips > 0.0 else 0.0
 
     def back(t: float) -> float:
         return share * full(t)
@@ -178,7 +178,7 @@ def hinge(
     return tilted_goal, dataclasses.replace(posing, reach=reach), upright_goal
 
 
-def _smooth(x: float) -> float:
+def smoothstep(x: float) -> float:
     """0 below 0, 1 above 1, smoothly between (smoothstep)."""
     x = max(0.0, min(1.0, x))
     return x * x * (3.0 - 2.0 * x)
