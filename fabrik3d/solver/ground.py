@@ -42,9 +42,11 @@ from fabrik3d.solver.toes import floor_toes
 
 FLOOR_ROUNDS = 4
 BALANCE_ROUNDS = 8
+# Halvings of a balance shift that took a target out of reach (``_within_reach``).
+REACH_ROUNDS = 5
 # How far inside the support area's edge balance keeps the centre of mass (scene units): over the middle
 # of the feet, not on the edge of falling; at most ``BALANCE_SHARE`` of the depth of the area's centre.
-BALANCE_MARGIN = 0.04
+BALANCE_MARGIN = 0.07
 BALANCE_SHARE = 0.6
 # Below its clearance by more than this (scene units), a joint counts as under the floor.
 FLOOR_SLACK = 5e-4
@@ -166,6 +168,7 @@ def _balanced(
     for foot in feet:  # (a free foot on the ground stays where it is)
         if foot not in goals:
             goals[foot] = result.positions[skeleton.index(foot)].copy()
+    first, initial = result, options
     gain = 1.5  # (the root's shift over the centre of mass's: the legs stay, the rest moves)
     last: tuple[np.ndarray, np.ndarray] | None = None
     for _ in range(BALANCE_ROUNDS):
@@ -189,11 +192,40 @@ def _balanced(
         more["root_target"] = _moved(options.get("root_target"), target)
         options = dict(options, root_target=more["root_target"])
         result = solve(skeleton, goals, **more)
+    if first.converged and not result.converged and "root_target" in options:
+        result, options = _within_reach(skeleton, goals, solve, (initial, options), first, result)
     if not result.converged and "root_target" in options and options.get("positions") is not None:
         cold = solve(skeleton, goals, **dict(options, positions=None, rotations=None))  # (a warm start stuck)
         if max(cold.errors.values(), default=0.0) < max(result.errors.values(), default=0.0):
             result = cold
     return result, goals, options
+
+
+def _within_reach(
+    skeleton: Skeleton,
+    goals: dict[str, Any],
+    solve: Callable[..., SolveResult],
+    options: tuple[dict[str, Any], dict[str, Any]],
+    first: SolveResult,
+    shifted: SolveResult,
+) -> tuple[SolveResult, dict[str, Any]]:
+    """Balance gives way to the targets: where the root's shift (from ``first``, which met them, to
+    ``shifted``, which does not) takes a target out of reach, the largest share of it that keeps them
+    all met (``REACH_ROUNDS`` halvings), and the options with that root's target; ``options``: the
+    solve's before balance and after its shifts."""
+    root, far = first.positions[skeleton.root], shifted.positions[skeleton.root]
+    best, best_options = first, options[0]
+    options = options[1]
+    lo, hi = 0.0, 1.0
+    for _ in range(REACH_ROUNDS):
+        mid = 0.5 * (lo + hi)
+        more = dict(options, root_target=_moved(options["root_target"], root + mid * (far - root)))
+        got = solve(skeleton, goals, **dict(more, positions=first.positions, rotations=first.rotations))
+        if got.converged:
+            lo, best, best_options = mid, got, more
+        else:
+            hi = mid
+    return best, best_options
 
 
 def _inside(poly: np.ndarray, point: np.ndarray, margin: float) -> np.ndarray:

@@ -115,6 +115,7 @@ class NaturalSolve(StiffLevels, Swivelling):
         self.swivelling = True  # (off: the limbs keep the side their solve left them on)
         self.carrying = False  # (whether this solve keeps the turns about the bones it was given: ``run``)
         self.iterations = 0
+        self.kept: list[rot.Quat] = []  # (the world frames the feet keep: ``run``)
         # (top, effectors) -> the parent's frame and position, and the targets, of its last solve
         self.done: dict[tuple[int, tuple[int, ...]], Any] = {}
         self.deferred: set[int] = set()  # (effectors whose chains the first level left unsolved)
@@ -129,10 +130,13 @@ class NaturalSolve(StiffLevels, Swivelling):
         max_it: int,
         twist: list[rot.Quat] | None = None,
         relax_twist: list[rot.Quat] | None = None,
+        kept: list[rot.Quat] | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
         """The natural pose from ``start`` (relaxing toward ``relax``, ``None``: the rest pose);
         ``twist`` and ``relax_twist``: frames whose turns about the bones the start's and the
-        relaxed pose's frames keep (``Rig.carried_turns``); returns (pose, frames, iterations)."""
+        relaxed pose's frames keep (``Rig.carried_turns``); ``kept``: the world frames a foot keeps
+        where the limits let it (None: the start's; the hip hinge gives the frames from before it
+        tilted the body, so that a foot flat on the floor stays flat); returns (pose, frames, iterations)."""
         r = self.r
         self.tol, self.max_it = tol, max_it
         whole = LimitedSolve(r, self.goals, self.weights, {}, None)  # (its projection onto the limits)
@@ -143,6 +147,7 @@ class NaturalSolve(StiffLevels, Swivelling):
         reference = reference_frames(r, relax, relax_twist)
         pose, frames = whole.project(start, r.pose_frames(start, (whole.twists, whole.leaves)))
         self.start_pose, self.start_frames = pose, frames
+        self.kept = frames if kept is None else kept
         self.step = self.error(pose)
         # (less the tolerance at either end, the effector's own step may fall short of the target's by
         # as much; but at least half the step: a step of a few tolerances moves the limb that much)
@@ -292,7 +297,7 @@ class NaturalSolve(StiffLevels, Swivelling):
             limb = self.limb(e)
             if g.orientation is None and limb is not None and limb[2] != e:
                 # a foot keeps the orientation it had (flat on the floor, say) where the limits let it
-                hinted[at[e]] = goals[at[e]]._replace(orientation=rot.mul(rot.conj(fp), self.start_frames[e]))
+                hinted[at[e]] = goals[at[e]]._replace(orientation=rot.mul(rot.conj(fp), self.kept[e]))
         weights = None if self.weights is None else {at[e]: self.weights.get(e, 1.0) for e in effectors}
         local_pose, local_frames = (None, None)
         if hinted:

@@ -111,30 +111,38 @@ class WholeBody:
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
         """Steps 2 and 3 (module docstring): the hinge, then the levels (``run``'s arguments)."""
         hinged = None
+        kept = None  # (the feet keep their frames from before the hinge tilted the body: flat stays flat)
         for counter in (True, False) if root_goal is None else ():  # (the hips stepping back; not, for a far reach)
             hinged = hinge(self.sk, self.r, self.goals, start, self.posing, self.relax, counter)
             if hinged is None:
                 break
-            got = self.levels(hinged[1], *moved(hinged[0]))  # (the pelvis tilted for a low reach, or back upright)
+            # (the pelvis tilted for a low reach, or back upright)
+            if kept is None:
+                kept = self.frames(start, twist)
+            got = self.levels(hinged[1], *moved(hinged[0]), kept)
             if all(rot.dist(got[0][e], g.position) <= self.tol for e, g in self.goals.items()):
                 return got
         if hinged is not None:
             start, twist = moved(hinged[2])  # (else as without a hinge, upright where it stands)
-        return self.levels(self.posing, start, twist)
+        return self.levels(self.posing, start, twist, kept)
 
     def levels(
-        self, posing: Posing, start: list[rot.Vec], twist: list[rot.Quat] | None
+        self,
+        posing: Posing,
+        start: list[rot.Vec],
+        twist: list[rot.Quat] | None,
+        kept: list[rot.Quat] | None = None,
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
         """The levels' solve (``fabrik3d.solver.natural``) with ``posing`` from ``start`` (``twist``),
         relaxing toward ``run``'s ``relax`` with its trunk turned toward a far hand
-        (``fabrik3d.solver.follow``)."""
+        (``fabrik3d.solver.follow``); ``kept``: ``NaturalSolve.run``'s."""
         r, relax, relax_twist = self.r, self.relax, self.relax_twist
         relaxed = list(r.rest_start if relax is None else relax)
         turned = follow_turns(self.sk, r, posing, self.goals, relaxed, self.reference)
         if turned:
             relax, relax_twist = forward(r, relaxed, self.reference, turned)
         solver = NaturalSolve(self.sk, r, self.pinned, self.weights, self.poles, posing, self.solve_pose, self.warm)
-        return solver.run(list(start), relax, self.tol, self.max_it, twist, relax_twist)
+        return solver.run(list(start), relax, self.tol, self.max_it, twist, relax_twist, kept)
 
     def hung(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> Pose:
         """The free limbs of ``Posing.hang`` hung (``fabrik3d.solver.hang``)."""
@@ -143,8 +151,14 @@ class WholeBody:
     def projected(self, start: list[rot.Vec], twist: list[rot.Quat] | None) -> Pose | None:
         """The warm start projected onto the limits (its turns about the bones from ``twist``); None with
         a pole (a pole asks for a bend: the start is never the answer as it is)."""
-        if self.poles:
-            return None
+        return None if self.poles else self.project(start, twist)
+
+    def frames(self, start: list[rot.Vec], twist: list[rot.Quat] | None) -> list[rot.Quat]:
+        """The world frames of ``start`` projected onto the limits (``project``)."""
+        return self.project(start, twist)[1]
+
+    def project(self, start: list[rot.Vec], twist: list[rot.Quat] | None) -> Pose:
+        """``start`` projected onto the limits, its turns about the bones from ``twist``."""
         whole = LimitedSolve(self.r, self.goals, self.weights, {}, None)
         if twist is not None:
             whole.carry(twist)

@@ -75,8 +75,9 @@ def test_a_crouch_with_balance_keeps_the_centre_over_the_feet() -> None:
 
 
 def test_reaches_beyond_the_arm_with_balance_move_the_pelvis_back() -> None:
-    """Reaches 0.65-1.0 m in front: the nearer ones the hip hinge alone keeps over the feet (its step
-    back, issue 50); the farther ones fall forward without balance, and balance moves the pelvis back."""
+    """Reaches 0.65-1.0 m in front: the nearer ones the body keeps well over the feet alone; the
+    farther ones bring the centre of mass near the toes' edge or past it without balance, and balance
+    moves the pelvis back (issue 50: it keeps the centre ``BALANCE_MARGIN`` inside)."""
     rng = np.random.default_rng(7)
     solves, held, back = 0, 0, 0
     for _ in range(24):
@@ -86,7 +87,7 @@ def test_reaches_beyond_the_arm_with_balance_move_the_pelvis_back() -> None:
         solves += 1
         held += inside(r.positions)
         front = support_area(BODY, plain.positions, 0.0)[:, 1].max()
-        if center_of_mass(BODY, plain.positions)[2] > front:  # (fallen forward: the pelvis goes back)
+        if center_of_mass(BODY, plain.positions)[2] > front - 0.03:  # (at the edge: the pelvis goes back)
             back += 1
             assert r.positions[BODY.root, 2] < plain.positions[BODY.root, 2] - 0.005
     assert held >= 0.95 * solves and back >= 3
