@@ -67,6 +67,22 @@ def test_balance_moves_the_hips_back_for_a_forward_reach_and_never_nearer_the_ed
     assert np.mean(back) >= 0.9
 
 
+def test_balance_keeps_the_centre_well_inside_with_the_heels_down() -> None:
+    """Forward reaches with balance: the centre of mass at least 3 cm inside the support area in 90%
+    (issue 50's margin bar), the hand reached, and both heels down: each ankle within 2.5 cm of its
+    rest height (before, the hinge's tilt lifted them and the area shrank to the balls of the feet)."""
+    inside = []
+    for t in wb.forward_reaches(SK, 31, 10):
+        r = wb.reach(SK, t, floor=0.0, balance=True)
+        m = wb.measures(SK, r, 0.0)
+        inside.append(m["inside"] >= 0.03)
+        assert m["error"] <= 1e-3 + 1e-9
+        for ankle in ("ankle_l", "ankle_r"):
+            j = SK.index(ankle)
+            assert r.positions[j, 1] - SK.rest_positions[j, 1] <= 0.025, (t, ankle)
+    assert np.mean(inside) >= 0.9
+
+
 def chest_yaw_deg(r: fabrik3d.SolveResult) -> float:
     """The chest's turn about the vertical from the stance (degrees, + turns the right shoulder forward)."""
     j = SK.index("chest")
