@@ -45,12 +45,16 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     system lacks unnamed files. A temporary that a killed writer left is removed by the next write
     to the same file (``remove_stale``).
 
+    A symbolic link at ``path`` stays a link: the file it leads to is written (``written_path``). A
+    file replaced keeps its mode (permission bits) and, where the writer may set them, its owner and
+    group; a new file gets the mode the user's umask gives (``0o666`` less the umask), as ``open`` would.
+
     Raises:
         ValueError: for an empty name, or when the folder does not exist or cannot be written.
     """
     if not os.fspath(path) or Path(path).name in ("", ".", ".."):
         raise ValueError(f"{os.fspath(path)!r}: not a file name")
-    target = Path(path)
+    target = written_path(path)
     folder = target.parent if str(target.parent) else Path(".")
     remove_stale(target)
     fd, tmp = _open_temp(target, folder)
@@ -58,7 +62,7 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         with os.fdopen(fd, "wb") as fh:
             yield fh
             fh.flush()
-            os.fchmod(fh.fileno(), 0o644)  # mkstemp makes the file private; a saved file is not
+            _keep_mode(fh.fileno(), target)  # (the temporary is private until now)
             if tmp is None:  # unnamed: a name for the rename
                 tmp = temp_name(target, folder)
                 _link_unnamed(fh.fileno(), tmp)
@@ -71,6 +75,44 @@ def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         if tmp is not None:
             _remove(tmp)
         raise
+
+
+def written_path(path: str | os.PathLike[str]) -> Path:
+    """The file a write to ``path`` replaces: ``path`` itself, or where ``path`` is a symbolic link
+    (a chain of them, or one whose target does not exist yet), the file the links lead to."""
+    p = Path(path)
+    if not p.is_symlink():
+        return p
+    return Path(os.path.realpath(p))
+
+
+def _keep_mode(fd: int, target: Path) -> None:
+    """Give the new contents open at ``fd`` the mode (and, where allowed, the owner) of the file
+    ``target`` they replace, or for a new file ``0o666`` less the umask."""
+    try:
+        old = os.stat(target)
+    except OSError:
+        os.fchmod(fd, 0o666 & ~_umask())
+        return
+    os.fchmod(fd, stat.S_IMODE(old.st_mode))
+    if hasattr(os, "fchown") and (old.st_uid, old.st_gid) != (os.getuid(), os.getgid()):
+        with contextlib.suppress(OSError):  # (not the owner's to give: the file becomes the writer's)
+            os.fchown(fd, old.st_uid, old.st_gid)
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux shows it (``/proc/self/status``);
+    else set and restored at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def temp_name(target: Path, folder: Path) -> str:

@@ -154,3 +154,58 @@ def test_reading_a_file_pauses_the_garbage_collector_and_puts_it_back_as_it_was(
         assert not gc.isenabled()  # (left off when it was off)
     finally:
         gc.enable()
+
+
+def test_a_write_through_a_symlink_writes_the_file_it_leads_to(tmp_path: Path) -> None:
+    """Issue 53, item 3: saving to a link keeps the link; the real file gets the new contents (a chain
+    of links too, and a link whose file does not exist yet)."""
+    real = tmp_path / "data" / "poses.json"
+    real.parent.mkdir()
+    real.write_bytes(b"old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    chain = tmp_path / "chain.json"
+    chain.symlink_to(link)
+    files.write_atomic(chain, b"new")
+    assert chain.is_symlink() and link.is_symlink()
+    assert real.read_bytes() == b"new"
+    dangling = tmp_path / "later.glb"
+    dangling.symlink_to(tmp_path / "data" / "later.glb")
+    files.write_atomic(dangling, b"made")
+    assert dangling.is_symlink() and (tmp_path / "data" / "later.glb").read_bytes() == b"made"
+    assert sorted(p.name for p in real.parent.iterdir()) == ["later.glb", "poses.json"]  # (no temporaries)
+
+
+def test_a_file_written_through_the_cli_export_keeps_its_link(tmp_path: Path) -> None:
+    """``fabrik3d export -o link.glb`` writes the file the link leads to (every writer shares io/files)."""
+    real = tmp_path / "real.glb"
+    real.write_bytes(b"old")
+    link = tmp_path / "link.glb"
+    link.symlink_to(real)
+    sk = presets.get("humanoid")
+    gltf.export_pose(sk, fabrik3d.solve(sk, {}), link)
+    assert link.is_symlink()
+    assert real.read_bytes()[:4] == b"glTF"
+
+
+def test_a_replaced_file_keeps_its_mode_and_a_new_one_follows_the_umask(tmp_path: Path) -> None:
+    """Issue 53, item 4: a private file (0600) stays private after a save; an executable bit, a group's
+    write bit stay as they were; a new file gets 0666 less the umask."""
+    private = tmp_path / "poses.json"
+    private.write_bytes(b"old")
+    for mode in (0o600, 0o640, 0o664, 0o700):
+        private.chmod(mode)
+        files.write_atomic(private, b"new")
+        assert oct(private.stat().st_mode & 0o7777) == oct(mode)
+    old = os.umask(0o077)
+    try:
+        files.write_atomic(tmp_path / "fresh.bin", b"x")
+    finally:
+        os.umask(old)
+    assert oct((tmp_path / "fresh.bin").stat().st_mode & 0o777) == oct(0o600)
+    old = os.umask(0o002)
+    try:
+        files.write_atomic(tmp_path / "shared.bin", b"x")
+    finally:
+        os.umask(old)
+    assert oct((tmp_path / "shared.bin").stat().st_mode & 0o777) == oct(0o664)
