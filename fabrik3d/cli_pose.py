@@ -16,6 +16,7 @@ from fabrik3d import rotations as rot
 from fabrik3d.io.scene import Scene
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.targets import Target
+from fabrik3d.model.workspace import check_floor
 from fabrik3d.solver.hands import shape_hand
 from fabrik3d.solver.tree import SolveResult, solve
 
@@ -74,8 +75,9 @@ def turned_goals(skeleton: Skeleton, targets: dict[str, Any], specs: Sequence[st
     return goals
 
 
-def parse_floor(text: str | None, default: float | None) -> float | None:
-    """``--floor Y`` (a height, or ``none``); ``default`` (the scene's) without it."""
+def parse_floor(text: str | None, default: float | None, skeleton: Skeleton) -> float | None:
+    """``--floor Y`` (a height within the skeleton's workspace, or ``none``); ``default`` (the
+    scene's) without it."""
     if text is None:
         return default
     if text.strip().lower() == "none":
@@ -86,7 +88,7 @@ def parse_floor(text: str | None, default: float | None) -> float | None:
         value = math.nan
     if not math.isfinite(value):
         raise ValueError(f"--floor {text[:60]!r}: expected a height or none")
-    return value
+    return check_floor(value, skeleton, "--floor")
 
 
 def _solve_scene(scene: Scene, args: argparse.Namespace, head: str = "head") -> SolveResult:
@@ -101,7 +103,7 @@ def _solve_scene(scene: Scene, args: argparse.Namespace, head: str = "head") -> 
         tolerance=scene.tolerance,
         max_iterations=scene.max_iterations,
         look_at=look,
-        floor=parse_floor(getattr(args, "floor", None), scene.floor),
+        floor=parse_floor(getattr(args, "floor", None), scene.floor, scene.skeleton),
         balance=scene.balance or bool(getattr(args, "balance", False)),
     )
     for spec in getattr(args, "hand", []):

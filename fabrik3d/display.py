@@ -19,6 +19,7 @@ import numpy as np
 from fabrik3d.model.constraints import Cone, EllipticalCone, Hinge, Rigid
 from fabrik3d.model.posing import hinge_above
 from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.model.workspace import skeleton_size as skeleton_size  # (re-export: it moved to the model)
 from fabrik3d.rotations import quat_to_matrix
 from fabrik3d.solver.constrained.poles import pole_chain
 
@@ -44,13 +45,6 @@ class LimitRim(NamedTuple):
     kind: str
     directions: np.ndarray
     bone_length: float
-
-
-def skeleton_size(skeleton: Skeleton) -> float:
-    """A length scale of the skeleton: the diagonal of its rest pose's bounding box (scene units, > 0)."""
-    rest = skeleton.rest_positions
-    diagonal = float(np.linalg.norm(rest.max(axis=0) - rest.min(axis=0)))
-    return max(diagonal, float(skeleton.bone_lengths.max()), 1e-6)
 
 
 def rim_directions(limit: Any, bone: np.ndarray, segments: int) -> tuple[str, np.ndarray] | None:

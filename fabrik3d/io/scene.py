@@ -50,6 +50,7 @@ from fabrik3d.model.mass import rest_ground
 from fabrik3d.model.proportions import Proportions, proportions_of, remember
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.skeleton_dict import _json_vector
+from fabrik3d.model.workspace import check_floor
 from fabrik3d.solver.tree import SolveResult, solve
 
 FORMAT = "fabrik3d.scene"
@@ -114,8 +115,7 @@ class Scene:
                 checks.positive(value, f"weights.{name}")
             self.weights = {k: float(v) for k, v in self.weights.items()}
         self.tolerance, self.max_iterations = checks.settings(self.tolerance, self.max_iterations)
-        if self.floor is not None:
-            self.floor = checks.number(self.floor, "floor", "a finite height or None")
+        self.floor = check_floor(self.floor, self.skeleton)
         if not isinstance(self.balance, bool):
             raise ValueError(f"balance: expected true or false, got {checks.quoted(self.balance)}")
         if self.character is not None:
@@ -209,13 +209,9 @@ class Scene:
             None if data.get("animation") is None else Animation.from_dict(data["animation"]),
             data.get("character"),
             proportions,
-            _solver_floor(solver.get("floor")),
+            check_floor(solver.get("floor"), skeleton, "solver.floor", "a height or null"),
             _solver_balance(solver.get("balance", False)),
         )
-
-
-def _solver_floor(value: Any) -> float | None:
-    return None if value is None else checks.number(value, "solver.floor", "a height or null")
 
 
 def _solver_balance(value: Any) -> bool:

@@ -37,6 +37,7 @@ from fabrik3d.model import mass
 from fabrik3d.model.mannequin import body_clearances
 from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.model.targets import Target
+from fabrik3d.model.workspace import check_floor
 from fabrik3d.solver.result import SolveResult
 from fabrik3d.solver.toes import floor_toes
 
@@ -65,7 +66,7 @@ def grounded(
 ) -> SolveResult:
     """``solve(skeleton, targets, **options)`` on the floor and balanced (module docstring)."""
     check_skeleton(skeleton)
-    height = _floor(floor)
+    height = check_floor(floor, skeleton)
     if not isinstance(balance, bool):
         raise ValueError(f"balance: expected True or False, got {str(balance)[:80]!r}")
     clear = clearances(skeleton, mass.rest_ground(skeleton) if height is None else height)
@@ -103,7 +104,7 @@ def lifted_onto_floor(skeleton: Skeleton, positions: Any, floor: Any) -> np.ndar
     less a foot's give); as it is if none is. A pose set by hand (an applied or pasted pose) is so
     put on the floor at once: the next solve then finds it settled and moves nothing."""
     check_skeleton(skeleton)
-    height = _floor(floor)
+    height = check_floor(floor, skeleton)
     p = checks.points(positions, "positions")
     if p.shape != (len(skeleton), 3):
         raise ValueError(f"positions: expected shape ({len(skeleton)}, 3), got {p.shape}")
@@ -257,10 +258,6 @@ def _limb_ends(skeleton: Skeleton, ends: dict[int, str]) -> dict[int, int]:
             out[k] = e
             stack.extend(skeleton.children(k))
     return out
-
-
-def _floor(value: Any) -> float | None:
-    return None if value is None else checks.number(value, "floor", "a finite height or None")
 
 
 def _position(value: Any) -> np.ndarray:

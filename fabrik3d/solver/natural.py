@@ -25,11 +25,10 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
    probe whose chain would be pulled nearly straight gets few iterations (slow to converge
    there: a larger share is probed if they do not reach), any other probe a bounded number, and
    the first probe leaves a margin. A chain does not jump (``RETRY_JUMP``): stuck or jumping, it
-   takes the least motion that reaches, else a stiffer level joins (or, at the last, the jump stands).
-   A pose that still jumps gets two more tries from the drag's last pose, the body's least motion
-   and the levels unrelaxed (``fabrik3d.solver.steady``); the one moving the joints least is kept.
-   If even that jumps, the pose goes part of the way toward it (``steady.partway``): the limb swings
-   round over the next frames, its effector off its target meanwhile.
+   takes the least motion that reaches, else a stiffer level joins (or, at the last, the jump
+   stands). A pose that still jumps gets two more tries, the body's least motion and the levels
+   unrelaxed (``fabrik3d.solver.steady``), the one moving least kept; else it goes part of the
+   way (``steady.partway``): the limb swings round over the next frames, off its target meanwhile.
 4. **Swivel.** A limb with a swivel (or a pole) turns its hinge's joint (elbow, knee) about the
    line from the hinge's parent to its child toward the swivel's direction, which moves no
    target; the turn is kept when the joint limits let the targets stay reached. A limb that
@@ -64,16 +63,14 @@ from fabrik3d.solver.swivel import Swivelling
 HINT_ITERATIONS = 12
 # A chain whose solve moves a joint more than this many times the target's distance from its
 # effector, or stalls, takes the least-motion steps' pose if it reaches; it retries from the rest
-# pose only within this bound (``LimitedSolve.run``'s ``jump``). The last level's chains too: an
-# arm pressed against its shoulder's limit, once the torso had to join, flipped its elbow 40 cm for
-# a hand's 1.5 cm step where the torso's least motion reached.
+# pose only within this bound (``LimitedSolve.run``'s ``jump``); the last level's chains too (an
+# arm at its shoulder's limit flipped its elbow 40 cm for a hand's 1.5 cm step).
 # A level's pose that moves a joint more than this many times the farthest target's distance from
 # its effector at the start (its step in a drag) counts as a jump: a stiffer level joins (``far``;
 # not with poles, which the user drags to turn a limb at once).
 RETRY_JUMP = 3.0
 # A held joint (a wrist: ``NaturalSolve.held``) relaxes toward the pose the user built by at most the
-# turn that moves its effector this many times the farthest target's distance from its effector (its
-# step in a drag) per solve, so that the arm need not jump to make up for it.
+# turn that moves its effector this many times its step in a drag per solve (the arm need not jump).
 HOLD_RATE = 1.0
 
 Solver = Callable[..., Any]
@@ -115,7 +112,7 @@ class NaturalSolve(StiffLevels, Swivelling):
         self.swivelling = True  # (off: the limbs keep the side their solve left them on)
         self.carrying = False  # (whether this solve keeps the turns about the bones it was given: ``run``)
         self.iterations = 0
-        self.kept: list[rot.Quat] = []  # (the world frames the feet keep: ``run``)
+        self.kept: list[rot.Quat] = []  # (``run``'s)
         # (top, effectors) -> the parent's frame and position, and the targets, of its last solve
         self.done: dict[tuple[int, tuple[int, ...]], Any] = {}
         self.deferred: set[int] = set()  # (effectors whose chains the first level left unsolved)
@@ -134,9 +131,8 @@ class NaturalSolve(StiffLevels, Swivelling):
     ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
         """The natural pose from ``start`` (relaxing toward ``relax``, ``None``: the rest pose);
         ``twist`` and ``relax_twist``: frames whose turns about the bones the start's and the
-        relaxed pose's frames keep (``Rig.carried_turns``); ``kept``: the world frames a foot keeps
-        where the limits let it (None: the start's; the hip hinge gives the frames from before it
-        tilted the body, so that a foot flat on the floor stays flat); returns (pose, frames, iterations)."""
+        relaxed pose's frames keep (``Rig.carried_turns``); ``kept``: the world frames the feet keep
+        (None: the start's; the hinge's are from before its tilt); returns (pose, frames, iterations)."""
         r = self.r
         self.tol, self.max_it = tol, max_it
         whole = LimitedSolve(r, self.goals, self.weights, {}, None)  # (its projection onto the limits)
