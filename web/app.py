@@ -43,7 +43,7 @@ from .poses_panel import PoseActions
 from .posing_panel import PosingActions
 from .scene_view import SceneView
 from .screen_points import ScreenPoints
-from .security import SERVER_OWNED, OwnedState, page_trigger
+from .security import SERVER_OWNED, OwnedState, failure, page_trigger, switched
 from .target_turn import TargetTurn
 from .timeline_panel import TimelineActions, timeline_bar
 from .turning_panel import TurningActions
@@ -179,15 +179,17 @@ class WebApp(
     @change("limits_on")
     def switch_limits(self, limits_on: Any, **_: Any) -> None:
         """The user turned the joint limits on or off."""
-        if bool(limits_on) != self.controller.limits:
-            self._attempt(self.controller.set_limits, bool(limits_on))
+        on = switched(self, "limits_on", limits_on, self.controller.limits)
+        if on is not None and on != self.controller.limits:
+            self._attempt(self.controller.set_limits, on)
             self._publish()
 
     @change("show_poles")
     def switch_pole_handles(self, show_poles: Any, **_: Any) -> None:
         """The user showed or hid the pole handles (drag one to bend its chain toward it)."""
-        if bool(show_poles) != self.scene.show_poles:
-            self.scene.set_show_poles(bool(show_poles))
+        on = switched(self, "show_poles", show_poles, self.scene.show_poles)
+        if on is not None and on != self.scene.show_poles:
+            self.scene.set_show_poles(on)
             self._publish()
 
     @change("show_limits", "limit_joints")
@@ -318,12 +320,8 @@ class WebApp(
         """
         try:
             out = action(*args)
-        except ValueError as exc:
-            self.report(str(exc))
-            return None
         except Exception as exc:  # the server keeps running whatever a client sends
-            log.exception("action %s failed", getattr(action, "__name__", action))
-            self.report(f"internal error: {type(exc).__name__}: {exc}")
+            self.report(failure(getattr(action, "__name__", "action"), exc))
             return None
         if not self._dragging:
             self.report("")

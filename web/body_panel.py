@@ -21,7 +21,7 @@ from trame.widgets import vuetify3 as v3
 
 from .body import BOUNDS, PROPORTIONS
 from .body_view import BodyView, place_grid
-from .security import page_trigger
+from .security import page_trigger, switched
 
 _SWITCH = {"density": "compact", "hide_details": True, "inset": True, "color": "primary", "style": "flex: 0 0 auto"}
 LABELS = {"height": "height (m)", "shoulder_width": "shoulders", "hip_width": "hips"}
@@ -55,21 +55,27 @@ class BodyActions:
     @change("show_mannequin", "show_sticks", "show_com")
     def switch_body_display(self, **_: Any) -> None:
         """The user showed or hid the mannequin, the sticks or the centre of mass."""
+        for name in ("show_mannequin", "show_sticks", "show_com"):
+            if not isinstance(self.state[name], bool):
+                switched(self, name, self.state[name], name != "show_sticks" and self.body.has_mesh)
         self._show_body()
         self._render()
 
     @change("floor_on")
     def switch_floor(self, floor_on: Any, **_: Any) -> None:
         """The user turned the floor on or off."""
-        if bool(floor_on) != (self.controller.scene.floor is not None):
-            self._attempt(self.controller.set_floor, bool(floor_on))
+        was = self.controller.scene.floor is not None
+        on = switched(self, "floor_on", floor_on, was)
+        if on is not None and on != was:
+            self._attempt(self.controller.set_floor, on)
             self._publish()
 
     @change("balance_on")
     def switch_balance(self, balance_on: Any, **_: Any) -> None:
         """The user turned balance on or off."""
-        if bool(balance_on) != self.controller.scene.balance:
-            self._attempt(self.controller.set_balance, bool(balance_on))
+        on = switched(self, "balance_on", balance_on, self.controller.scene.balance)
+        if on is not None and on != self.controller.scene.balance:
+            self._attempt(self.controller.set_balance, on)
             self._publish()
 
     @page_trigger("set_proportion")

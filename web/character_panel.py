@@ -14,6 +14,8 @@ from trame.decorators import change
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
+from .security import switched
+
 
 class CharacterActions:
     """Show or hide the meshes; the character's summary for the panel."""
@@ -30,8 +32,9 @@ class CharacterActions:
     @change("show_mesh")
     def switch_mesh(self, show_mesh: Any, **_: Any) -> None:
         """The user showed or hid the character's meshes (the bones stay)."""
-        if bool(show_mesh) != self.meshes.visible:
-            self.meshes.set_visible(bool(show_mesh))
+        on = switched(self, "show_mesh", show_mesh, self.meshes.visible)
+        if on is not None and on != self.meshes.visible:
+            self.meshes.set_visible(on)
             if self.meshes.visible:
                 self.meshes.show(self.controller.skinned())
             self._render()

@@ -26,6 +26,7 @@ import fabrik3d
 from fabrik3d import checks, display
 from fabrik3d.io.scene import Scene, parse_scene, scene_or_preset
 from fabrik3d.model import presets
+from fabrik3d.model.workspace import WORKSPACE_SIZES
 
 from .body import Body
 from .characters import MAX_CHARACTER_BYTES, Characters, is_character_file
@@ -41,7 +42,6 @@ from .turning import Turning
 MAX_SCENE_BYTES = 2 * 1024 * 1024  # an uploaded scene file larger than this is refused (the octopus: ~20 kB)
 # An uploaded scene of more joints is refused before it is built (2000 load and drag in < 1 s here).
 MAX_SCENE_JOINTS = 2000
-WORKSPACE_SIZES = 100.0  # targets farther than this many skeleton sizes from the origin are refused
 MAX_ITERATIONS = 1000  # the iteration limit the panel accepts (a drag solves once per mouse move)
 _KEEP: Any = object()  # "leave as it is", for an optional argument whose None means "none"
 
@@ -332,7 +332,7 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Orientin
         if isinstance(value, Mapping) or isinstance(value, (str, bytes)):
             raise ValueError(f"{where}: expected [x, y, z], got {str(value)[:60]!r}")
         point = checks.point(value, where)
-        limit = WORKSPACE_SIZES * (self.size if size is None else size)
+        limit = WORKSPACE_SIZES * (self.size if size is None else size)  # (fabrik3d.model.workspace)
         if float(np.abs(point).max()) > limit:
             raise ValueError(f"{where}: coordinates must be within ±{limit:.4g} scene units (got {point.tolist()})")
         return point

@@ -33,6 +33,8 @@ from vtkmodules.vtkRenderingCore import (
     vtkWindowToImageFilter,
 )
 
+from fabrik3d import checks
+
 # A picture's sides, pixels.
 MIN_SIDE, MAX_SIDE = 16, 4096
 # The lenses offered, millimetres (0: the view's own); the sensor's width fitted to the longer side.
@@ -66,11 +68,11 @@ class PictureSettings:
 def _side(value: Any, name: str) -> int:
     try:
         number = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # (OverflowError: an int beyond float range)
         number = math.nan
     if not math.isfinite(number) or number != int(number) or not MIN_SIDE <= number <= MAX_SIDE:
         raise ValueError(f"picture {name}: expected a whole number of pixels from {MIN_SIDE} to {MAX_SIDE}, "
-                         f"got {str(value)[:40]!r}")  # fmt: skip
+                         f"got {checks.quoted(value)}")  # fmt: skip
     return int(number)
 
 
@@ -89,11 +91,11 @@ def picture_settings(values: Mapping[str, Any]) -> PictureSettings:
     lens = values.get("lens_mm", d.lens_mm)
     try:
         lens_mm = float(lens)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # (OverflowError: an int beyond float range)
         lens_mm = math.nan
     if not (lens_mm == 0.0 or MIN_LENS_MM <= lens_mm <= MAX_LENS_MM):
         raise ValueError(f"picture lens: expected a focal length from {MIN_LENS_MM:g} to {MAX_LENS_MM:g} mm "
-                         f"(0: the view's), got {str(lens)[:40]!r}")  # fmt: skip
+                         f"(0: the view's), got {checks.quoted(lens)}")  # fmt: skip
     background = values.get("background", "#ffffff")
     if background == "transparent":
         colour = None

@@ -13,8 +13,9 @@ talk to it on 127.0.0.1, so:
 * the page's client asks a launcher (``POST /paraview/``) where its websocket is; ``launcher``
   answers with the server's own (``/ws`` on the page's host), which tells nothing secret;
 * a logged-in page is still only a page: a trigger called with the wrong arguments answers in
-  ``error_message`` (``page_trigger``), and the state the server owns (``SERVER_OWNED``) is put
-  back when a page writes it.
+  ``error_message`` (``page_trigger``), as does one whose action fails in any way (``failure``: one
+  line, the server's state published again); a switch takes a boolean only (``switched``); and the
+  state the server owns (``SERVER_OWNED``) is put back when a page writes it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 import ipaddress
+import logging
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +31,11 @@ from typing import Any
 from aiohttp import web
 from trame.decorators import trigger
 from wslink import chunking
+
+log = logging.getLogger("fabrik3d_web")
+
+# An error message in the panel is cut to this many characters (one line).
+MESSAGE_CHARS = 300
 
 # The secret's randomness, bytes (URL-safe base64 text of about 4/3 that many characters).
 SECRET_BYTES = 24
@@ -82,6 +89,7 @@ SERVER_OWNED = (
     "has_mannequin",
     "library_rows",
     "library_problem",
+    "library_page",
     "character",
     "timeline_playing",
     "error_message",
@@ -173,11 +181,54 @@ def page_trigger(name: str) -> Callable[[Callable[..., Any]], Any]:
             except TypeError as exc:
                 self.report(f"{name}: {exc}")
                 return None
-            return method(self, *args, **kwargs)
+            try:
+                return method(self, *args, **kwargs)
+            except Exception as exc:  # (the one place a page's call fails: the server stays up)
+                self.report(failure(name, exc))
+                with_state_restored(self)
+                return None
 
         return trigger(name)(call)
 
     return register
+
+
+def failure(name: str, exc: Exception) -> str:
+    """The one line the panel shows for an action ``name`` that raised ``exc``: a ``ValueError``'s
+    own message (it names the problem), anything else logged with its traceback and named as an
+    internal error; at most ``MESSAGE_CHARS`` characters."""
+    if isinstance(exc, ValueError):
+        text = str(exc)
+    elif isinstance(exc, OSError):  # (the machine's answer: a folder's permissions, a name too long)
+        where = f" ({exc.filename})" if exc.filename else ""
+        text = f"{name}: {exc.strerror or exc}{where}"
+    else:
+        log.error("action %s failed", name, exc_info=exc)
+        text = f"{name}: internal error: {type(exc).__name__}: {exc}"
+    text = " ".join(text.split())
+    return text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 3] + "..."
+
+
+def with_state_restored(app: Any) -> None:
+    """After a failed action, the app's state published again, so that the panel shows the server's
+    values, not what the page sent (an app without ``_publish`` has nothing to restore)."""
+    publish = getattr(app, "_publish", None)
+    if publish is None:
+        return
+    try:
+        publish()
+    except Exception:  # (a state that cannot be shown is logged; the server stays up)
+        log.exception("publishing the state after a failed action")
+
+
+def switched(app: Any, name: str, value: Any, was: bool) -> bool | None:
+    """A switch's new value as the page wrote it in state ``name``: ``value`` when it is a boolean;
+    else the switch is put back to ``was``, the problem shown, and None (nothing to do)."""
+    if isinstance(value, bool):
+        return value
+    app.state[name] = was
+    app.report(f"{name}: expected true or false, got {str(value)[:40]!r}")
+    return None
 
 
 class OwnedState:
