@@ -21,9 +21,11 @@ import dataclasses
 import errno
 import ipaddress
 import json
+import os
 import socket
 import sys
 import time
+import urllib.parse
 import warnings
 from collections.abc import Iterator, Sequence
 from typing import NoReturn
@@ -32,7 +34,7 @@ from fabrik3d import checks
 from fabrik3d.batch.backends import BackendError
 from fabrik3d.cli_bake import add_bake_parser
 from fabrik3d.cli_pose import _solve_scene, apply_targets, parse_target
-from fabrik3d.io import bake, character, character_export, files, gltf, take
+from fabrik3d.io import bake, character, character_export, files, gltf, outputs, take
 from fabrik3d.io.scene import Scene, scene_or_preset
 from fabrik3d.model import presets
 from fabrik3d.solver.hands import SHAPES
@@ -126,6 +128,8 @@ def _cmd_presets(args: argparse.Namespace) -> int:
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
+    if args.output:
+        outputs.check_outputs([(args.output, args.scene)], [args.scene])
     scene = scene_or_preset(args.scene)
     with _about(args.scene, args.output):
         scene = apply_targets(scene, args.target)
@@ -177,6 +181,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     if args.scene is None and args.take is None:
         raise ValueError("export: give a scene or preset, or --take TAKE.json")
+    read = [f for f in (args.scene, args.take, args.rig_map) if f is not None]
+    outputs.check_outputs([(args.output, read[0])], read)
     if args.mannequin and (args.take is not None or str(args.scene).lower().endswith((".glb", ".gltf"))):
         raise ValueError("export: --mannequin dresses a scene or preset's pose (a character has its own mesh)")
     if args.scene is not None and args.scene.lower().endswith((".glb", ".gltf")):
@@ -208,6 +214,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 def _export_character(args: argparse.Namespace) -> int:
     """``export MODEL.glb``: the character's own file with the solved pose and/or a take."""
     model = character.load_character(args.scene, args.rig_map)
+    outputs.check_outputs([(args.output, args.scene)], [args.scene, *_files_of(model)])
     sk = model.skeleton
     with _about(args.scene, args.output, args.take, args.rig_map):
         targets, root = {}, None
@@ -231,6 +238,19 @@ def _export_character(args: argparse.Namespace) -> int:
         what.append(f"take {args.name or 'take'!r} of {len(recorded.times)} frames")
     print(f"wrote {args.output}: {' and '.join(what)} in {args.scene}'s document ({len(sk)} joints)")
     return 0
+
+
+def _files_of(model: character.Character) -> list[str]:
+    """The files beside a ``.gltf`` character that it reads (its buffers' and images' relative URIs)."""
+    if model.base_dir is None:
+        return []
+    doc = model.document
+    uris = [item.get("uri") for kind in ("buffers", "images") for item in doc.get(kind, []) if isinstance(item, dict)]
+    return [
+        os.path.join(model.base_dir, urllib.parse.unquote(u))
+        for u in uris
+        if isinstance(u, str) and not u.startswith("data:")
+    ]
 
 
 def _frames(text: str) -> tuple[int, int]:

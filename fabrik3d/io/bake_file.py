@@ -45,16 +45,18 @@ def bake_to_file(
     max_iterations: int = 100,
     source: str | None = None,
     backend: str = "numpy",
+    kind: str | None = None,
 ) -> range:
     """Bake ``animation`` (``fabrik3d.io.bake.bake``'s arguments) into ``path`` (``.glb``, ``.gltf`` or a
-    take ``.json``), streamed (module docstring); returns the frames baked.
+    take ``.json``; ``kind``, one of those suffixes, when ``path``'s own is not: a staged file's name),
+    streamed (module docstring); returns the frames baked.
 
     Raises:
         ValueError: before any frame is solved, for what ``bake`` refuses and key times that glTF's
             float32 or a take cannot hold, prefixed with ``source`` (the scene file) when given; while
             writing, naming ``path``.
     """
-    suffix = Path(path).suffix.lower()
+    suffix = (Path(path).suffix if kind is None else kind).lower()
     if suffix not in SUFFIXES:
         raise ValueError(f"{path}: expected a file name ending in .glb, .gltf or .json (a take)")
     try:
