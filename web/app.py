@@ -90,6 +90,7 @@ class WebApp(
         self._watch_target_turns()
         self._dragging: tuple[str, str] | None = None
         self._playback: asyncio.Task[None] | None = None
+        self.picture_turn = asyncio.Lock()  # (one picture renders at a time: its memory bounded)
         self.owned = OwnedState(self.server.state)
         self._own = self.owned.set
         self.state.update(

@@ -1,10 +1,17 @@
 """A picture to take away: the 3D view rendered as a PNG at a chosen size, with a lens, a projection,
 a light and a background of the user's choosing (issue 31 item 5).
 
-The picture is rendered off screen in its own render window and renderer, which show the scene's
-own actors (nothing is copied; the view is left as it was): the mannequin or the character's mesh,
-and only if asked the sticks (always when the skeleton has no body to show), the handles and the
-floor grid. Its camera is the view's: the same position, focal point and view up, so that at the
+The picture is rendered off screen in its own render window and renderer, which show copies of the
+scene's actors taken at once (``frozen``: their geometry, colours and textures; the view is left as
+it was, and a drag meanwhile changes neither): the mannequin or the character's mesh, and only if
+asked the sticks (always when the skeleton has no body to show), the handles and the floor grid.
+The copies share nothing with the view, so the render may run on a worker thread (VTK lets go of
+Python's lock while it renders): ``picture_job`` takes the copies and returns the render to run.
+Memory: a transparent picture takes multisampling (``MSAA_SAMPLES``) up to ``MSAA_PIXELS`` pixels;
+larger, the samples would cost over a gigabyte at 4096 x 4096, so it renders without them (at that
+size an edge's steps are a quarter of a pixel of a 1024 picture).
+
+The picture's camera is the view's: the same position, focal point and view up, so that at the
 view's aspect ratio every point lands where the view puts it, scaled to the picture's size. A lens
 (``lens_mm``: a focal length on a 36 mm wide sensor fitted to the picture's longer side, as Blender's
 cameras) keeps what the view frames at its focal point: the camera moves along its line of sight
@@ -12,24 +19,31 @@ cameras) keeps what the view frames at its focal point: the camera moves along i
 orthographic picture frames the same height at the focal point.
 
 ``picture_settings(values)`` checks the page's values (one-line errors naming the field);
-``render_picture(props, view, settings)`` returns the PNG's bytes.
+``picture_job(props, view, settings)`` copies what the picture shows and returns a function making
+the PNG's bytes; ``render_picture(props, view, settings)`` runs it at once.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vtkmodules.vtkCommonDataModel import vtkImageData
 from vtkmodules.vtkIOImage import vtkPNGWriter
 from vtkmodules.vtkRenderingCore import (
+    vtkActor,
     vtkCamera,
     vtkLight,
     vtkLightKit,
+    vtkProp,
+    vtkPropCollection,
+    vtkProperty,
     vtkRenderer,
     vtkRenderWindow,
+    vtkTexture,
     vtkWindowToImageFilter,
 )
 
@@ -37,6 +51,10 @@ from fabrik3d import checks
 
 # A picture's sides, pixels.
 MIN_SIDE, MAX_SIDE = 16, 4096
+# A transparent picture's multisamples (an opaque one smooths its edges with FXAA), up to this many
+# pixels: 8 samples of 4096 x 4096 took 1.1 GB more, none 0.74 GB.
+MSAA_SAMPLES = 8
+MSAA_PIXELS = 2048 * 2048
 # The lenses offered, millimetres (0: the view's own); the sensor's width fitted to the longer side.
 MIN_LENS_MM, MAX_LENS_MM = 8.0, 600.0
 SENSOR_MM = 36.0
@@ -185,13 +203,29 @@ def _light(kind: str, renderer: vtkRenderer, camera: vtkCamera) -> None:
 
 def render_picture(props: Sequence[Any], view: Any, settings: PictureSettings) -> bytes:
     """A PNG (bytes, RGB, or RGBA with a transparent background) of ``props`` (VTK props of the view's
-    renderer ``view``) seen by the picture's camera (``picture_camera``), at ``settings``' size. (A prop
-    keeps its graphics resources for one window: they are let go in the view's first, and in the
-    picture's once it is taken.)"""
+    renderer ``view``) seen by the picture's camera (``picture_camera``), at ``settings``' size."""
+    return picture_job(props, view, settings)()
+
+
+def picture_job(props: Sequence[Any], view: Any, settings: PictureSettings) -> Callable[[], bytes]:
+    """``render_picture``'s work in two: the copies of ``props`` and the picture's camera, taken now
+    (on the thread that owns the view), and the returned function, which renders them off screen
+    and returns the PNG's bytes; it shares nothing with the view, so it may run on another thread."""
+    copies = frozen(props)
+    camera = picture_camera(view.GetActiveCamera(), settings)
+
+    def run() -> bytes:
+        return _render(copies, camera, settings)
+
+    return run
+
+
+def _render(props: Sequence[vtkProp], camera: vtkCamera, settings: PictureSettings) -> bytes:
     window = vtkRenderWindow()
     window.SetOffScreenRendering(1)
     transparent = settings.background is None
-    window.SetMultiSamples(8 if transparent else 0)  # (FXAA otherwise: it writes an opaque alpha)
+    samples = MSAA_SAMPLES if settings.width * settings.height <= MSAA_PIXELS else 0
+    window.SetMultiSamples(samples if transparent else 0)  # (FXAA otherwise: it writes an opaque alpha)
     window.SetSize(settings.width, settings.height)
     window.SetAlphaBitPlanes(1 if transparent else 0)
     renderer = vtkRenderer()
@@ -200,11 +234,9 @@ def render_picture(props: Sequence[Any], view: Any, settings: PictureSettings) -
         renderer.SetBackground(*(settings.background or (1.0, 1.0, 1.0)))
         renderer.SetBackgroundAlpha(0.0 if transparent else 1.0)
         renderer.SetUseFXAA(not transparent)
-        camera = picture_camera(view.GetActiveCamera(), settings)
         renderer.SetActiveCamera(camera)
         _light(settings.light, renderer, camera)
         for prop in props:
-            prop.ReleaseGraphicsResources(view.GetRenderWindow())  # (made again here, then in the view)
             renderer.AddViewProp(prop)
         renderer.ResetCameraClippingRange()
         window.Render()
@@ -214,11 +246,58 @@ def render_picture(props: Sequence[Any], view: Any, settings: PictureSettings) -
         if transparent:
             grab.SetInputBufferTypeToRGBA()
         grab.Update()
+        image = grab.GetOutput()
+        window.Finalize()  # (the window's memory goes before the PNG is made)
         writer = vtkPNGWriter()
         writer.WriteToMemoryOn()
-        writer.SetInputConnection(grab.GetOutputPort())
+        writer.SetInputData(image)
         writer.Write()
         return bytes(memoryview(writer.GetResult()))
     finally:
-        window.Finalize()  # (the props' graphics resources in it go now; the view renders them again)
+        window.Finalize()
         renderer.RemoveAllViewProps()
+
+
+def frozen(props: Sequence[Any]) -> list[vtkProp]:
+    """Copies of the actors of ``props`` (actors, or props made of actors: a handle's representation),
+    as they are now: each with its own mapper over a deep copy of its geometry, its own property and
+    texture; hidden ones left out."""
+    out: list[vtkProp] = []
+    for prop in props:
+        if isinstance(prop, vtkActor):
+            parts = [prop]
+        else:
+            found = vtkPropCollection()
+            prop.GetActors(found)
+            parts = [found.GetItemAsObject(k) for k in range(found.GetNumberOfItems())]
+        out += [_copy(a) for a in parts if isinstance(a, vtkActor) and a.GetVisibility()]
+    return out
+
+
+def _copy(actor: vtkActor) -> vtkActor:
+    copy = vtkActor()
+    copy.ShallowCopy(actor)  # (its place, turn, scale and user matrix; the shared parts replaced below)
+    prop = vtkProperty()
+    prop.DeepCopy(actor.GetProperty())
+    copy.SetProperty(prop)
+    mapper = actor.GetMapper()
+    if mapper is not None:
+        mapper.Update()
+        data = mapper.GetInputDataObject(0, 0)
+        own = mapper.NewInstance()
+        own.ShallowCopy(mapper)
+        if data is not None:
+            geometry = data.NewInstance()
+            geometry.DeepCopy(data)
+            own.SetInputDataObject(0, geometry)
+        copy.SetMapper(own)
+    texture = actor.GetTexture()
+    if texture is not None:
+        texture.Update()
+        image = vtkImageData()
+        image.DeepCopy(texture.GetInput())
+        own_texture = vtkTexture()
+        own_texture.ShallowCopy(texture)
+        own_texture.SetInputData(image)
+        copy.SetTexture(own_texture)
+    return copy

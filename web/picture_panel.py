@@ -13,13 +13,14 @@ Trigger: ``export_picture(settings)`` (``picture.picture_settings``' keys) -> th
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
 from .download import download_button
-from .picture import LIGHTS, PROJECTIONS, PictureSettings, picture_settings, render_picture
+from .picture import LIGHTS, PROJECTIONS, PictureSettings, picture_job, picture_settings
 from .security import page_trigger
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
@@ -43,8 +44,10 @@ class PictureActions:
     scene: Any
     meshes: Any
     body: Any
+    server: Any
+    picture_turn: asyncio.Lock  # (one picture renders at a time: the WebApp's)
 
-    def _file(self, make: Any) -> Any:
+    def report(self, message: str) -> None:
         raise NotImplementedError  # (the WebApp's)
 
     def picture_props(self, settings: PictureSettings) -> list[Any]:
@@ -62,14 +65,16 @@ class PictureActions:
         return props
 
     @page_trigger("export_picture")
-    def export_picture(self, settings: Any) -> Any:
-        """The user downloaded a picture of the view with ``settings`` (``picture.picture_settings``)."""
-
-        def make() -> bytes:
-            checked = picture_settings(settings)
-            return render_picture(self.picture_props(checked), self.scene.renderer, checked)
-
-        return self._file(make)
+    async def export_picture(self, settings: Any) -> Any:
+        """The user downloaded a picture of the view with ``settings`` (``picture.picture_settings``). What
+        it shows is copied at once; the render runs on a worker thread, one picture at a time, so that
+        drags and key edits, this page's and others', are answered meanwhile."""
+        checked = picture_settings(settings)
+        job = picture_job(self.picture_props(checked), self.scene.renderer, checked)
+        async with self.picture_turn:
+            data = await asyncio.get_running_loop().run_in_executor(None, job)
+        self.report("")
+        return self.server.protocol.addAttachment(data)
 
 
 def section(app: Any) -> None:

@@ -174,18 +174,42 @@ def page_trigger(name: str) -> Callable[[Callable[..., Any]], Any]:
     def register(method: Callable[..., Any]) -> Any:
         signature = inspect.signature(method)
 
-        @functools.wraps(method)
-        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        def bound(self: Any, args: Any, kwargs: Any) -> bool:
             try:
                 signature.bind(self, *args, **kwargs)
             except TypeError as exc:
                 self.report(f"{name}: {exc}")
+                return False
+            return True
+
+        def failed(self: Any, exc: Exception) -> None:  # (the one place a page's call fails: the server stays up)
+            self.report(failure(name, exc))
+            with_state_restored(self)
+
+        if inspect.iscoroutinefunction(method):  # (slow work awaited off the event loop: a picture)
+
+            @functools.wraps(method)
+            async def waited(self: Any, *args: Any, **kwargs: Any) -> Any:
+                if not bound(self, args, kwargs):
+                    return None
+                try:
+                    return await method(self, *args, **kwargs)
+                except Exception as exc:
+                    failed(self, exc)
+                    return None
+                finally:
+                    self.state.flush()  # (what changed after the first await goes now)
+
+            return trigger(name)(waited)
+
+        @functools.wraps(method)
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if not bound(self, args, kwargs):
                 return None
             try:
                 return method(self, *args, **kwargs)
-            except Exception as exc:  # (the one place a page's call fails: the server stays up)
-                self.report(failure(name, exc))
-                with_state_restored(self)
+            except Exception as exc:
+                failed(self, exc)
                 return None
 
         return trigger(name)(call)

@@ -7,6 +7,7 @@ when asked (the sticks when there is no body); the view itself unchanged; bad se
 
 from __future__ import annotations
 
+import asyncio
 import io
 import math
 
@@ -200,7 +201,7 @@ def test_bad_settings_are_named_and_nothing_is_made(app, settings, message: str)
     with pytest.raises(ValueError, match=message):
         picture_settings(settings)
     app.state.error_message = ""
-    assert app.export_picture(settings) is None
+    assert asyncio.run(app.export_picture(settings)) is None
     assert message in app.state.error_message
-    app.export_picture()  # (a call without the settings is named too)
+    asyncio.run(app.export_picture())  # (a call without the settings is named too)
     assert "export_picture" in app.state.error_message
