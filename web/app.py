@@ -1,8 +1,6 @@
-"""The trame web application: ``fabrik3d serve`` opens it.
-
-A ``WebApp`` joins the ``Controller`` (what the user can do, no UI), the ``SceneView`` (the server-side VTK
-scene streamed by ``VtkRemoteView``) and the panel (``fabrik3d_web.panel``). trame's state is the single
-source of truth for the page; the contract for tests and automation (docs/web.md):
+"""The trame web application: ``fabrik3d serve`` opens it. A ``WebApp`` joins the ``Controller`` (what the
+user can do, no UI), the ``SceneView`` (the server-side VTK scene streamed by ``VtkRemoteView``) and the panel
+(``fabrik3d_web.panel``). trame's state is the single source of truth for the page; the contract (docs/web.md):
 
 * ``joint_names`` (skeleton order), ``pose`` (``[x, y, z]`` per joint), ``targets`` (effector name -> ``[x, y, z]``),
   ``solve_ms``, ``iterations``, ``max_error``, ``error_message``; setting ``targets`` moves the handles and re-solves;
@@ -41,6 +39,7 @@ from .pages import watch_closed_pages
 from .picture_panel import PictureActions
 from .poses_panel import PoseActions
 from .posing_panel import PosingActions
+from .ring_turn import RingTurn
 from .scene_view import SceneView
 from .screen_points import ScreenPoints
 from .security import SERVER_OWNED, OwnedState, failure, page_trigger, switched
@@ -57,6 +56,7 @@ class WebApp(
     DragActions,
     JointDrag,
     TargetTurn,
+    RingTurn,
     PosingActions,
     TimelineActions,
     TurningActions,
@@ -88,25 +88,16 @@ class WebApp(
         self.stacks = HandleStacks(self.scene)
         self._watch_joint_drags()
         self._watch_target_turns()
+        self._watch_rings()
         self._dragging: tuple[str, str] | None = None
         self._playback: asyncio.Task[None] | None = None
         self.picture_turn = asyncio.Lock()  # (one picture renders at a time: its memory bounded)
         self.owned = OwnedState(self.server.state)
         self._own = self.owned.set
-        self.state.update(
-            {
-                "preset": source if source in presets.names() else None,
-                "scene_upload": None,
-                "limits_on": True,
-                "show_limits": False,
-                "limit_joints": [],
-                "show_poles": False,
-                "recording": False,
-                "playing": False,
-                "fps": 0.0,
-            }
-        )
-        self._own({"presets": list(presets.names()), "error_message": "", "selected_effector": ""})
+        preset = source if source in presets.names() else None
+        self.state.update({"preset": preset, "scene_upload": None, "limits_on": True, "show_limits": False})
+        self.state.update({"limit_joints": [], "show_poles": False, "recording": False, "playing": False, "fps": 0.0})
+        self._own({"presets": list(presets.names()), "error_message": "", "selected_effector": "", "rings_on": ""})
         self._show_skeleton()
         self._publish()
         self._publish_library()
@@ -235,6 +226,7 @@ class WebApp(
     def reset_pose(self) -> None:
         """The user clicked reset pose."""
         self._attempt(self.controller.reset_pose)
+        self.hide_rings()
         self._publish()
 
     @page_trigger("reset_camera")
@@ -330,6 +322,7 @@ class WebApp(
 
     def _show_skeleton(self) -> None:
         c = self.controller
+        self.hide_rings()
         self.scene.set_skeleton(c.scene.skeleton, c.size, c.head_name())
         self._show_character()
         self._show_body_skeleton()
@@ -355,6 +348,7 @@ class WebApp(
         if c.character is not None and self.meshes.visible:
             self.meshes.show(c.skinned())
         self._show_body()
+        self.follow_rings()
 
     def _publish(self) -> None:
         """Copy the controller's state to trame's state and the scene; render unless dragging."""

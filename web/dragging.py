@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -100,6 +101,10 @@ class DragActions:
         self.controller.begin_drag()
         self.delivery.set_moving(True)
         self._own({"selected_effector": name if kind == "target" else ""})
+        if kind in ("target", "root"):
+            self.show_rings(kind, name)
+
+    show_rings: Callable[[str, str], None]  # (the RingTurn part's)
 
     def drag_handle(self, kind: str, name: str, point: Any) -> None:
         """The user moved a handle: solve from the previous pose and show it in the next frame.

@@ -13,6 +13,7 @@ camera keep every other press.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,9 @@ PICK_PX = 14.0
 RIDER_PX = 10.0
 # The mouse turns the joint by the angle it sweeps around it, counted once it is this far off it (pixels).
 START_PX = 8.0
+# A ring's plane seen more nearly edge-on than this (the cosine of the ray to its axis) is turned by
+# the mouse's sweep on the screen instead.
+EDGE_ON = 0.25
 # Observer priority: above the camera style's and the widgets' (0 and 0.5).
 PRIORITY = 10.0
 
@@ -57,18 +61,49 @@ class MouseTurn:
             toward = -np.array(camera.GetDirectionOfProjection())
         return toward / np.linalg.norm(toward)
 
-    @staticmethod
-    def swept(turning: dict[str, Any], x: float, y: float) -> float | None:
+    show_rings: Callable[[str, str], None]  # (the RingTurn part's)
+
+    def swept(self, turning: dict[str, Any], x: float, y: float) -> float | None:
         """The angle (radians, counterclockwise on the screen) the mouse at render-window pixel
         ``(x, y)`` has swept around ``turning["centre"]`` since it first left it by ``START_PX``
-        (kept in ``turning["from"]``); None until then."""
-        dx, dy = x - turning["centre"][0], y - turning["centre"][1]
-        if math.hypot(dx, dy) < START_PX:
-            return None  # (too near the centre for a direction)
+        (kept in ``turning["from"]``); None until then. With ``turning["origin"]`` (a ring's turn), the
+        angle right-handed about ``turning["axis"]`` that the mouse's ray, met with the plane through
+        the origin across the axis, has swept there (on the screen as above where the plane is seen
+        nearly edge-on)."""
+        angle = self._in_plane(turning, x, y) if "origin" in turning else None
+        if angle is None:
+            dx, dy = x - turning["centre"][0], y - turning["centre"][1]
+            if math.hypot(dx, dy) < START_PX:
+                return None  # (too near the centre for a direction)
+            angle = math.atan2(dy, dx)
+            if "origin" in turning and float(np.dot(turning["axis"], self.toward_viewer())) < 0.0:
+                angle = -angle  # (the axis faces away: counterclockwise on the screen turns it back)
         if turning["from"] is None:
-            turning["from"] = math.atan2(dy, dx)
+            turning["from"] = angle
             return None
-        return math.atan2(dy, dx) - turning["from"]
+        return angle - turning["from"]
+
+    def _in_plane(self, turning: dict[str, Any], x: float, y: float) -> float | None:
+        """The angle of the mouse's ray's meeting with the ring's plane about its axis (``swept``), or
+        None where the plane is seen nearly edge-on or the point lies on the axis."""
+        ren, ends = self.scene.renderer, []
+        for depth in (0.0, 1.0):
+            ren.SetDisplayPoint(float(x), float(y), depth)
+            ren.DisplayToWorld()
+            w = np.array(ren.GetWorldPoint(), dtype=float)
+            ends.append(w[:3] / w[3] if w[3] else w[:3])
+        axis, origin = np.asarray(turning["axis"], dtype=float), turning["origin"]
+        ray = ends[1] - ends[0]
+        ray /= np.linalg.norm(ray)
+        if abs(float(ray @ axis)) < EDGE_ON:
+            return None
+        hit = ends[0] + ray * float((origin - ends[0]) @ axis) / float(ray @ axis) - origin
+        u = np.cross(axis, [1.0, 0.0, 0.0] if abs(axis[0]) < 0.9 else [0.0, 1.0, 0.0])
+        u /= np.linalg.norm(u)
+        v = np.cross(axis, u)
+        if math.hypot(float(hit @ u), float(hit @ v)) < 1e-9:
+            return None
+        return math.atan2(float(hit @ v), float(hit @ u))
 
     def _end_turn(self) -> None:
         """A turning drag ended: one undo step, the still image, the page's state."""
@@ -132,21 +167,27 @@ class JointDrag(MouseTurn):
         if name is None:
             return
         self._take(event)
+        self.begin_joint_turn(name, self.toward_viewer())
+
+    def begin_joint_turn(self, name: str, axis: np.ndarray, origin: np.ndarray | None = None) -> None:
+        """Start turning joint ``name`` about ``axis`` by the mouse's sweep around it on the screen, or
+        with ``origin`` (a world point) by its sweep in the plane through it across ``axis`` (a ring's)."""
         c = self.controller
         sk = c.scene.skeleton
         j = sk.index(name)
-        centre = self.display_point(c.result.positions[j])
-        axis = tuple(self.toward_viewer().tolist())
         self._turning = {
             "name": name,
             "from": None,  # (the angle of the mouse around the joint, once it is off the joint)
-            "centre": centre,
-            "axis": axis,
+            "centre": self.display_point(c.result.positions[j]),
+            "axis": tuple(np.asarray(axis, dtype=float).tolist()),
             "frame": tuple(c.result.rotations[j].tolist()),
             "rest": tuple(joint_turn(sk, c.result.rotations, name).tolist()),
         }
+        if origin is not None:
+            self._turning["origin"] = np.array(origin, dtype=float)
         with self.state:
             self.state.selected_joint = name
+        self.show_rings("joint", name)
         c.begin_drag()
         self.delivery.set_moving(True)
 

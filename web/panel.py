@@ -95,6 +95,12 @@ SHORTCUTS = (
         "plain && key === 'r' && !e.repeat",
         "rotate_held = true",
     ),
+    (
+        "Esc",
+        "hide the rotation rings; Copy takes the whole pose again",
+        "key === 'escape'",
+        "trigger('clear_selection')",
+    ),
     ("K", "key the targets at the timeline's frame", "plain && key === 'k'", "trigger('set_key')"),
     (
         "Ctrl+C (Cmd+C)",

@@ -67,6 +67,7 @@ SERVER_OWNED = (
     "reach_of",
     "hang_of",
     "selected_effector",
+    "rings_on",
     "reach_options",
     "stiffness_of",
     "can_undo",

@@ -15,6 +15,7 @@ target's or the root's sphere (within its size on the screen).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,8 @@ class TargetTurn(MouseTurn):
 
     def _own(self, values: dict[str, Any]) -> None:
         raise NotImplementedError  # (the WebApp's)
+
+    show_rings: Callable[[str, str], None]  # (the RingTurn part's)
 
     def _watch_target_turns(self) -> None:
         """Observe the interactor's left button and moves (once, at start)."""
@@ -71,16 +74,23 @@ class TargetTurn(MouseTurn):
         if found is None:
             return
         self._take_turn_event(event)
-        kind, name = found
-        c = self.controller
-        sk = c.scene.skeleton
-        hx, hy, _, _ = self.scene.handle_display_position(kind, name)
         toward_viewer = self.toward_viewer()
         lock = self.drag_lock()
         axis = toward_viewer
         if lock in AXES:  # (about a world axis: the sweep's sense as seen from the side it faces)
             axis = AXES[lock] * (1.0 if float(AXES[lock] @ toward_viewer) >= 0.0 else -1.0)
+        self.begin_target_turn(*found, axis)
+
+    def begin_target_turn(self, kind: str, name: str, axis: np.ndarray, origin: np.ndarray | None = None) -> None:
+        """Start turning the target (or root) ``name`` about ``axis`` by the mouse's sweep around its
+        handle on the screen, or with ``origin`` (a world point) by its sweep in the plane through it
+        across ``axis`` (a ring's: ``MouseTurn.swept``)."""
+        c = self.controller
+        sk = c.scene.skeleton
+        hx, hy, _, _ = self.scene.handle_display_position(kind, name)
         t: dict[str, Any] = {"kind": kind, "name": name, "centre": (hx, hy), "axis": axis, "from": None}
+        if origin is not None:
+            t["origin"] = np.array(origin, dtype=float)
         if kind == "root":
             start = c.root_orientation if c.root_orientation is not None else c.result.rotations[sk.root]
         else:
@@ -91,6 +101,7 @@ class TargetTurn(MouseTurn):
         self._target_turning = t
         with self.state:
             self._own({"selected_effector": name if kind == "target" else ""})
+        self.show_rings(kind, name)
         c.begin_drag()
         self.delivery.set_moving(True)
 
