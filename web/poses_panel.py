@@ -6,7 +6,9 @@ starter pose to chosen parts, mirrored, blended, delete a saved one.
 ``PoseActions`` is a part of ``fabrik3d_web.app.WebApp``; ``section`` declares the layout. State:
 ``pose_name``, ``pose_parts`` (some of arms, legs, spine, hands), ``pose_amount`` (0..1) the page
 sets; ``clipboard_what``, ``library_path``, ``library_rows`` (``name``, ``saved``, ``thumbnail``,
-``key``) and ``library_problem`` the server's.
+``key``: a page of the saved poses, then the starter poses), ``library_page`` (``offset``: the page's
+first saved pose, 0-based; ``total``: how many the library holds; ``size``: rows in a page; ``shown``:
+counts the server's publications of the library) and ``library_problem`` the server's.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from vtkmodules.vtkRenderingCore import vtkWindowToImageFilter
 
 from fabrik3d.model.pose_library import PARTS
 
+from .poses import PAGE_SIZE
 from .security import page_trigger
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
@@ -79,6 +82,12 @@ class PoseActions:
         self._attempt(self.controller.set_library_path, path)
         self._publish_library()
 
+    @page_trigger("show_library_page")
+    def show_library_page(self, offset: Any) -> None:
+        """The user asked for another page of saved poses (``offset``: its first row, 0-based)."""
+        self._attempt(self.controller.set_library_offset, offset)
+        self._publish_library()
+
     @page_trigger("save_library_pose")
     def save_library_pose(self, name: Any) -> None:
         """The user clicked "Save pose as" with a name."""
@@ -99,10 +108,14 @@ class PoseActions:
         self._publish_library()
 
     def _publish_library(self) -> None:
-        """The library's rows (read again: after a save, a delete, another file, a page connected)."""
+        """The library's path, and a page of its rows read again (after a save, a delete, another file or
+        page); the path is the server's whatever the read gives (a problem is ``library_problem``)."""
         c = self.controller
+        self._own({"library_path": str(c.library_path)})
         rows, problem = c.library_rows()
-        self._own({"library_path": str(c.library_path), "library_rows": rows, "library_problem": problem})
+        self._library_shown = getattr(self, "_library_shown", 0) + 1
+        page = {"offset": c.library_offset, "total": c.library_total, "size": PAGE_SIZE, "shown": self._library_shown}
+        self._own({"library_rows": rows, "library_problem": problem, "library_page": page})
 
 
 def section(app: Any) -> None:
@@ -128,6 +141,9 @@ def section(app: Any) -> None:
     v3.VTextField(
         label="Library file (or folder)",
         model_value=("library_path",),
+        # (made again each time the server publishes the library: the field shows the path the server
+        # uses, the new one or the old one when refused, never only what was typed)
+        key=("'library-' + library_page.shown",),
         change="trigger('set_pose_library', [$event.target.value])",
         id="pose-library-path",
         **_FIELD,
@@ -159,6 +175,32 @@ def section(app: Any) -> None:
             v_model=("pose_amount",), min=0, max=1, step=0.05, hide_details=True, density="compact", id="pose-amount"
         )
         html.Div("{{ Number(pose_amount).toFixed(2) }}", style="width: 34px")
+    with html.Div(classes="d-flex align-center", style="gap: 4px", id="pose-pages"):
+        html.Div(
+            "{{ library_page.total ? 'Saved poses ' + (library_page.offset + 1) + '-' + Math.min(library_page.offset "
+            "+ library_page.size, library_page.total) + ' of ' + library_page.total : 'No saved poses' }}",
+            id="pose-count",
+            classes="text-caption text-medium-emphasis",
+            style="flex: 1 1 auto",
+        )
+        v3.VBtn(
+            icon="mdi-chevron-left",
+            size="x-small",
+            variant="text",
+            id="btn-poses-previous",
+            title="The previous page of saved poses",
+            disabled=("library_page.offset <= 0",),
+            click="trigger('show_library_page', [Math.max(0, library_page.offset - library_page.size)])",
+        )
+        v3.VBtn(
+            icon="mdi-chevron-right",
+            size="x-small",
+            variant="text",
+            id="btn-poses-next",
+            title="The next page of saved poses",
+            disabled=("library_page.offset + library_page.size >= library_page.total",),
+            click="trigger('show_library_page', [library_page.offset + library_page.size])",
+        )
     with html.Div(style="max-height: 280px; overflow-y: auto", id="pose-list"):
         with html.Div(
             v_for="row in library_rows", key="row.key", classes="d-flex align-center py-1 pose-row", style="gap: 4px"

@@ -1,7 +1,7 @@
 """End to end, the pose library (issue 30, items 4 and 5): save the pose shown under a name (with a
 thumbnail of the view) in a library file the test gives, reset, apply it: the pose comes back
-within 1 mm; apply a starter pose to the legs only; a bad file reaches the banner's line. The real
-``fabrik3d serve`` and Debian's headless chromium."""
+within 1 mm; apply a starter pose to the legs only; a bad file reaches the banner's line; a library
+database a page at a time (issue 53). The real ``fabrik3d serve`` and Debian's headless chromium."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ import numpy as np
 import pytest
 from helpers import web as wh
 
+import fabrik3d
 from fabrik3d.model import presets
 
 pytestmark = pytest.mark.browser
 BODY = presets.get("humanoid")
+PNG = b"\x89PNG\r\n\x1a\n" + b"thumbnail"
 
 
 def pose(page) -> np.ndarray:
@@ -82,3 +84,42 @@ def test_a_bad_library_file_is_one_line_in_the_panel_and_saving_over_it_is_refus
     wh.wait_until(page, "() => window.trame.state.get('error_message').includes('poses.json')")
     assert "\n" not in wh.get_state(page, "error_message")
     assert (tmp_path / "poses.json").read_text() == "{not json"
+
+
+def test_a_large_library_database_shows_a_page_at_a_time_with_the_count(page, tmp_path) -> None:
+    """Issue 53: 120 saved poses in a database: the page shows 50 and the count, next and previous
+    page through them, an apply on the second page reads that pose; a refused path leaves the field
+    showing the server's."""
+    path = tmp_path / "many.db"
+    wave = fabrik3d.starter_poses()["wave"]
+    for i in range(120):
+        fabrik3d.save_pose(path, f"p{i:03d}", wave, thumbnail=PNG)
+    field = page.locator("#pose-library-path")
+    field.scroll_into_view_if_needed()
+    field.fill(str(path))
+    field.press("Enter")
+    wh.wait_until(page, "() => (window.trame.state.get('library_page') || {}).total === 120")
+    saved = lambda: [r["name"] for r in rows(page) if r["saved"]]  # noqa: E731
+    assert saved() == [f"p{i:03d}" for i in range(50)]
+    assert page.locator("#pose-count").inner_text() == "Saved poses 1-50 of 120"
+    assert page.locator("#btn-poses-previous").is_disabled()
+    page.locator("#btn-poses-next").click()
+    wh.wait_until(page, "() => window.trame.state.get('library_page').offset === 50")
+    assert saved() == [f"p{i:03d}" for i in range(50, 100)]
+    page.locator("#btn-poses-next").click()
+    wh.wait_until(page, "() => window.trame.state.get('library_page').offset === 100")
+    assert saved() == [f"p{i:03d}" for i in range(100, 120)]
+    assert page.locator("#pose-count").inner_text() == "Saved poses 101-120 of 120"
+    assert page.locator("#btn-poses-next").is_disabled()
+    page.locator("#btn-poses-previous").click()
+    wh.wait_until(page, "() => window.trame.state.get('library_page').offset === 50")
+    rest = pose(page)
+    page.locator(".pose-row").nth(3).locator(".pose-apply").click()  # p053
+    wh.wait_until(page, "(p) => JSON.stringify(window.trame.state.get('pose')) !== p", arg=json.dumps(rest.tolist()))
+    assert not wh.get_state(page, "error_message")
+    # a path the server refuses: the field shows the path the server still uses
+    field.fill("x" * 1001)
+    field.press("Enter")
+    wh.wait_until(page, "() => window.trame.state.get('error_message').includes('pose library')")
+    wh.wait_until(page, "(p) => document.querySelector('#pose-library-path').value === p", arg=str(path))
+    assert wh.get_state(page, "library_path") == str(path)
