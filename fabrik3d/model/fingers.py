@@ -10,7 +10,8 @@ the middle knuckle), *across* it (little finger to index), and *palm*, the side 
 about ``bone × closing`` (``closing`` the palm side, for the thumb tilted toward the little finger),
 its base knuckle *spreads* about the palm's normal. The limits (degrees): base knuckles an elliptical
 cone (flexion 90, extension 25, spread 15 each way; the thumb's: 50, 20, 30) with a small twist, the
-other two hinges about the flexion axis (flexion 110 and 90; the thumb's 60 and 80).
+other two hinges about the flexion axis (flexion 110 and 90; the thumb's 60 and 80): ``FINGER_RANGE``,
+``THUMB_RANGE``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,13 @@ from fabrik3d.model.constraints import Constraint, EllipticalCone, Twist, hinge_
 
 FINGERS: tuple[str, ...] = ("thumb", "index", "middle", "ring", "pinky")
 KNUCKLES: tuple[str, ...] = ("01", "02", "03")
+# The thumb's range (degrees, from straight), as its limits (``finger_limits``) allow: its three
+# joints' flexion (extension negative), its base knuckle's spread (each way) and twist.
+THUMB_RANGE: tuple[tuple[float, float], ...] = ((-20, 50), (-10, 60), (-10, 80), (-30, 30), (-30, 30))
+# Flexed fingers converge toward a line this far (m) palm-side of the middle finger's knuckle (``closing``).
+CONVERGE = 0.1
+# The same for the other four fingers.
+FINGER_RANGE: tuple[tuple[float, float], ...] = ((-25, 90), (-5, 110), (-5, 90), (-15, 15), (-10, 10))
 
 
 def finger_role(finger: str, knuckle: str, side: str) -> str:
@@ -54,9 +62,20 @@ def hand_axes(
     return along, across, palm
 
 
-def closing(finger: str, across: np.ndarray, palm: np.ndarray) -> np.ndarray:
-    """The direction a finger closes toward: the palm side; the thumb's tilted toward the little finger."""
-    return _unit(palm - 0.7 * across) if finger == "thumb" else palm
+def closing(finger: str, across: np.ndarray, palm: np.ndarray, offset: float = 0.0) -> np.ndarray:
+    """The direction a finger closes toward: the palm side, tilted toward the line ``CONVERGE`` (m)
+    palm-side of the middle finger's knuckle, ``offset`` (m) being the finger's knuckle's from the
+    middle one's along ``across`` (flexed fingers converge, as a hand's do); the thumb's tilted
+    toward the little finger."""
+    return _unit(palm - 0.7 * across) if finger == "thumb" else _unit(CONVERGE * palm - offset * across)
+
+
+def knuckle_offset(points: np.ndarray, bases: Mapping[str, int], finger: str, across: np.ndarray) -> float:
+    """How far (along ``across``, in the units of ``points``) the base knuckle of ``finger`` lies from
+    the middle finger's (``bases``: finger -> base joint index); 0 without a middle finger."""
+    if finger not in bases or "middle" not in bases:
+        return 0.0
+    return float((points[bases[finger]] - points[bases["middle"]]) @ across)
 
 
 def flexion_axis(bone: np.ndarray, toward: np.ndarray) -> np.ndarray:
@@ -71,13 +90,13 @@ def finger_limits(
     middle or last knuckle's flexion counts from its finger straight, ``above`` (the finger's bone
     into the knuckle) giving the rest curl (``rest_bend``)."""
     axis = tuple(flexion_axis(bone, toward).tolist())
-    thumb = finger == "thumb"
+    ranges = THUMB_RANGE if finger == "thumb" else FINGER_RANGE
+    (back, flex), spread = ranges[0], ranges[3][1]
     if knuckle == "01":
-        cone = EllipticalCone(30 if thumb else 15, 30 if thumb else 15, 50 if thumb else 90, 20 if thumb else 25, axis)
-        return [cone, Twist(-30, 30) if thumb else Twist(-10, 10)]
-    most = {"02": 60 if thumb else 110, "03": 80 if thumb else 90}[knuckle]
+        return [EllipticalCone(spread, spread, flex, -back, axis), Twist(*ranges[4])]
+    low, most = ranges[int(knuckle) - 1]
     bend = 0.0 if above is None else rest_bend(above, bone, axis)
-    return [hinge_from_straight(axis, -10 if thumb else -5, most, bend)]
+    return [hinge_from_straight(axis, low, most, bend)]
 
 
 def rig_finger_limits(
@@ -117,7 +136,8 @@ def rig_finger_limits(
                     continue
                 bone = rest[c] - rest[j]
                 above = rest[j] - rest[int(parents[j])] if knuckle != "01" else None
-                out[name] = finger_limits(_unit(bone), finger, knuckle, closing(finger, across, palm), above)
+                toward = closing(finger, across, palm, knuckle_offset(rest, bases, finger, across))
+                out[name] = finger_limits(_unit(bone), finger, knuckle, toward, above)
     return out
 
 
