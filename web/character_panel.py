@@ -14,6 +14,7 @@ from trame.decorators import change
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
+from .delivery import role_names
 from .security import switched
 
 
@@ -22,6 +23,7 @@ class CharacterActions:
 
     controller: Any
     meshes: Any
+    scene: Any
 
     def _render(self) -> None:
         raise NotImplementedError  # (the WebApp's)
@@ -43,6 +45,7 @@ class CharacterActions:
         """Put the controller's character (or none) in the view and its summary in the state."""
         ch = self.controller.character
         self.meshes.set_character(ch)
+        self.scene.roles = role_names(ch)  # (hover labels name a character's handles by role)
         summary = None
         if ch is not None:  # (skinned into the pose by the publish that follows)
             summary = {

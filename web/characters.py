@@ -101,11 +101,13 @@ class Characters:
             return gltf.pose_glb_bytes(self.scene.skeleton, self.result, mannequin)
         return self._character_glb(pose=self.result)
 
-    def animation_glb(self, take: Take, name: str) -> bytes:
+    def animation_glb(self, take: Take, name: str, mannequin: bool = False) -> bytes:
         """``take`` as an animated binary glTF: a new animation ``name`` in the character's own file, or
-        a new file of the skeleton (``fabrik3d.gltf.animation_glb_bytes``, every frame keyed)."""
+        a new file of the skeleton (``fabrik3d.gltf.animation_glb_bytes``, every frame keyed; with
+        ``mannequin``, the mannequin's body skinned to the bones, as ``pose_glb``)."""
         if self.character is None:
-            return gltf.animation_glb_bytes(take.skeleton, list(zip(take.positions, take.rotations)), take.times)
+            frames = list(zip(take.positions, take.rotations))
+            return gltf.animation_glb_bytes(take.skeleton, frames, take.times, mannequin)
         return self._character_glb(take=take, name=name)
 
     def _character_glb(self, pose: Any = None, take: Take | None = None, name: str = "take") -> bytes:

@@ -173,6 +173,7 @@ class SceneView:
         self.handles: dict[tuple[str, str], vtkHandleWidget] = {}
         keep_handle_sizes(self.renderer, lambda: self.handles.values())
         self.show_limits = False
+        self.roles: dict[str, str] = {}  # (a character's bone -> its role: the hover labels', ``delivery.role_names``)
         self.pixel_scale = 1.0
         self.limit_joints: frozenset[str] = frozenset()  # joints whose limits are drawn (empty: all)
         self.show_poles = False

@@ -166,9 +166,10 @@ class Timeline:
         positions = np.array([r.positions for r in frames])
         return Take(self.scene.skeleton, times, positions, np.array([r.rotations for r in frames]))
 
-    def baked_glb(self) -> bytes:
-        """The baked animation as a binary glTF, every frame keyed (``Characters.animation_glb``)."""
-        return self.animation_glb(self.animation_take(), "animation")
+    def baked_glb(self, mannequin: bool = False) -> bytes:
+        """The baked animation as a binary glTF, every frame keyed (``Characters.animation_glb``; with
+        ``mannequin``, the mannequin's body moving with the bones)."""
+        return self.animation_glb(self.animation_take(), "animation", mannequin)
 
     def animation_json(self) -> str:
         """The baked animation as a take file (``fabrik3d.io.take``)."""

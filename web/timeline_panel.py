@@ -258,8 +258,9 @@ class TimelineActions:
 
     @page_trigger("export_animation_glb")
     def export_animation_glb(self) -> Any:
-        """The user downloaded the animation as an animated binary glTF (every frame keyed)."""
-        return self._file(self.controller.baked_glb)
+        """The user downloaded the animation as an animated binary glTF (every frame keyed; with the
+        mannequin's body when the Pose download's Mannequin box is on)."""
+        return self._file(lambda: self.controller.baked_glb(self.state.export_mannequin is True))
 
     @page_trigger("export_animation_json")
     def export_animation_json(self) -> Any:

@@ -81,9 +81,10 @@ def pose_glb_bytes(skeleton: Skeleton, result: Any, mannequin: bool = False) -> 
     return _glb(*_pose_document(skeleton, result, mannequin))
 
 
-def animation_glb_bytes(skeleton: Skeleton, frames: Iterable[Any], times: Any) -> bytes:
-    """A ``.glb`` of a take: ``SolveResult``s or ``(positions, rotations)`` pairs at ``(m,)`` ``times`` in seconds."""
-    return _glb(*_animation_document(Take.from_frames(skeleton, frames, times)))
+def animation_glb_bytes(skeleton: Skeleton, frames: Iterable[Any], times: Any, mannequin: bool = False) -> bytes:
+    """A ``.glb`` of a take: ``SolveResult``s or ``(positions, rotations)`` pairs at ``(m,)`` ``times`` in seconds;
+    the skinned mesh the bones move is their sticks, or with ``mannequin`` the mannequin's body (``pose_glb_bytes``)."""
+    return _glb(*_animation_document(Take.from_frames(skeleton, frames, times), mannequin))
 
 
 def export_pose(skeleton: Skeleton, result: Any, path: str | os.PathLike[str], mannequin: bool = False) -> None:
@@ -92,7 +93,9 @@ def export_pose(skeleton: Skeleton, result: Any, path: str | os.PathLike[str], m
     files.write_atomic(path, encode(*_pose_document(skeleton, result, mannequin)))
 
 
-def export_animation(skeleton: Skeleton, frames: Iterable[Any], times: Any, path: str | os.PathLike[str]) -> None:
+def export_animation(
+    skeleton: Skeleton, frames: Iterable[Any], times: Any, path: str | os.PathLike[str], mannequin: bool = False
+) -> None:
     """Write a take to a ``.glb`` or ``.gltf`` file, atomically (see ``animation_glb_bytes``).
 
     Raises:
@@ -101,7 +104,7 @@ def export_animation(skeleton: Skeleton, frames: Iterable[Any], times: Any, path
             cannot be written.
     """
     encode = _encoder(path)
-    files.write_atomic(path, encode(*_animation_document(Take.from_frames(skeleton, frames, times))))
+    files.write_atomic(path, encode(*_animation_document(Take.from_frames(skeleton, frames, times), mannequin)))
 
 
 def local_transforms(skeleton: Skeleton, positions: np.ndarray, rotations: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -130,7 +133,7 @@ def _pose_document(skeleton: Skeleton, result: Any, mannequin: bool = False) -> 
     return _rig(blob, skeleton, *local_transforms(skeleton, positions, rotations), mannequin), blob.data()
 
 
-def _animation_document(take: Take) -> tuple[dict[str, Any], bytes]:
+def _animation_document(take: Take, mannequin: bool = False) -> tuple[dict[str, Any], bytes]:
     skeleton = take.skeleton
     times = take.times.astype(np.float32)
     same = ~(np.diff(times) > 0)
@@ -145,7 +148,7 @@ def _animation_document(take: Take) -> tuple[dict[str, Any], bytes]:
         q[k][np.sum(q[k] * q[k - 1], axis=1) < 0] *= -1.0
     t0, q0 = local_transforms(skeleton, skeleton.rest_positions, skeleton.rest_frames)
     blob = _Blob()
-    doc = _rig(blob, skeleton, t0, q0)
+    doc = _rig(blob, skeleton, t0, q0, mannequin)
     key_times = blob.add(times[:, None], "SCALAR", min_max=True)
     samplers: list[dict[str, Any]] = []
     channels: list[dict[str, Any]] = []

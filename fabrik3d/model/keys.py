@@ -13,8 +13,8 @@ toward it (``fabrik3d.io.bake``).
 Each goal is its own curve (as an animation channel in Blender): the target of ``hand_l``
 runs through the keys that hold a target for ``hand_l``, by the animation's interpolation
 (``fabrik3d.model.curves``: ``"linear"``, ``"ease"`` or ``"smooth"``); orientations by slerp;
-before its first key and after its last the curve holds its value. An effector that no key
-targets is free all along.
+before its first key and after its last the curve holds its value (where keys hold poses, it is free
+before its first key: the keyed poses lead there). An effector that no key targets is free all along.
 
 JSON form (the ``animation`` of a scene file, version 3)::
 
@@ -44,6 +44,8 @@ from fabrik3d import checks
 from fabrik3d.model import curves
 from fabrik3d.model.key_poses import KeyPose, check_pose, pose_curve
 from fabrik3d.model.targets import Target
+
+_quoted = checks.quoted  # (an error quotes no more than 80 characters of its input)
 
 DEFAULT_FPS = 30.0
 MAX_FPS = 1000.0
@@ -199,11 +201,6 @@ def _table(held: list[tuple[int, Target | None]]) -> Any:
     )
 
 
-def _quoted(value: Any) -> str:
-    """``repr(value)``, cut to 80 characters (an error quotes no more of its input: ``checks.quoted``)."""
-    return checks.quoted(value)
-
-
 class Goals(NamedTuple):
     """What to solve at one frame: ``solve(skeleton, g.targets, root_target=g.root_target,
     poles=g.poles)``. Targets are ``Target``s, poles ``(3,)`` points."""
@@ -328,12 +325,16 @@ class Animation:
         for name, table in targets.items():
             for g, t in zip(out, self._target_curve(table, at)):
                 g.targets[name] = t
-        roots = self._target_curve(root, at)
-        if roots:
-            out = [g._replace(root_target=t) for g, t in zip(out, roots)]
+        posed = any(k.pose is not None for k in self.keys)  # (then the keyed poses lead before a goal's first key)
+        if roots := self._target_curve(root, at):
+            out = [g._replace(root_target=None if posed and f < root[0][0] else t) for g, t, f in zip(out, roots, at)]
         for name, (f, v) in poles.items():
             for g, p in zip(out, curves.interpolate(f, v, at, self.interpolation)):
                 g.poles[name] = p
+        for g, f in zip(out, at) if posed else ():
+            for part, tables in ((g.targets, targets), (g.poles, poles)):
+                for name in [n for n in part if f < tables[n][0][0]]:
+                    del part[name]
         return out
 
     def goals_at(self, frame: float) -> Goals:
