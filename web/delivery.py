@@ -32,7 +32,8 @@ PICKUP_DELAYS = (0.004, 0.012, 0.03, 0.08, 0.2)
 # A change shown "image first" (``ImageDelivery.image_first``: a hand shape, a frame stepped or clicked
 # on the timeline): its small image at once, the panel and the full-size still image this much later.
 PANEL_DELAY_S = 0.06
-# What hovering a handle shows, by its kind (``name``: the effector's or root's name).
+# What hovering a handle shows, by its kind (``name``: the effector's or root's name, a character's by role:
+# ``ImageDelivery._named``).
 HANDLE_LABELS = {
     "target": "{name}",
     "root": "{name} (root: moves the whole skeleton)",
@@ -41,12 +42,22 @@ HANDLE_LABELS = {
 }
 
 
+def role_names(character: Any) -> dict[str, str]:
+    """A character's bone name -> its role (``hand_l``: ``Character.effectors`` first, then ``rig_map``);
+    empty without a character."""
+    if character is None:
+        return {}
+    roles = {bone: role for role, bone in character.rig_map.items()}
+    return {**roles, **{bone: role for role, bone in character.effectors.items()}}
+
+
 class ImageDelivery:
     """The view's image stream on ``server`` for the scene ``scene``; observes its render window."""
 
-    def __init__(self, server: Any, scene: SceneView) -> None:
+    def __init__(self, server: Any, scene: SceneView, stacks: Any = None) -> None:
         self.server = server
         self.scene = scene
+        self.stacks = stacks  # (``fabrik3d_web.handle_stacks.HandleStacks``: whose labels show on a stack)
         self._points: list[list[Any]] = []
         self._publishing = False  # (push_now renders: it sends the image itself)
         self._held: bool | None = None  # (while held: whether the stream was enabled)
@@ -243,11 +254,18 @@ class ImageDelivery:
             if not widget.GetEnabled() or not widget.GetProcessEvents():  # (hidden, or passed in a stack)
                 continue
             x, y, width, height = self.scene.handle_display_position(kind, name)
-            text = HANDLE_LABELS[kind].format(
-                name=name, pole=display.pole_label(self.scene.skeleton, name) if kind == "pole" else ""
-            )
-            out.append([text, round(x / width, 4), round(1.0 - y / height, 4)])
+            hinge = display.pole_label(self.scene.skeleton, name).removesuffix(" pole") if kind == "pole" else ""
+            text = HANDLE_LABELS[kind].format(name=self._named(name), pole=self._named(hinge, " pole"))
+            shown = text if self.stacks is None else self.stacks.label((kind, name), text)
+            if shown is not None:  # (a handle the last one worked on covers: that one's label shows)
+                out.append([shown, round(x / width, 4), round(1.0 - y / height, 4)])
         return out
+
+    def _named(self, joint: str, then: str = "") -> str:
+        """How a hover label names ``joint`` (``then`` after the name): a character's by its role, as the panel
+        and the docs name it, its bone's name in brackets (``hand_l [mixamorig:LeftHandMiddle1]``)."""
+        role = self.scene.roles.get(joint, joint)
+        return f"{joint}{then}" if role == joint else f"{role}{then} [{joint}]"
 
     def _publish_points(self, points: list[list[Any]]) -> None:
         with self.server.state:

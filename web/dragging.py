@@ -25,6 +25,10 @@ from typing import Any
 import numpy as np
 from trame.decorators import change
 
+from fabrik3d.model.mass import rest_ground
+
+from .depth_cues import DepthCues
+
 AXES = {"x": np.array([1.0, 0.0, 0.0]), "y": np.array([0.0, 1.0, 0.0]), "z": np.array([0.0, 0.0, 1.0])}
 LOCKS = ("", "x", "y", "z", "ground")  # "": free (the camera's plane)
 # Below this sine of the angle between the mouse's ray and the axis (or the ground plane), the
@@ -101,10 +105,26 @@ class DragActions:
         self.controller.begin_drag()
         self.delivery.set_moving(True)
         self._own({"selected_effector": name if kind == "target" else ""})
+        if getattr(self, "stacks", None) is not None:
+            self.stacks.worked((kind, name))
+        self._show_depth(point)
         if kind in ("target", "root"):
             self.show_rings(kind, name)
 
     show_rings: Callable[[str, str], None]  # (the RingTurn part's)
+
+    def _show_depth(self, point: Any) -> None:
+        """The drag's depth cues at the handle's ``point`` (None: none; ``fabrik3d_web.depth_cues``)."""
+        cues = getattr(self, "_depth_cues", None)
+        if cues is None:
+            cues = self._depth_cues = DepthCues(self.scene.renderer, self.scene.label_layer)
+        if point is None:
+            cues.hide()
+            self._own({"drag_depth": ""})
+            return
+        c = self.controller
+        floor = c.scene.floor if c.scene.floor is not None else rest_ground(c.scene.skeleton)
+        self._own({"drag_depth": cues.show(point, float(floor), c.size)})
 
     def drag_handle(self, kind: str, name: str, point: Any) -> None:
         """The user moved a handle: solve from the previous pose and show it in the next frame.
@@ -117,6 +137,7 @@ class DragActions:
         lock = self.drag_lock()
         point = constrain(lock, self._drag_origin, point, self.scene_ray() if lock else None)
         self.scene.handles[kind, name].GetRepresentation().SetWorldPosition(list(point))
+        self._show_depth(point)
         if self._drag_last is not None and np.array_equal(point, self._drag_last):
             return
         self._drag_last = point
@@ -152,9 +173,11 @@ class DragActions:
         stacks, last = getattr(self, "stacks", None), getattr(self, "_drag_last", None)
         if stacks is not None:
             moved = last is not None and not np.array_equal(last, self._drag_origin)
+            stacks.release()
             stacks.reset() if moved else stacks.clicked((kind, name))
         self._solve_drag()
         self._dragging = None
+        self._show_depth(None)
         self.controller.end_drag()
         self.delivery.set_moving(False)
         with self.state:

@@ -37,6 +37,7 @@ class TargetTurn(MouseTurn):
         raise NotImplementedError  # (the WebApp's)
 
     show_rings: Callable[[str, str], None]  # (the RingTurn part's)
+    stacks: Any  # (the WebApp's ``HandleStacks``)
 
     def _watch_target_turns(self) -> None:
         """Observe the interactor's left button and moves (once, at start)."""
@@ -102,6 +103,7 @@ class TargetTurn(MouseTurn):
         with self.state:
             self._own({"selected_effector": name if kind == "target" else ""})
         self.show_rings(kind, name)
+        self.stacks.worked((kind, name))
         c.begin_drag()
         self.delivery.set_moving(True)
 

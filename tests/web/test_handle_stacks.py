@@ -30,7 +30,8 @@ def click(page, point: tuple[float, float]) -> None:
 
 
 def hover_names(page) -> list[str]:
-    return [h[0] for h in wh.get_state(page, "handle_screen")]
+    """The names the hover labels give (a label on a stack says a click passes to the next)."""
+    return [h[0].split(" (")[0] for h in wh.get_state(page, "handle_screen")]
 
 
 def dragged(page, point: tuple[float, float]) -> str:
@@ -54,14 +55,42 @@ def test_a_click_on_a_stack_of_handles_passes_the_next_press_to_the_one_it_cover
     wh.trigger(page, "undo")
     wh.settle(page)
     click(page, left)
-    wh.wait_until(page, "() => !window.trame.state.get('handle_screen').some((h) => h[0] === 'hand_l')")
+    wh.wait_until(page, "() => !window.trame.state.get('handle_screen').some((h) => h[0].startsWith('hand_l'))")
     assert "hand_r" in hover_names(page)  # (the hover names the one the next press grabs)
     assert dragged(page, left) == "hand_r"
-    assert "hand_l" in hover_names(page)  # (a drag brings every handle back)
+    assert "hand_r" in hover_names(page)  # (a drag brings every handle back; the one worked on shows)
     # two clicks go round the stack: the left hand again
     wh.trigger(page, "undo")
     wh.settle(page)
     click(page, left)
     click(page, left)
-    wh.wait_until(page, "() => window.trame.state.get('handle_screen').some((h) => h[0] === 'hand_l')")
+    wh.wait_until(page, "() => window.trame.state.get('handle_screen').some((h) => h[0].startsWith('hand_l'))")
     assert dragged(page, left) == "hand_l"
+
+
+def test_a_press_on_a_stack_grabs_the_hand_worked_on_last_and_its_label_says_a_click_passes(page) -> None:
+    """Issue 51 item 4: after working on the right hand, a press on the stacked hands in the Side view
+    grabs the right hand (not the nearer left one), and the hover label names it and says a click
+    passes to the next."""
+    wh.trigger(page, "reset_pose")
+    page.locator("#btn-view-side").click()
+    wh.settle(page)
+    left = wh.handle_point(page, "hand_l")
+    click(page, left)  # (the left hand grabbed: a click passes to the right)
+    wh.wait_until(page, "() => !window.trame.state.get('handle_screen').some((h) => h[0].startsWith('hand_l'))")
+    assert dragged(page, left) == "hand_r"  # (worked on: the right hand)
+    wh.trigger(page, "undo")
+    wh.settle(page)
+    wh.wait_until(page, "() => window.trame.state.get('handle_screen').some((h) => h[0].startsWith('hand_r'))")
+    labels = [h[0] for h in wh.get_state(page, "handle_screen")]
+    assert not any(t.startswith("hand_l") for t in labels), labels
+    assert any(t.startswith("hand_r") and "a click: the next" in t for t in labels), labels
+    rest = np.array(wh.get_state(page, "pose"))
+    come_to(page, left)
+    wh.drag(page, left, (left[0], left[1] - 60.0), steps=10)  # (the press on the stack grabs the one worked on last)
+    wh.settle(page)
+    names = wh.get_state(page, "joint_names")
+    wh.wait_until(page, "() => (window.trame.state.get('targets').hand_r || [0, 0])[1] > 0.9")
+    targets = wh.get_state(page, "targets")
+    assert targets["hand_r"][1] - rest[names.index("hand_r")][1] > 0.12, targets
+    assert np.allclose(targets["hand_l"], rest[names.index("hand_l")], atol=1e-3), targets
