@@ -70,7 +70,7 @@ __version__ = "0.1.0"
 # stays cheap and the notebook's and the CLI's dependencies load only when asked for).
 _SUBMODULES = frozenset(
     {
-        "animation", "batch", "checks", "cli", "display", "io", "model", "notebook", "rotations", "solver",
+        "animation", "batch", "checks", "cli", "display", "io", "model", "notebook", "pictures", "rotations", "solver",
         # the old paths (thin re-exports of the layers' modules)
         "chain", "constraints", "frames", "gltf", "presets", "scene", "skeleton", "take", "targets",
     }

@@ -9,6 +9,8 @@ Commands:
     fabrik3d export MODEL.glb|MODEL.gltf -o OUT [--target NAME=X,Y,Z ...] [--take TAKE.json [--name NAME]]
     fabrik3d export --take TAKE.json -o OUT.glb
     fabrik3d bake SCENE.json -o OUT.glb|OUT.gltf|TAKE.json [--frames A:B] [--fps N] [--method warm|batch]
+    fabrik3d render SCENE_OR_PRESET -o DIR [--passes openpose,depth,normal,outline] [--size WxH] [--frames A:B]
+                    [--view front|side|top|perspective]   (needs fabrik3d[web]; fabrik3d.cli_render)
 
 Bad input gives a one-line message on stderr and exit status 2, never a traceback.
 """
@@ -34,6 +36,7 @@ from fabrik3d import checks
 from fabrik3d.batch.backends import BackendError
 from fabrik3d.cli_bake import add_bake_parser
 from fabrik3d.cli_pose import _solve_scene, apply_targets, parse_target
+from fabrik3d.cli_render import add_render_parser, cmd_render
 from fabrik3d.io import bake, character, character_export, files, gltf, outputs, take
 from fabrik3d.io.scene import Scene, scene_or_preset
 from fabrik3d.model import presets
@@ -176,6 +179,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         open_browser=not args.no_browser,
     )
     return 0
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    try:  # the pictures are rendered with VTK, an extra: import it only for this command
+        from fabrik3d_web import passes
+    except ImportError as exc:
+        raise ValueError(f"render needs the extra fabrik3d[web]: pip install 'fabrik3d[web]' ({exc})") from None
+    return cmd_render(args, passes, _solve_scene)
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -324,6 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_export)
     add_bake_parser(sub, _frames, _output_name, bake.METHODS)
+    add_render_parser(sub, _frames, _turn_options, _cmd_render)
     return parser
 
 

@@ -26,6 +26,7 @@ LAYERS = {
     "batch": (*BASE, "fabrik3d.model", "fabrik3d.solver", "fabrik3d.batch"),
     "io": (*BASE, "fabrik3d.model", "fabrik3d.solver", "fabrik3d.batch", "fabrik3d.io", "fabrik3d"),
     "display": (*BASE, "fabrik3d.model", "fabrik3d.solver", "fabrik3d.display"),
+    "pictures": (*BASE, "fabrik3d.model", "fabrik3d.solver", "fabrik3d.pictures"),
 }
 # The old import paths: thin re-exports for users; the library itself never imports them.
 OLD_PATHS = tuple(
@@ -95,7 +96,7 @@ def internal_edges(name: str) -> set[str]:
 def layer(name: str) -> str | None:
     if name in BASE:
         return "base"
-    for key in ("model", "solver", "batch", "io"):
+    for key in ("model", "solver", "batch", "io", "pictures"):
         if name == f"fabrik3d.{key}" or name.startswith(f"fabrik3d.{key}."):
             return key
     return "display" if name == "fabrik3d.display" else None
@@ -165,7 +166,7 @@ def test_the_core_never_imports_a_front_end_nor_any_module_the_old_paths(name: s
         assert old == [], f"{name} imports the old paths {old}: import the layers' modules"
 
 
-def test_web_and_notebook_never_import_the_cli_and_the_cli_loads_the_web_app_only_to_serve() -> None:
+def test_web_and_notebook_never_import_the_cli_and_the_cli_loads_the_web_package_only_to_serve_and_render() -> None:
     for name in [n for n in modules() if n.startswith(("fabrik3d_web", "fabrik3d.notebook"))]:
         assert not [t for t, _, _ in imports(name) if t == "fabrik3d.cli"], name
     web = [(t, top) for t, _, top in imports("fabrik3d.cli") if t.startswith("fabrik3d_web")]
@@ -177,7 +178,7 @@ def test_web_and_notebook_never_import_the_cli_and_the_cli_loads_the_web_app_onl
         if isinstance(f, ast.FunctionDef)
         and any(isinstance(n, ast.ImportFrom) and (n.module or "").startswith("fabrik3d_web") for n in ast.walk(f))
     ]
-    assert inside == ["_cmd_serve"], inside
+    assert sorted(inside) == ["_cmd_render", "_cmd_serve"], inside
 
 
 @pytest.mark.parametrize("name", sorted(modules()))
