@@ -1,19 +1,18 @@
 """Pose a skeleton inside Jupyter: a pythreejs view with per-target controls.
 
-``SkeletonView(skeleton_or_scene)`` is an ipywidget: a pythreejs renderer with
-orbit controls showing the joints, the bones (as lines and as pickable tubes),
-the targets and, when the skeleton has them, its joint limits (cone and
-elliptical-cone rims, hinge arcs), and for a body on feet the mannequin and the centre of mass
-(``fabrik3d.notebook.body``). Beside it, one row per end effector: a
-checkbox that turns its target on or off and x, y, z number boxes; a menu
-chooses which target a double-click on the ground or the body places. Every
-change re-solves with ``fabrik3d.solve``, warm-started from the previous pose,
-and updates the geometry in place (buffer arrays and object positions; the
-three.js scene is never rebuilt). Bad input from the controls shows a message
-in the view and leaves the pose as it was; the Python API raises ``ValueError``.
+``SkeletonView(skeleton_or_scene)`` is an ipywidget: a pythreejs renderer with orbit controls showing
+the joints, the bones (as lines and as pickable tubes), the targets and, when the skeleton has them,
+its joint limits (cone and elliptical-cone rims, hinge arcs), and for a body on feet the mannequin and
+the centre of mass (``fabrik3d.notebook.body``). Beside it, one row per end effector: a checkbox that
+turns its target on or off and x, y, z number boxes; a menu chooses which target a double-click on the
+ground or the body places. Every change re-solves with ``fabrik3d.solve``, warm-started from the
+previous pose, and updates the geometry in place (buffer arrays and object positions; the three.js
+scene is never rebuilt); ``control_images`` renders the pose's pictures for image generators
+(``fabrik3d.notebook.pictures``). Bad input from the controls shows a message in the view and leaves
+the pose as it was; the Python API raises ``ValueError``.
 
-Needs the ``notebook`` extra: ``pip install 'fabrik3d[notebook]'``. This subpackage is the one
-part of the package that imports pythreejs and ipywidgets.
+Needs the ``notebook`` extra: ``pip install 'fabrik3d[notebook]'`` (the one part of the package
+that imports pythreejs and ipywidgets).
 """
 
 from __future__ import annotations
@@ -43,6 +42,7 @@ from fabrik3d.model.keys import Animation
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.notebook.body import Body, _f32
 from fabrik3d.notebook.hands import Hands
+from fabrik3d.notebook.pictures import Pictures
 from fabrik3d.notebook.turning import Turns
 from fabrik3d.solver.tree import SolveResult
 
@@ -61,7 +61,7 @@ COLORS = {
 
 
 # -- the widget -----------------------------------------------------------------------------
-class SkeletonView(Hands, Turns, Body, widgets.HBox):
+class SkeletonView(Hands, Turns, Body, Pictures, widgets.HBox):
     """A pythreejs view of a skeleton with controls that set targets and re-solve.
 
     Args:
