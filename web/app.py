@@ -24,7 +24,7 @@ from trame.widgets import vuetify3 as v3
 from fabrik3d.io.scene import Scene
 from fabrik3d.model import presets
 
-from . import panel
+from . import drawer, panel
 from .body_panel import BodyActions
 from .body_view import BodyView
 from .character_panel import CharacterActions
@@ -92,17 +92,20 @@ class WebApp(
         self._dragging: tuple[str, str] | None = None
         self._playback: asyncio.Task[None] | None = None
         self.picture_turn = asyncio.Lock()  # (one picture renders at a time: its memory bounded)
+        self._pictures: dict[str, bytes] = {}
+        self._picture_tasks: set[asyncio.Future[None]] = set()
         self.owned = OwnedState(self.server.state)
         self._own = self.owned.set
         preset = source if source in presets.names() else None
         self.state.update({"preset": preset, "scene_upload": None, "limits_on": True, "show_limits": False})
         self.state.update({"limit_joints": [], "show_poles": False, "recording": False, "playing": False, "fps": 0.0})
         self._own({"presets": list(presets.names()), "error_message": "", "selected_effector": "", "rings_on": ""})
+        self._own({"pictures_done": [], "pictures_failed": []})
         self._show_skeleton()
         self._publish()
         self._publish_library()
         self._build_ui()
-        self.delivery = ImageDelivery(self.server, self.scene)
+        self.delivery = ImageDelivery(self.server, self.scene, self.stacks)
         self.server.controller.on_client_connected.add(self.page_connected)
         self.server.controller.on_client_exited.add(self.page_connected)
         watch_closed_pages(self.server, self.page_connected)
@@ -119,7 +122,7 @@ class WebApp(
             with layout.toolbar:
                 panel.toolbar(self)
             with layout.drawer:
-                panel.drawer(self)
+                drawer.drawer(self)
             with layout.content:
                 with v3.VContainer(fluid=True, classes="pa-0 fill-height d-flex flex-column"):
                     with html.Div(style="position: relative; flex: 1 1 auto; width: 100%; min-height: 0"):
@@ -226,7 +229,7 @@ class WebApp(
     def reset_pose(self) -> None:
         """The user clicked reset pose."""
         self._attempt(self.controller.reset_pose)
-        self.hide_rings()
+        self.clear_selection()  # (no rings; Copy takes the whole pose)
         self._publish()
 
     @page_trigger("reset_camera")

@@ -73,8 +73,9 @@ class Poses:
         leg, or the head's spine) when it names one."""
         role = self._role_of(limb)
         pose = self._capture()
+        self.clipboard_what = self.copy_scope(limb)
         if role in LIMBS:
-            parts, side, self.clipboard_what = LIMBS[role]
+            parts, side, _ = LIMBS[role]
             keep = {r for r in pose.bones if part_of(r) in parts and r.endswith(side)}
             spine = parts == ("spine",)
             pose = Pose(
@@ -83,9 +84,12 @@ class Poses:
                 pose.pelvis if spine else None,
                 pose.height if spine else None,
             )
-        else:
-            self.clipboard_what = "the whole pose"
         self.clipboard = pose
+
+    def copy_scope(self, limb: Any = "") -> str:
+        """What ``copy_pose(limb)`` takes, in words: "the left arm", ..., or "the whole pose"."""
+        role = self._role_of(limb)
+        return LIMBS[role][2] if role in LIMBS else "the whole pose"
 
     def paste_pose(self, mirrored: Any = False) -> None:
         """Apply the copied pose to the pose shown (``mirrored``: left and right swapped); one undo step."""

@@ -160,9 +160,13 @@ def browser() -> Iterator[Any]:
             b.close()
 
 
-def open_page(b: Any, url: str, timeout: float = 60.0) -> Any:
-    """A new page on the app, after the first frame of the 3D view arrived (bounded)."""
-    page = b.new_page(viewport=VIEWPORT, accept_downloads=True)
+def open_page(b: Any, url: str, timeout: float = 60.0, viewport: dict[str, int] | None = None) -> Any:
+    """A new page on the app (``viewport``: its size, default ``VIEWPORT``), after the first frame of the
+    3D view arrived (bounded). ``b``: a browser, or a browser context (whose size the page takes)."""
+    if hasattr(b, "new_context"):
+        page = b.new_page(viewport=viewport or VIEWPORT, accept_downloads=True)
+    else:
+        page = b.new_page()
     page.set_default_timeout(timeout * 1000)
     page.goto(url, timeout=timeout * 1000)
     page.wait_for_function(
@@ -278,3 +282,32 @@ def drag_to(page: Any, start: tuple[float, float], end: tuple[float, float]) -> 
         page.wait_for_timeout(30)
     page.mouse.up()
     behind(page)
+
+
+# The side panel's tab (``data-tab``) and group (``data-group``, a collapsible section of a tab) that hold
+# an element (fabrik3d_web.drawer), and whether each is open.
+_PLACE_JS = """(sel) => {
+  const el = document.querySelector(sel);
+  if (!el) return null;
+  const tab = el.closest('[data-tab]'), group = el.closest('[data-group]');
+  return {
+    tab: tab ? tab.dataset.tab : null,
+    tabOpen: !tab || tab.classList.contains('v-window-item--active'),
+    group: group ? group.dataset.group : null,
+    groupOpen: !group || group.classList.contains('v-expansion-panel--active'),
+  };
+}"""
+
+
+def show_control(page: Any, selector: str, timeout: float = 15.0) -> Any:
+    """``page.locator(selector)`` once the side panel shows it: its tab clicked, and its group (a
+    collapsible section of the tab) opened, as a user would; a control outside the panel as it is."""
+    wait_until(page, "(sel) => !!document.querySelector(sel)", timeout, arg=selector)
+    place = page.evaluate(_PLACE_JS, selector)
+    if not place["tabOpen"]:
+        page.locator(f"#tab-{place['tab']}").click()
+    if not place["groupOpen"]:
+        page.locator(f"#group-{place['group']} .v-expansion-panel-title").click()
+    shown = "(sel) => { const p = (" + _PLACE_JS + ")(sel); return p.tabOpen && p.groupOpen; }"
+    wait_until(page, shown, timeout, arg=selector)
+    return page.locator(selector)

@@ -44,16 +44,16 @@ def test_the_centre_of_mass_turns_red_when_the_pose_falls_over_and_back_with_bal
     wh.settle(page)
     falling = pixels.view_image(page, SHOTS / "balance-falling.png")
     assert pixels.red_pixels(falling) > 40
-    assert "Falling" in page.locator("#balance-readout").inner_text()
+    assert "Falling" in wh.show_control(page, "#balance-readout").inner_text()
     names, pose = wh.get_state(page, "joint_names"), np.array(wh.get_state(page, "pose"))
     targets = wh.get_state(page, "targets")
     for name in ("toe_l", "toe_r"):
         assert np.linalg.norm(pose[names.index(name)] - targets[name]) < 2e-3
     since = wh.now(page)
-    page.locator("#balance-on").click()
+    wh.show_control(page, "#balance-on").click()
     wh.wait_until(page, "() => window.trame.state.get('balance_on') === true", 30)
     wh.wait_until(page, "() => window.trame.state.get('com_inside') === true", 30)
     wh.settle(page, since)
     balanced = pixels.view_image(page, SHOTS / "balance-on.png")
     assert pixels.red_pixels(balanced) < 5
-    assert "Balanced" in page.locator("#balance-readout").inner_text()
+    assert "Balanced" in wh.show_control(page, "#balance-readout").inner_text()

@@ -6,6 +6,7 @@ nothing. The real ``fabrik3d serve`` and Debian's headless chromium."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -40,17 +41,17 @@ def test_the_character_opens_with_its_mesh_and_its_effectors(page, hero: Path) -
     assert info["name"] == "hero.glb" and info["convention"] == "mixamo"
     assert info["vertices"] == sum(len(m.positions) for m in model.meshes)
     assert wh.get_state(page, "joint_names") == list(model.skeleton.names)
-    assert page.locator("#character-info").is_visible()
+    assert wh.show_control(page, "#character-info").is_visible()
 
 
 def test_the_mesh_toggle_hides_and_shows_the_skin(page) -> None:
     wh.settle(page)
     with_mesh = page.locator("#view3d").screenshot(path=wh.ROOT / "tests" / "artifacts" / "character-mesh.png")
-    page.locator("#switch-mesh").click()
+    wh.show_control(page, "#switch-mesh").click()
     wh.wait_until(page, "() => window.trame.state.get('show_mesh') === false")
     without = _shot_unlike(page, with_mesh)
     assert with_mesh != without
-    page.locator("#switch-mesh").click()
+    wh.show_control(page, "#switch-mesh").click()
     wh.wait_until(page, "() => window.trame.state.get('show_mesh') === true")
     assert _shot_unlike(page, without) != without
 
@@ -78,8 +79,8 @@ def test_a_hand_drag_poses_the_character_and_the_download_is_the_users_file(page
     after = np.array(wh.get_state(page, "pose"))
     assert np.linalg.norm(after[names.index(hand)] - before[names.index(hand)]) > 0.05
     with page.expect_download(timeout=60_000) as info:
-        page.locator("#btn-export-pose").click()
-    assert info.value.suggested_filename == "hero-pose.glb"  # (named after the character's file)
+        wh.show_control(page, "#btn-export-pose").click()
+    assert re.fullmatch(r"hero-pose-\d{4}-\d\d-\d\d-\d{6}\.glb", info.value.suggested_filename)  # (the character's)
     path = tmp_path / "posed.glb"
     info.value.save_as(path)
     posed = load_character(path)
@@ -101,8 +102,8 @@ def test_a_hand_drag_poses_the_character_and_the_download_is_the_users_file(page
 
 def test_the_downloaded_scene_names_the_character_and_opens_it_again(page, hero: Path) -> None:
     with page.expect_download(timeout=60_000) as info:
-        page.locator("#btn-download-scene").click()
-    assert info.value.suggested_filename == "hero-scene.json"
+        wh.show_control(page, "#btn-download-scene").click()
+    assert re.fullmatch(r"hero-scene-\d{4}-\d\d-\d\d-\d{6}\.json", info.value.suggested_filename)
     path = hero.parent / "hero_scene.json"
     info.value.save_as(path)
     data = json.loads(path.read_text())

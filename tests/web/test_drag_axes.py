@@ -133,7 +133,7 @@ def test_constrain_meets_the_mouse_ray_on_the_axis_and_the_ground() -> None:
 
 def test_after_typing_a_value_and_enter_a_held_axis_locks_the_drag(page) -> None:
     """Issue 32, item 4: Enter in a field, or a click in the view, gives the keyboard back to the view."""
-    field = page.locator("#coord-hand_l-y")
+    field = wh.show_control(page, "#coord-hand_l-y")
     field.fill("1.35")
     field.press("Enter")
     wh.wait_until(page, "() => window.trame.state.get('targets').hand_l !== undefined")
@@ -153,7 +153,7 @@ def test_after_typing_a_value_and_enter_a_held_axis_locks_the_drag(page) -> None
     assert abs(target[1] - start[1]) <= MM and abs(target[2] - start[2]) <= MM, (target, start)
     assert start[0] - target[0] > 0.02
     # a field with the focus, then a click in the view: G is the view's ground lock, not a letter typed
-    field = page.locator("#coord-hand_l-z")
+    field = wh.show_control(page, "#coord-hand_l-z")
     field.click()
     box = wh.view_box(page)
     page.mouse.click(box["x"] + 30.0, box["y"] + box["height"] / 2)

@@ -58,7 +58,7 @@ def angles_of(page, joint: str) -> list[float]:
 
 
 def type_field(page, selector: str, value: float) -> None:
-    field = page.locator(selector)
+    field = wh.show_control(page, selector)
     field.fill(str(value))
     field.press("Enter")
     field.blur()

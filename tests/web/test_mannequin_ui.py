@@ -71,13 +71,13 @@ def test_the_mannequin_switch_shows_the_sticks(page) -> None:
     thigh_side = (point[0] + 0.6 * abs(point[0] - pixels.joint_point(page, "hip_r")[0]) / 2, point[1])
     assert pixels.wood_near(pixels.view_image(page), thigh_side, wh.view_box(page), radius=1)
     since = wh.now(page)
-    page.locator("#show-mannequin").click()
+    wh.show_control(page, "#show-mannequin").click()
     wh.wait_until(page, "() => window.trame.state.get('show_mannequin') === false")
     wh.settle(page, since)
     sticks = pixels.view_image(page, SHOTS / "mannequin-off.png")
     assert not pixels.wood_near(sticks, thigh_side, wh.view_box(page), radius=1)
     since = wh.now(page)
-    page.locator("#show-mannequin").click()
+    wh.show_control(page, "#show-mannequin").click()
     wh.wait_until(page, "() => window.trame.state.get('show_mannequin') === true")
     wh.settle(page, since)
 
@@ -94,7 +94,7 @@ def test_a_height_slider_changes_the_body_and_keeps_the_joint_angles(page) -> No
     names = wh.get_state(page, "joint_names")
     directions = _bones(page)
     head = np.array(wh.get_state(page, "pose"))[names.index("head")]
-    track = page.locator("#proportion-height .v-slider-track").bounding_box()
+    track = wh.show_control(page, "#proportion-height .v-slider-track").bounding_box()
     assert track is not None
     y = track["y"] + track["height"] / 2
     page.mouse.move(track["x"] + 0.5 * track["width"], y)

@@ -30,11 +30,11 @@ def no_banner(page):
 def test_pin_then_a_reach_of_the_other_hand_leaves_the_pinned_hand_where_it_was(page) -> None:
     r = H.index("hand_r")
     rest = np.array(wh.get_state(page, "pose")[r])
-    page.locator("#pin-hand_r").click()
+    wh.show_control(page, "#pin-hand_r").click()
     wh.wait_until(page, "() => window.trame.state.get('targets').hand_r !== undefined")
     assert wh.get_state(page, "targets")["hand_r"] == pytest.approx(rest.tolist(), abs=1e-6)
     # the left hand reaches toward the chest (the arm alone can): the pinned hand stays put
-    field = page.locator("#coord-hand_l-x")
+    field = wh.show_control(page, "#coord-hand_l-x")
     field.fill("0.15")
     field.press("Enter")
     wh.wait_until(page, "() => window.trame.state.get('targets').hand_l !== undefined")
@@ -42,7 +42,7 @@ def test_pin_then_a_reach_of_the_other_hand_leaves_the_pinned_hand_where_it_was(
     assert np.linalg.norm(pose[r] - rest) <= 1e-3 + 1e-6
     assert wh.get_state(page, "converged")
     # the button now frees it: its target goes, the other one stays
-    page.locator("#pin-hand_r").click()
+    wh.show_control(page, "#pin-hand_r").click()
     wh.wait_until(page, "() => window.trame.state.get('targets').hand_r === undefined")
     assert set(wh.get_state(page, "targets")) == {"hand_l"}
     wh.trigger(page, "free_effector", ["hand_l"])
@@ -51,7 +51,7 @@ def test_pin_then_a_reach_of_the_other_hand_leaves_the_pinned_hand_where_it_was(
 
 def test_the_reach_menu_stops_a_chain_and_the_scene_file_keeps_it(page) -> None:
     assert wh.get_state(page, "reach_of")["hand_l"] == "spine_01"  # (the preset's default)
-    page.locator("#reach-hand_l").click(force=True)  # (the field's own layer takes the pointer)
+    wh.show_control(page, "#reach-hand_l").click(force=True)  # (the field's own layer takes the pointer)
     page.get_by_role("option", name="clavicle_l", exact=True).click()
     wh.wait_until(page, "() => window.trame.state.get('reach_of').hand_l === 'clavicle_l'")
     # a target beyond the arm: the chain's top joint is the clavicle (it turns, the spine stays at rest)
@@ -77,8 +77,8 @@ def test_stiffness_is_shown_with_the_presets_defaults_and_can_be_set(page) -> No
     stiffness = wh.get_state(page, "stiffness_of")
     assert stiffness["spine_02"] == pytest.approx(H.posing.stiffness["spine_02"])
     assert stiffness["elbow_l"] == 0.0
-    assert page.locator("#stiffness-joint").input_value() == "spine_01"  # (the first stiff joint)
-    assert page.locator(".v-slider").first.is_visible()
+    assert wh.show_control(page, "#stiffness-joint").input_value() == "spine_01"  # (the first stiff joint)
+    assert page.locator("#group-posing .v-slider").first.is_visible()
     wh.trigger(page, "set_stiffness", ["spine_02", 0.25])
     wh.wait_until(page, "() => window.trame.state.get('stiffness_of').spine_02 === 0.25")
     assert json.loads(_scene_text(page))["posing"]["stiffness"]["spine_02"] == 0.25
@@ -92,7 +92,7 @@ def test_stiffness_is_shown_with_the_presets_defaults_and_can_be_set(page) -> No
 
 
 def test_dragging_a_pole_handle_bends_the_elbow_while_the_mouse_moves(page) -> None:
-    page.locator("#show-poles").click(force=True)
+    wh.show_control(page, "#show-poles").click(force=True)
     wh.wait_until(page, "() => window.trame.state.get('show_poles') === true")
     e, hand = H.index("elbow_l"), H.index("hand_l")
     wh.trigger(page, "type_coordinate", ["hand_l", 0, "0.5"])  # the hand in: the elbow bends (down, by default)
@@ -126,7 +126,7 @@ def test_a_pole_dragged_outward_pulls_the_elbow_outward(page, view: str) -> None
     """Issue 32 item 5: the left hand in front of the chest, its elbow's pole dragged about 30 cm outward (to
     the character's left) in the view: the elbow follows outward, never inward in front of the breastbone."""
     if not wh.get_state(page, "show_poles"):
-        page.locator("#show-poles").click(force=True)
+        wh.show_control(page, "#show-poles").click(force=True)
         wh.wait_until(page, "() => window.trame.state.get('show_poles') === true")
     if view == "front":
         page.locator("#btn-view-front").click()
@@ -153,7 +153,7 @@ def test_a_pole_dragged_outward_pulls_the_elbow_outward(page, view: str) -> None
 def test_the_mirror_buttons_pose_one_side_as_the_mirror_of_the_other(page) -> None:
     wh.trigger(page, "type_coordinate", ["hand_l", 0, "0.45"])
     wh.wait_until(page, "() => window.trame.state.get('targets').hand_l !== undefined")
-    page.locator("#btn-mirror-left").click()
+    wh.show_control(page, "#btn-mirror-left").click()
     wh.wait_until(page, "() => window.trame.state.get('targets').hand_r !== undefined")
     pose = np.array(wh.get_state(page, "pose"))
     for name in ("hand", "elbow"):
@@ -173,5 +173,5 @@ def test_the_mirror_buttons_pose_one_side_as_the_mirror_of_the_other(page) -> No
 def _scene_text(page) -> str:
     """The scene file the "Scene .json" button downloads."""
     with page.expect_download(timeout=30_000) as info:
-        page.locator("#btn-download-scene").click()
+        wh.show_control(page, "#btn-download-scene").click()
     return Path(info.value.path()).read_text()

@@ -29,18 +29,18 @@ def rows(page) -> list[dict]:
 
 def test_save_reset_apply_brings_the_pose_back_and_the_file_is_written_whole(page, tmp_path) -> None:
     rest = pose(page)
-    field = page.locator("#pose-library-path")
+    field = wh.show_control(page, "#pose-library-path")
     field.scroll_into_view_if_needed()
     field.fill(str(tmp_path))
     field.press("Enter")
     wh.wait_until(page, "(p) => window.trame.state.get('library_path') === p", arg=str(tmp_path / "poses.json"))
     wh.trigger(page, "turn_joint", ["shoulder_r", [0, 0, 60]])
     wh.trigger(page, "turn_joint", ["elbow_l", [80, 0, 0]])
-    page.locator("#btn-hand-fist").click()
+    wh.show_control(page, "#btn-hand-fist").click()
     wh.wait_until(page, "() => window.trame.state.get('hand_shape') === 'fist'")
     saved = pose(page)
-    page.locator("#pose-name").fill("fist up")
-    page.locator("#btn-save-pose").click()
+    wh.show_control(page, "#pose-name").fill("fist up")
+    wh.show_control(page, "#btn-save-pose").click()
     wh.wait_until(page, "() => window.trame.state.get('library_rows')[0].name === 'fist up'")
     row = rows(page)[0]
     assert row["saved"] and row["thumbnail"].startswith("data:image/png;base64,")
@@ -49,18 +49,18 @@ def test_save_reset_apply_brings_the_pose_back_and_the_file_is_written_whole(pag
     page.locator("#btn-reset").click()
     wh.wait_until(page, "() => !window.trame.state.get('hand_shape')")
     np.testing.assert_allclose(pose(page), rest, atol=1e-9)
-    page.locator(".pose-row").first.locator(".pose-apply").click()
+    wh.show_control(page, ".pose-row").first.locator(".pose-apply").click()
     wh.wait_until(page, "() => window.trame.state.get('hand_curls').index > 0.9")
     assert np.abs(pose(page) - saved).max() < 1e-3
     assert not wh.get_state(page, "error_message")
     wh.trigger(page, "undo")
     wh.wait_until(page, "() => window.trame.state.get('hand_curls').index < 0.01")
     # the legs of a starter pose only: the arms and hands stay
-    page.locator("#pose-part-arms").uncheck()
-    page.locator("#pose-part-hands").uncheck()
-    page.locator("#pose-part-spine").uncheck()
+    wh.show_control(page, "#pose-part-arms").uncheck()
+    wh.show_control(page, "#pose-part-hands").uncheck()
+    wh.show_control(page, "#pose-part-spine").uncheck()
     starter = [r["name"] for r in rows(page)].index("kneel")
-    page.locator(".pose-row").nth(starter).locator(".pose-apply").click()
+    wh.show_control(page, ".pose-row").nth(starter).locator(".pose-apply").click()
     ankle = BODY.index("ankle_l")
     wh.wait_until(
         page, "([i, y]) => Math.abs(window.trame.state.get('pose')[i][1] - y) > 0.05", arg=[ankle, rest[ankle][1]]
@@ -70,7 +70,7 @@ def test_save_reset_apply_brings_the_pose_back_and_the_file_is_written_whole(pag
     hip = BODY.index("pelvis")
     np.testing.assert_allclose(got[arm] - got[hip], rest[arm] - rest[hip], atol=1e-6)
     # delete the saved pose
-    page.locator(".pose-row").first.locator(".pose-delete").click()
+    wh.show_control(page, ".pose-row").first.locator(".pose-delete").click()
     wh.wait_until(page, "() => !window.trame.state.get('library_rows')[0].saved")
     assert json.loads((tmp_path / "poses.json").read_text())["poses"] == {}
 
@@ -94,27 +94,27 @@ def test_a_large_library_database_shows_a_page_at_a_time_with_the_count(page, tm
     wave = fabrik3d.starter_poses()["wave"]
     for i in range(120):
         fabrik3d.save_pose(path, f"p{i:03d}", wave, thumbnail=PNG)
-    field = page.locator("#pose-library-path")
+    field = wh.show_control(page, "#pose-library-path")
     field.scroll_into_view_if_needed()
     field.fill(str(path))
     field.press("Enter")
     wh.wait_until(page, "() => (window.trame.state.get('library_page') || {}).total === 120")
     saved = lambda: [r["name"] for r in rows(page) if r["saved"]]  # noqa: E731
     assert saved() == [f"p{i:03d}" for i in range(50)]
-    assert page.locator("#pose-count").inner_text() == "Saved poses 1-50 of 120"
-    assert page.locator("#btn-poses-previous").is_disabled()
-    page.locator("#btn-poses-next").click()
+    assert wh.show_control(page, "#pose-count").inner_text() == "Saved poses 1-50 of 120"
+    assert wh.show_control(page, "#btn-poses-previous").is_disabled()
+    wh.show_control(page, "#btn-poses-next").click()
     wh.wait_until(page, "() => window.trame.state.get('library_page').offset === 50")
     assert saved() == [f"p{i:03d}" for i in range(50, 100)]
-    page.locator("#btn-poses-next").click()
+    wh.show_control(page, "#btn-poses-next").click()
     wh.wait_until(page, "() => window.trame.state.get('library_page').offset === 100")
     assert saved() == [f"p{i:03d}" for i in range(100, 120)]
-    assert page.locator("#pose-count").inner_text() == "Saved poses 101-120 of 120"
-    assert page.locator("#btn-poses-next").is_disabled()
-    page.locator("#btn-poses-previous").click()
+    assert wh.show_control(page, "#pose-count").inner_text() == "Saved poses 101-120 of 120"
+    assert wh.show_control(page, "#btn-poses-next").is_disabled()
+    wh.show_control(page, "#btn-poses-previous").click()
     wh.wait_until(page, "() => window.trame.state.get('library_page').offset === 50")
     rest = pose(page)
-    page.locator(".pose-row").nth(3).locator(".pose-apply").click()  # p053
+    wh.show_control(page, ".pose-row").nth(3).locator(".pose-apply").click()  # p053
     wh.wait_until(page, "(p) => JSON.stringify(window.trame.state.get('pose')) !== p", arg=json.dumps(rest.tolist()))
     assert not wh.get_state(page, "error_message")
     # a path the server refuses: the field shows the path the server still uses

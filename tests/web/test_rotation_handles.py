@@ -196,7 +196,7 @@ def test_dragging_the_look_handle_turns_the_face_40_degrees_toward_it(page) -> N
     start = pose(page)
     head, neck = BODY.index("head"), BODY.index("neck")
     assert wh.get_state(page, "look_target") is None
-    assert page.locator("#btn-free-look").is_disabled()
+    assert wh.show_control(page, "#btn-free-look").is_disabled()
     face0 = face(page)
     assert yaw(face0) == pytest.approx(0.0, abs=0.5)
 
@@ -234,7 +234,7 @@ def test_dragging_the_look_handle_turns_the_face_40_degrees_toward_it(page) -> N
     np.testing.assert_allclose(got[others], start[others], atol=1e-6)  # only the neck and the head turned
 
     # free the look: the handle no longer leads the face, the button goes off; undo brings the look back
-    button = page.locator("#btn-free-look")
+    button = wh.show_control(page, "#btn-free-look")
     assert button.is_enabled()
     button.click()
     wh.wait_until(page, "() => window.trame.state.get('look_target') === null")

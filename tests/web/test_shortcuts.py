@@ -34,7 +34,7 @@ def test_ctrl_z_undoes_and_ctrl_shift_z_and_ctrl_y_redo(page) -> None:
 
 def test_in_a_text_field_ctrl_z_is_the_fields_own(page) -> None:
     before = targets(page)
-    field = page.locator("#coord-hand_r-x")
+    field = wh.show_control(page, "#coord-hand_r-x")
     field.click()
     field.fill("-0.6")
     page.keyboard.press("Control+z")  # (undoes the typing, not a target move)

@@ -5,6 +5,7 @@ The real ``fabrik3d serve`` and Debian's headless chromium."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -175,7 +176,8 @@ def test_the_exported_animation_has_every_frame_and_three_js_plays_the_solver_s_
     for button, name in (("#btn-export-anim-glb", "animation.glb"), ("#btn-export-anim-json", "animation.json")):
         with page.expect_download(timeout=60_000) as info:
             page.locator(button).click()
-        assert info.value.suggested_filename == f"humanoid-{name}"  # (named after the scene: the preset)
+        stem, ext = name.split(".")  # (named after the scene, the preset; then the local date and time)
+        assert re.fullmatch(rf"humanoid-{stem}-\d{{4}}-\d\d-\d\d-\d{{6}}\.{ext}", info.value.suggested_filename)
         files[name] = tmp_path / name
         info.value.save_as(files[name])
     take = parse_take(files["animation.json"].read_bytes(), "animation.json")

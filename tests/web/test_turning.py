@@ -69,7 +69,7 @@ def test_typed_angles_turn_the_joint_within_its_limits_and_the_limb_follows(page
     wh.wait_until(
         page, "(a) => window.trame.state.get('joint_angles').every((v, k) => Math.abs(v - a[k]) < 1e-9)", arg=shown
     )
-    field = page.locator("#turn-angle-x")
+    field = wh.show_control(page, "#turn-angle-x")
     field.fill("170")  # beyond the elbow's range (X from 0 to about 150)
     field.press("Enter")
     field.blur()
@@ -106,7 +106,7 @@ def test_a_slider_drag_turns_the_shoulder_in_one_undo_step(page) -> None:
     rest = hold_the_arms_out(page)  # (the arm hangs at the start: held out, it can come down)
     choose(page, "shoulder_l")
     wh.wait_until(page, "() => window.trame.state.get('joint_angles').every((a) => Math.abs(a) < 1e-6)")
-    slider = page.locator(".turn-slider-z")
+    slider = wh.show_control(page, ".turn-slider-z")
     slider.scroll_into_view_if_needed()
     box = slider.bounding_box()
     y = box["y"] + box["height"] / 2

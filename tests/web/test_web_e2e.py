@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 import time
@@ -233,7 +234,7 @@ def test_typing_a_coordinate_moves_a_target(app) -> None:
     page = app
     i = hand_index(page, "hand_r")
     hanging = wh.get_state(page, "pose")[i]  # (the free hand, where it hangs)
-    field = page.locator("#coord-hand_r-x")
+    field = wh.show_control(page, "#coord-hand_r-x")
     field.fill("-0.55")
     field.press("Enter")
     wh.wait_until(page, "() => window.trame.state.get('targets').hand_r !== undefined")
@@ -255,7 +256,7 @@ def test_exports_download_glb_files_that_the_khronos_validator_accepts(app, tmp_
     start = wh.handle_point(page, "hand_l")
     wh.drag(page, start, (start[0] - 80.0, start[1] + 60.0), steps=15, pause=0.03)
     wh.wait_until(page, "() => window.trame.state.get('take_frames') > 3")
-    page.locator("#btn-stop-recording").click()
+    wh.show_control(page, "#btn-stop-recording").click()
     wh.wait_until(page, "() => !window.trame.state.get('recording')")
     files = {}
     for button, name in [
@@ -264,12 +265,13 @@ def test_exports_download_glb_files_that_the_khronos_validator_accepts(app, tmp_
         ("#btn-export-take-json", "take.json"),
     ]:
         with page.expect_download(timeout=30_000) as info:
-            page.locator(button).click()
+            wh.show_control(page, button).click()
         download = info.value
-        assert download.suggested_filename == f"humanoid-{name}"  # (named after the scene: the preset)
+        stem, ext = name.split(".")  # (named after the scene, the preset; then the local date and time)
+        assert re.fullmatch(rf"humanoid-{stem}-\d{{4}}-\d\d-\d\d-\d{{6}}\.{ext}", download.suggested_filename)
         files[name] = tmp_path / name
         download.save_as(files[name])
-    page.locator("#btn-play").click()  # play the take back in the view, to its end
+    wh.show_control(page, "#btn-play").click()  # play the take back in the view, to its end
     wh.wait_until(page, "() => window.trame.state.get('playing') === true")
     wh.wait_until(page, "() => window.trame.state.get('playing') === false", timeout=30)
     take = parse_take(files["take.json"].read_bytes(), "take.json")
@@ -376,16 +378,16 @@ def test_limits_can_be_shown_and_switched_off(app) -> None:
     page = app
     assert wh.get_state(page, "has_limits") is True
     shown = wh.now(page)
-    page.locator("#show-limits").check()
+    wh.show_control(page, "#show-limits").check()
     wh.wait_until(page, "() => window.trame.state.get('show_limits') === true")
     wh.settle(page, since=shown)
     page.screenshot(path=str(ARTIFACTS / "web-e2e-limits.png"))
-    page.locator("#show-limits").uncheck()
+    wh.show_control(page, "#show-limits").uncheck()
     set_state(page, "targets", {"hand_l": [0.2, 1.0, -0.5]})  # behind the body: the limits shape the pose
     wh.wait_until(page, "() => window.trame.state.get('targets').hand_l !== undefined")
     with_limits = json.dumps(wh.get_state(page, "pose"))
-    page.locator("#limits-on").uncheck()
+    wh.show_control(page, "#limits-on").uncheck()
     wh.wait_until(page, "(p) => JSON.stringify(window.trame.state.get('pose')) !== p", arg=with_limits)
     assert wh.get_state(page, "limits_on") is False
-    page.locator("#limits-on").check()
+    wh.show_control(page, "#limits-on").check()
     wh.wait_until(page, "() => window.trame.state.get('limits_on') === true")

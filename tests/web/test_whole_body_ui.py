@@ -162,7 +162,7 @@ def test_on_sit_pinning_a_toe_or_turning_the_head_moves_nothing_else(page, tmp_p
     assert np.linalg.norm(sat[H.index("knee_l")] - rest_pose[H.index("knee_l")]) > 0.1  # (it did sit)
 
     # pin the left toe with its button: nothing moves
-    page.locator("#pin-toe_l").click()
+    wh.show_control(page, "#pin-toe_l").click()
     wh.wait_until(page, "() => window.trame.state.get('targets').toe_l !== undefined")
     still(page)
     pinned = pose(page)
@@ -201,7 +201,7 @@ def test_on_sit_pinning_a_toe_or_turning_the_head_moves_nothing_else(page, tmp_p
 
 def test_balance_on_with_a_forward_reach_keeps_the_com_green_and_sends_the_hips_back(page, tmp_path: Path) -> None:
     assert wh.get_state(page, "floor_on") is True
-    page.locator("#balance-on").click()
+    wh.show_control(page, "#balance-on").click()
     wh.wait_until(page, "() => window.trame.state.get('balance_on') === true", 30)
     pin_toes(page)
     still(page)
