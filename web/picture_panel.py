@@ -14,14 +14,15 @@ Trigger: ``export_picture(settings)`` (``picture.picture_settings``' keys) -> th
 from __future__ import annotations
 
 import asyncio
+import secrets
 from typing import Any
 
-from trame.widgets import html
+from trame.widgets import client, html
 from trame.widgets import vuetify3 as v3
 
-from .download import download_button
+from .download import file_name_js
 from .picture import LIGHTS, PROJECTIONS, PictureSettings, picture_job, picture_settings
-from .security import page_trigger
+from .security import failure, page_trigger
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
 _CHECK = {"density": "compact", "hide_details": True}
@@ -29,6 +30,19 @@ _CHECK = {"density": "compact", "hide_details": True}
 LENS_ITEMS = [{"title": "as the view", "value": 0}] + [
     {"title": f"{mm} mm", "value": mm} for mm in (18, 24, 35, 50, 85, 135, 200)
 ]
+# Pictures made and not taken yet that the server keeps (and ids in ``pictures_done``).
+KEPT_PICTURES = 4
+# The page's side of Picture .png: start the picture, wait for its id in ``pictures_done`` (or
+# ``pictures_failed``), take it and save it under ``name``.
+PICTURE_JS = """window.__fabrikPicture = async (settings, name) => {
+  const t = window.trame, s = t.state;
+  const id = await t.trigger('start_picture', [settings]);
+  if (!id) return;
+  while (!(s.get('pictures_done') || []).includes(id)) await new window.Promise((ok) => window.setTimeout(ok, 50));
+  if ((s.get('pictures_failed') || []).includes(id)) return;
+  const data = await t.trigger('take_picture', [id]);
+  if (data) t.utils.download(name, data, 'application/octet-stream');
+}"""
 # The settings object the download button sends, from the section's state.
 SETTINGS_JS = (
     "{width: Number(picture_width), height: Number(picture_height), lens_mm: Number(picture_lens),"
@@ -46,6 +60,12 @@ class PictureActions:
     body: Any
     server: Any
     picture_turn: asyncio.Lock  # (one picture renders at a time: the WebApp's)
+    _pictures: dict[str, bytes]  # (made, not taken yet: the WebApp's)
+    _picture_tasks: set[Any]
+    state: Any
+
+    def _own(self, values: dict[str, Any]) -> None:
+        raise NotImplementedError  # (the WebApp's)
 
     def report(self, message: str) -> None:
         raise NotImplementedError  # (the WebApp's)
@@ -66,15 +86,55 @@ class PictureActions:
 
     @page_trigger("export_picture")
     async def export_picture(self, settings: Any) -> Any:
-        """The user downloaded a picture of the view with ``settings`` (``picture.picture_settings``). What
-        it shows is copied at once; the render runs on a worker thread, one picture at a time, so that
-        drags and key edits, this page's and others', are answered meanwhile."""
+        """A picture of the view with ``settings`` (``picture.picture_settings``), in one call (scripts and
+        tests; the page's button takes ``start_picture`` and ``take_picture``, below). What it shows is
+        copied at once; the render runs on a worker thread, one picture at a time, so that drags and key
+        edits of other pages are answered meanwhile."""
+        data = await self._rendered(settings)
+        self.report("")
+        return self.server.protocol.addAttachment(data)
+
+    @page_trigger("start_picture")
+    def start_picture(self, settings: Any) -> str:
+        """The user clicked Picture .png: the picture of ``settings`` starts (checked and copied now) and
+        its id returns at once, so that the page's own drags and key edits are answered while it
+        renders (a page's calls are answered in turn); once made, its id joins ``pictures_done`` (or the
+        failure shows in the banner) and the page takes it (``take_picture``)."""
+        checked = picture_settings(settings)
+        job = picture_job(self.picture_props(checked), self.scene.renderer, checked)
+        ident = secrets.token_hex(8)
+        self._picture_tasks.add(asyncio.ensure_future(self._make_picture(ident, job)))
+        return ident
+
+    @page_trigger("take_picture")
+    def take_picture(self, ident: Any) -> Any:
+        """The page takes the picture ``start_picture`` made (once: it is let go)."""
+        data = self._pictures.pop(ident, None) if isinstance(ident, str) else None
+        if data is None:
+            raise ValueError(f"take picture {str(ident)[:40]!r}: no such picture made (or taken already)")
+        return self.server.protocol.addAttachment(data)
+
+    async def _rendered(self, settings: Any) -> bytes:
         checked = picture_settings(settings)
         job = picture_job(self.picture_props(checked), self.scene.renderer, checked)
         async with self.picture_turn:
-            data = await asyncio.get_running_loop().run_in_executor(None, job)
-        self.report("")
-        return self.server.protocol.addAttachment(data)
+            return await asyncio.get_running_loop().run_in_executor(None, job)
+
+    async def _make_picture(self, ident: str, job: Any) -> None:
+        try:
+            async with self.picture_turn:
+                data = await asyncio.get_running_loop().run_in_executor(None, job)
+        except Exception as exc:  # (the banner says why; the page stops waiting for it)
+            self.report(failure("picture", exc))
+            data = None
+        if data is not None:
+            while len(self._pictures) >= KEPT_PICTURES:  # (pictures never taken: the oldest go)
+                self._pictures.pop(next(iter(self._pictures)))
+            self._pictures[ident] = data
+        done = [*(self.state["pictures_done"] or [])[-(KEPT_PICTURES - 1) :], ident]
+        self._own({"pictures_done": done, "pictures_failed": [] if data is not None else [ident]})
+        self.state.flush()
+        self._picture_tasks = {t for t in self._picture_tasks if not t.done()}
 
 
 def section(app: Any) -> None:
@@ -99,5 +159,6 @@ def section(app: Any) -> None:
         v3.VCheckbox(label="Handles", v_model=("picture_handles", False), id="picture-handles", **_CHECK)
         v3.VCheckbox(label="Floor", v_model=("picture_floor", False), id="picture-floor", **_CHECK)
     # (as octet-stream: headless Chromium saves an image/png blob link as a 1x1 GIF placeholder)
-    download_button("btn-export-picture", "Picture .png", "picture.png", app.export_picture,
-                    "application/octet-stream", args=SETTINGS_JS)  # fmt: skip
+    v3.VBtn("Picture .png", id="btn-export-picture", prepend_icon="mdi-download", variant="tonal", size="small",
+            click=f"window.__fabrikPicture({SETTINGS_JS}, {file_name_js('picture.png')})")  # fmt: skip
+    client.ClientTriggers(mounted=PICTURE_JS)

@@ -112,3 +112,29 @@ def test_another_page_is_answered_while_a_picture_renders(two_pages) -> None:
     assert alpha.getextrema() == (0, 255)  # (clear air and the opaque mannequin)
     assert wh.get_state(a, "error_message") == ""
     assert srv.alive, srv.output()
+
+
+def test_the_page_that_asked_for_a_picture_is_answered_while_it_renders(two_pages) -> None:
+    """The Picture .png button (``start_picture``, then ``take_picture`` once it is made) returns at once:
+    the same page's typed coordinate, key edit and drag are answered while its 4096 x 4096 picture
+    renders (a page's calls are answered one after another: with one call for the picture, they waited
+    for it), and the download then arrives."""
+    a, _, srv = two_pages
+    for field, value in (("picture_width", SIDE), ("picture_height", SIDE), ("picture_transparent", True)):
+        a.evaluate("([k, v]) => window.trame.state.set(k, v)", [field, value])
+    button = wh.show_control(a, "#btn-export-picture")
+    with a.expect_download(timeout=120_000) as download:
+        button.click()
+        wh.wait_until(a, "() => window.trame.state.get('pictures_done') !== undefined")
+        answered = []
+        actions = b_actions(a)
+        for k, (name, action) in enumerate(actions):
+            action(k)
+            if (wh.get_state(a, "pictures_done") or []) != []:
+                break
+            answered.append(name)
+        assert answered == [name for name, _ in actions], answered
+    data = open(download.value.path(), "rb").read()
+    assert struct.unpack(">IIBB", data[16:26]) == (SIDE, SIDE, 8, RGBA)
+    assert wh.get_state(a, "error_message") == ""
+    assert srv.alive, srv.output()
