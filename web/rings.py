@@ -30,7 +30,8 @@ CATCH_PX = 16.0
 # Points on each ring.
 SEGMENTS = 96
 AXES = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
-COLOURS = {"x": (0.93, 0.27, 0.27), "y": (0.40, 0.80, 0.27), "z": (0.27, 0.52, 0.96), "view": (0.45, 0.45, 0.50)}
+COLOURS = {"x": (0.95, 0.40, 0.42), "y": (0.40, 0.80, 0.27), "z": (0.27, 0.52, 0.96), "view": (0.45, 0.45, 0.50)}
+# (X a lighter red than the falling centre of mass's: one red means one thing in the view.)
 # Within this share of ``RING_PX`` of the centre a press is the handle's (its drag), not a ring's: a ring
 # seen edge-on is a line through the handle.
 INNER = 0.5
