@@ -1,19 +1,23 @@
-"""The panel's "Picture" section and what its button does (``fabrik3d_web.picture``): the user sets the
+"""The panel's "Picture" section and what its buttons do (``fabrik3d_web.picture``): the user sets the
 picture's size, lens, projection, light, background and overlays, and downloads it as a PNG named after
-the scene (``hero-picture.png``).
+the scene (``hero-picture-<time>.png``); or, with the pass selector, one of the pictures that guide an
+image generator (OpenPose, depth, normal, outline: ``fabrik3d_web.passes``, the same camera and size),
+or every pass in one ZIP (All passes .zip).
 
 ``PictureActions`` is a part of ``fabrik3d_web.app.WebApp``; ``section`` declares the layout. State (the
 page's, sent whole with the download): ``picture_width``, ``picture_height`` (pixels),
 ``picture_lens`` (mm, 0: the view's; one of ``LENS_ITEMS``), ``picture_projection``, ``picture_light``,
 ``picture_background`` (``#rrggbb``), ``picture_transparent``, ``picture_sticks``, ``picture_handles``,
-``picture_floor``.
-Trigger: ``export_picture(settings)`` (``picture.picture_settings``' keys) -> the PNG, or null and
+``picture_floor``, ``picture_pass`` (``KINDS``). Triggers: ``start_picture(settings, kind)`` -> an id,
+then ``take_picture(id)`` -> the file once the id is in ``pictures_done`` (the buttons); for scripts
+``export_picture(settings)`` (``picture.picture_settings``' keys) -> the PNG in one call, or null and
 ``error_message``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 from typing import Any
 
@@ -21,6 +25,7 @@ from trame.widgets import client, html
 from trame.widgets import vuetify3 as v3
 
 from .download import file_name_js
+from .passes import PASSES, Figure, passes_job
 from .picture import LIGHTS, PROJECTIONS, PictureSettings, picture_job, picture_settings
 from .security import failure, page_trigger
 
@@ -32,17 +37,23 @@ LENS_ITEMS = [{"title": "as the view", "value": 0}] + [
 ]
 # Pictures made and not taken yet that the server keeps (and ids in ``pictures_done``).
 KEPT_PICTURES = 4
-# The page's side of Picture .png: start the picture, wait for its id in ``pictures_done`` (or
-# ``pictures_failed``), take it and save it under ``name``.
-PICTURE_JS = """window.__fabrikPicture = async (settings, name) => {
+# What a picture download may be: the colour picture, a pass for an image generator, all passes zipped.
+KINDS = ("picture", *PASSES, "zip")
+# The page's side of Picture .png and All passes .zip: start the picture of ``kind``, wait for its id in
+# ``pictures_done`` (or ``pictures_failed``), take it and save it under ``name``.
+PICTURE_JS = """window.__fabrikPicture = async (settings, name, kind) => {
   const t = window.trame, s = t.state;
-  const id = await t.trigger('start_picture', [settings]);
+  const id = await t.trigger('start_picture', [settings, kind]);
   if (!id) return;
   while (!(s.get('pictures_done') || []).includes(id)) await new window.Promise((ok) => window.setTimeout(ok, 50));
   if ((s.get('pictures_failed') || []).includes(id)) return;
   const data = await t.trigger('take_picture', [id]);
   if (data) t.utils.download(name, data, 'application/octet-stream');
 }"""
+# The pass selector's items: the colour picture, then the passes for image generators.
+PASS_ITEMS = [{"title": "colour picture", "value": "picture"}] + [
+    {"title": f"{k} (for image generators)", "value": k} for k in PASSES
+]
 # The settings object the download button sends, from the section's state.
 SETTINGS_JS = (
     "{width: Number(picture_width), height: Number(picture_height), lens_mm: Number(picture_lens),"
@@ -63,6 +74,7 @@ class PictureActions:
     _pictures: dict[str, bytes]  # (made, not taken yet: the WebApp's)
     _picture_tasks: set[Any]
     state: Any
+    controller: Any
 
     def _own(self, values: dict[str, Any]) -> None:
         raise NotImplementedError  # (the WebApp's)
@@ -95,13 +107,21 @@ class PictureActions:
         return self.server.protocol.addAttachment(data)
 
     @page_trigger("start_picture")
-    def start_picture(self, settings: Any) -> str:
-        """The user clicked Picture .png: the picture of ``settings`` starts (checked and copied now) and
-        its id returns at once, so that the page's own drags and key edits are answered while it
-        renders (a page's calls are answered in turn); once made, its id joins ``pictures_done`` (or the
-        failure shows in the banner) and the page takes it (``take_picture``)."""
+    def start_picture(self, settings: Any, kind: Any = "picture") -> str:
+        """The user clicked Picture .png (or All passes .zip): the picture of ``settings`` starts (checked
+        and copied now) and its id returns at once, so that the page's own drags and key edits are
+        answered while it renders (a page's calls are answered in turn); once made, its id joins
+        ``pictures_done`` (or the failure shows in the banner) and the page takes it (``take_picture``).
+        ``kind`` (``KINDS``): the colour picture, one pass for an image generator
+        (``fabrik3d_web.passes``: openpose, depth, normal, outline) or every pass in a ZIP."""
+        if not isinstance(kind, str) or kind not in KINDS:
+            raise ValueError(f"picture: expected one of {', '.join(KINDS)}, got {str(kind)[:40]!r}")
         checked = picture_settings(settings)
-        job = picture_job(self.picture_props(checked), self.scene.renderer, checked)
+        job = (
+            self._pass_job(checked, kind)
+            if kind != "picture"
+            else picture_job(self.picture_props(checked), self.scene.renderer, checked)
+        )
         ident = secrets.token_hex(8)
         self._picture_tasks.add(asyncio.ensure_future(self._make_picture(ident, job)))
         return ident
@@ -113,6 +133,22 @@ class PictureActions:
         if data is None:
             raise ValueError(f"take picture {str(ident)[:40]!r}: no such picture made (or taken already)")
         return self.server.protocol.addAttachment(data)
+
+    def _pass_job(self, checked: PictureSettings, kind: str) -> Any:
+        """The job making pass ``kind``'s PNG (or with ``"zip"`` every pass's file in one ZIP) of the pose
+        shown, as the picture frames it (``passes.passes_job``; the floor grid, sticks and handles left out)."""
+        c = self.controller
+        figure = Figure(c.scene.skeleton, c.result.positions, c.result.rotations, c.character)
+        bare = dataclasses.replace(checked, sticks=False, handles=False, floor=False)
+        chosen = PASSES if kind == "zip" else (kind,)
+        job = passes_job(self.picture_props(bare), self.scene.renderer, bare, chosen, [figure])
+        stem = self.state["file_stem"] or "fabrik3d"
+
+        def run() -> bytes:
+            made = job()
+            return made.zip(stem) if kind == "zip" else made.files()[f"{kind}.png"]
+
+        return run
 
     async def _rendered(self, settings: Any) -> bytes:
         checked = picture_settings(settings)
@@ -159,6 +195,14 @@ def section(app: Any) -> None:
         v3.VCheckbox(label="Handles", v_model=("picture_handles", False), id="picture-handles", **_CHECK)
         v3.VCheckbox(label="Floor", v_model=("picture_floor", False), id="picture-floor", **_CHECK)
     # (as octet-stream: headless Chromium saves an image/png blob link as a 1x1 GIF placeholder)
-    v3.VBtn("Picture .png", id="btn-export-picture", prepend_icon="mdi-download", variant="tonal", size="small",
-            click=f"window.__fabrikPicture({SETTINGS_JS}, {file_name_js('picture.png')})")  # fmt: skip
+    v3.VSelect(label="Pass", v_model=("picture_pass", "picture"), items=("picture_passes", PASS_ITEMS),
+               id="picture-pass", **_FIELD)  # fmt: skip
+    names = " : ".join(f"picture_pass === '{k}' ? {file_name_js(f'{k}.png')}" for k in KINDS[1:-1])
+    with html.Div(classes="d-flex", style="gap: 6px"):
+        v3.VBtn("Picture .png", id="btn-export-picture", prepend_icon="mdi-download", variant="tonal", size="small",
+                click=f"window.__fabrikPicture({SETTINGS_JS}, {names} : {file_name_js('picture.png')}, "
+                      "picture_pass)")  # fmt: skip
+        zipped = f"window.__fabrikPicture({SETTINGS_JS}, {file_name_js('passes.zip')}, 'zip')"
+        v3.VBtn("All passes .zip", id="btn-export-passes", prepend_icon="mdi-folder-zip-outline", variant="tonal",
+                size="small", click=zipped)  # fmt: skip
     client.ClientTriggers(mounted=PICTURE_JS)
