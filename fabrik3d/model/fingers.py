@@ -28,8 +28,10 @@ KNUCKLES: tuple[str, ...] = ("01", "02", "03")
 # The thumb's range (degrees, from straight), as its limits (``finger_limits``) allow: its three
 # joints' flexion (extension negative), its base knuckle's spread (each way) and twist.
 THUMB_RANGE: tuple[tuple[float, float], ...] = ((-20, 50), (-10, 60), (-10, 80), (-30, 30), (-30, 30))
-# Flexed fingers converge toward a line this far (m) palm-side of the middle finger's knuckle (``closing``).
-CONVERGE = 0.1
+# Flexed fingers converge toward a line this far palm-side of the middle finger's knuckle, in widths of
+# the hand across its base knuckles (``closing``; the preset's hand: 0.051 m wide, the line 0.1 m off):
+# a bigger or smaller hand closes alike.
+CONVERGE = 2.0
 # The same for the other four fingers.
 FINGER_RANGE: tuple[tuple[float, float], ...] = ((-25, 90), (-5, 110), (-5, 90), (-15, 15), (-10, 10))
 
@@ -63,19 +65,22 @@ def hand_axes(
 
 
 def closing(finger: str, across: np.ndarray, palm: np.ndarray, offset: float = 0.0) -> np.ndarray:
-    """The direction a finger closes toward: the palm side, tilted toward the line ``CONVERGE`` (m)
-    palm-side of the middle finger's knuckle, ``offset`` (m) being the finger's knuckle's from the
-    middle one's along ``across`` (flexed fingers converge, as a hand's do); the thumb's tilted
-    toward the little finger."""
+    """The direction a finger closes toward: the palm side, tilted toward the line ``CONVERGE`` hand
+    widths palm-side of the middle finger's knuckle, ``offset`` (hand widths: ``knuckle_offset``) being
+    the finger's knuckle's from the middle one's along ``across`` (flexed fingers converge, as a hand's
+    do); the thumb's tilted toward the little finger."""
     return _unit(palm - 0.7 * across) if finger == "thumb" else _unit(CONVERGE * palm - offset * across)
 
 
 def knuckle_offset(points: np.ndarray, bases: Mapping[str, int], finger: str, across: np.ndarray) -> float:
-    """How far (along ``across``, in the units of ``points``) the base knuckle of ``finger`` lies from
-    the middle finger's (``bases``: finger -> base joint index); 0 without a middle finger."""
+    """How far (along ``across``, in widths of the hand: the span of its base knuckles along ``across``)
+    the base knuckle of ``finger`` lies from the middle finger's (``bases``: finger -> base joint
+    index); 0 without a middle finger or a width."""
     if finger not in bases or "middle" not in bases:
         return 0.0
-    return float((points[bases[finger]] - points[bases["middle"]]) @ across)
+    along = [float(points[j] @ across) for j in bases.values()]
+    width = max(along) - min(along)
+    return 0.0 if width <= 1e-12 else float((points[bases[finger]] - points[bases["middle"]]) @ across) / width
 
 
 def flexion_axis(bone: np.ndarray, toward: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ from fabrik3d.solver.fk import joint_turn, turn_joint
 # form since its wrists hold (posing.stiffness wrist_l, wrist_r: presets.WRIST_STIFFNESS, issue 29).
 REST_SHA = "99f37c3604ff2d58d34ddfa504d3d71fbe60f6725709e1c2271ae95b2f152f89"
 # (its arms hang: issue 50; its fingers' flexion axes converge toward the palm, so a fist closes: issue 51)
-JSON_SHA = "feb039ffbe2916212e3b1d9bf61e430833baea2168622e59bc0b878598e5c4d9"
+JSON_SHA = "ad6bfe3799d359f5b6ad5f67d4d03e1bf16c1b4aec56ea4f5632bec44b7b6926"
 FRAMES_SHA = "7bb147a949daad603bae4514888306fd1cba33f34326919a8b81607e6097a014"
 ODD = {"head": 1.3, "shoulder_width": 1.2, "hip_width": 0.8, "arm": 1.15, "leg": 0.9, "torso": 1.1, "hand": 1.3}
 
