@@ -102,3 +102,27 @@ def test_the_readout_names_the_axis_of_an_axis_view_only() -> None:
     assert view_axis(camera(True, (3.0, 0.0, 4.0))) is None
     assert readout((0.245, 1.0, 0.07), 0) == "depth X +0.245 m"
     assert readout((0.245, 1.0, 0.07), None) == ""
+
+
+def test_the_shadow_lies_on_the_floor_under_the_dragged_handle_in_the_view() -> None:
+    """In-process (the real VTK scene): while a handle is dragged its shadow's centre is the handle's X
+    and Z on the floor, the drop line joins them; let go, both are hidden."""
+    from fabrik3d_web.app import WebApp
+    from trame.app import get_server
+
+    app = WebApp(server=get_server("fabrik3d-test-depth", client_type="vue3"))
+    app.state.ready()
+    app.scene.render_window.SetSize(400, 300)
+    widget = app.scene.handles["target", "hand_l"]
+    start = np.array(widget.GetRepresentation().GetWorldPosition())
+    app.grab_handle("target", "hand_l", start)
+    app.drag_handle("target", "hand_l", start + np.array([0.1, 0.2, 0.15]))
+    cues = app._depth_cues
+    floor = app.controller.scene.floor
+    handle = np.array(widget.GetRepresentation().GetWorldPosition())
+    centre = np.array(cues.disc.GetCenter())
+    assert np.allclose(centre[[0, 2]], handle[[0, 2]]) and abs(centre[1] - floor) < 0.01
+    assert np.allclose(cues.line.GetPoint1(), handle) and np.allclose(cues.line.GetPoint2(), centre)
+    assert all(a.GetVisibility() for a in cues.actors)
+    app.release_handle("target", "hand_l", handle)
+    assert not any(a.GetVisibility() for a in cues.actors) and app.state.drag_depth == ""

@@ -145,3 +145,37 @@ def test_a_near_miss_neither_turns_nor_orbits_and_esc_hides_the_rings(page) -> N
     wh.wait_until(page, "() => window.trame.state.get('rings_on') === 'target:hand_l'")
     click(page, far)  # (a click on empty space hides them too)
     wh.wait_until(page, "() => window.trame.state.get('rings_on') === ''")
+
+
+def test_alt_click_on_a_joint_shows_its_rings_and_a_ring_turns_it_about_that_axis(page) -> None:
+    """Alt + click chooses a joint and shows the rings on it (forward kinematics); a drag along its Z ring
+    (the Front view) turns the joint about world Z: the shoulder and the chest stay put, the hanging arm
+    swings out about the shoulder in the picture's plane, and one undo takes it back."""
+    view(page, "front")
+    box = wh.view_box(page)
+    jx, jy = wh.trigger(page, "joint_screen_position", ["shoulder_l"])
+    shoulder = (box["x"] + jx, box["y"] + jy)
+    page.keyboard.down("Alt")
+    try:
+        click(page, shoulder)
+    finally:
+        page.keyboard.up("Alt")
+    wh.wait_until(page, "() => window.trame.state.get('rings_on') === 'joint:shoulder_l'")
+    wh.wait_until(page, "() => window.trame.state.get('alt_held') === false")
+    wh.settle(page)
+    rest = pose(page)
+    page.screenshot(path=str(ARTIFACTS / "rings-joint-shoulder.png"))
+    ring_drag(page, shoulder, RING, -60.0, 30.0)
+    wh.settle(page)
+    got = pose(page)
+    elbow_j, shoulder_j, chest_j = (BODY.index(n) for n in ("elbow_l", "shoulder_l", "chest"))
+    np.testing.assert_allclose(got[[shoulder_j, chest_j]], rest[[shoulder_j, chest_j]], atol=1e-6)
+    before, after = rest[elbow_j] - rest[shoulder_j], got[elbow_j] - got[shoulder_j]
+    assert abs(before[2] - after[2]) < 0.01  # (about Z: the upper arm's depth kept)
+    cross, dot = before[0] * after[1] - before[1] * after[0], before[0] * after[0] + before[1] * after[1]
+    swung = math.degrees(math.atan2(cross, dot))
+    assert 20.0 <= swung <= 35.0, swung  # (counterclockwise on the screen, as dragged: outward)
+    wh.trigger(page, "undo")
+    wh.wait_until(page, "() => window.trame.state.get('can_redo') === true")
+    wh.settle(page)
+    np.testing.assert_allclose(pose(page), rest, atol=1e-6)
