@@ -421,7 +421,8 @@ async def shape_latencies(page: Any, count: int) -> list[float]:
     return out
 
 
-CASES = ("camera", "hand", "hand, within reach", "hand, limits off", "hand, mannequin", "hand, ring")
+# (the ring's turn before the last drag: the check that the drag moved the hand reads the last case's pose)
+CASES = ("camera", "hand", "hand, within reach", "hand, limits off", "hand, ring", "hand, mannequin")
 # The Z ring's radius on the page in the Front view (CSS pixels: ``fabrik3d_web.rings.RING_PX``), and the
 # angle on it (degrees, counterclockwise from the right) where a ring drag starts: off the edge-on X and Y rings.
 RING_PX, RING_START = 46.0, -45.0
