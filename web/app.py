@@ -293,8 +293,9 @@ class WebApp(
 
     @page_trigger("export_take_glb")
     def export_take_glb(self) -> Any:
-        """The user clicked export take: the take as an animated binary glTF."""
-        return self._file(self.controller.take_glb)
+        """The user clicked export take: the take as an animated binary glTF (with the mannequin's body when
+        the Mannequin box is on)."""
+        return self._file(lambda: self.controller.take_glb(self.state.export_mannequin is True))
 
     @page_trigger("export_take_json")
     def export_take_json(self) -> Any:

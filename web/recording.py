@@ -73,9 +73,10 @@ class Recording:
         frames = list(zip(self.take_positions, self.take_rotations))
         return Take.from_frames(self.scene.skeleton, frames, self.take_times)
 
-    def take_glb(self) -> bytes:
-        """The take as an animated binary glTF (a character's own file with it: ``Characters.animation_glb``)."""
-        return self.animation_glb(self.take(), "take")
+    def take_glb(self, mannequin: bool = False) -> bytes:
+        """The take as an animated binary glTF (a character's own file with it: ``Characters.animation_glb``;
+        with ``mannequin``, the mannequin's body moving with the bones, as ``Anim .glb``)."""
+        return self.animation_glb(self.take(), "take", mannequin)
 
     def take_json(self) -> str:
         """The take as the JSON file the CLI reads (``fabrik3d.take.take_to_json``)."""

@@ -205,3 +205,17 @@ def test_a_characters_animation_ignores_the_mannequin(tmp_path: Path) -> None:
     c = Controller(Scene(model.skeleton), "hero.glb", model)
     c.set_key()
     assert c.baked_glb(True) == c.baked_glb(False)
+
+
+def test_the_recorded_take_glb_follows_the_mannequin_box_too(tmp_path: Path) -> None:
+    """The Take panel's .glb, like Anim .glb: with the Mannequin box on, the mannequin's body skinned to
+    the bones (valid glTF); off, the sticks."""
+    c = Controller()
+    c.start_recording()
+    for k in range(6):
+        c.move_target("hand_l", [0.2 + 0.02 * k, 1.2, 0.3])
+    c.stop_recording()
+    for mannequin, name in ((True, "fabrik3d_body"), (False, "fabrik3d_bones")):
+        path = tmp_path / f"take-{mannequin}.glb"
+        path.write_bytes(c.take_glb(mannequin))
+        assert [m["name"][: len(name)] for m in load_character(path).document["meshes"]] == [name]
