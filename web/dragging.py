@@ -28,6 +28,7 @@ from trame.decorators import change
 from fabrik3d.model.mass import rest_ground
 
 from .depth_cues import DepthCues
+from .vtk_parts import display_ray
 
 AXES = {"x": np.array([1.0, 0.0, 0.0]), "y": np.array([0.0, 1.0, 0.0]), "z": np.array([0.0, 0.0, 1.0])}
 LOCKS = ("", "x", "y", "z", "ground")  # "": free (the camera's plane)
@@ -244,15 +245,7 @@ class DragActions:
 
     def scene_ray(self) -> tuple[np.ndarray, np.ndarray]:
         """The mouse's ray through the view at the interactor's event position (scene units)."""
-        renderer = self.scene.renderer
-        x, y = self.scene.interactor.GetEventPosition()
-        ends = []
-        for depth in (0.0, 1.0):
-            renderer.SetDisplayPoint(float(x), float(y), depth)
-            renderer.DisplayToWorld()
-            w = np.array(renderer.GetWorldPoint(), dtype=float)
-            ends.append(w[:3] / w[3] if w[3] else w[:3])
-        return ends[0], ends[1] - ends[0]
+        return display_ray(self.scene.renderer, *self.scene.interactor.GetEventPosition())
 
     @change("drag_lock", "drag_key")
     def check_drag_lock(self, drag_lock: Any = "", drag_key: Any = "", **_: Any) -> None:

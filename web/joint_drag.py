@@ -21,6 +21,8 @@ import numpy as np
 from fabrik3d import rotations as rot
 from fabrik3d.solver.fk import joint_turn
 
+from .vtk_parts import display_ray, toward_viewer
+
 # A press within this many render-window pixels of a joint picks it.
 PICK_PX = 14.0
 # A finger's joint (a rider: ``Skeleton.riders``) is picked only when its bone to its parent is this
@@ -55,11 +57,7 @@ class MouseTurn:
 
     def toward_viewer(self) -> np.ndarray:
         """``(3,)`` the unit line of sight, toward the viewer (the camera's, in either projection)."""
-        camera = self.scene.renderer.GetActiveCamera()
-        toward = np.array(camera.GetPosition()) - np.array(camera.GetFocalPoint())
-        if camera.GetParallelProjection() or not np.any(toward):
-            toward = -np.array(camera.GetDirectionOfProjection())
-        return toward / np.linalg.norm(toward)
+        return toward_viewer(self.scene.renderer.GetActiveCamera())
 
     show_rings: Callable[[str, str], None]  # (the RingTurn part's)
 
@@ -86,18 +84,12 @@ class MouseTurn:
     def _in_plane(self, turning: dict[str, Any], x: float, y: float) -> float | None:
         """The angle of the mouse's ray's meeting with the ring's plane about its axis (``swept``), or
         None where the plane is seen nearly edge-on or the point lies on the axis."""
-        ren, ends = self.scene.renderer, []
-        for depth in (0.0, 1.0):
-            ren.SetDisplayPoint(float(x), float(y), depth)
-            ren.DisplayToWorld()
-            w = np.array(ren.GetWorldPoint(), dtype=float)
-            ends.append(w[:3] / w[3] if w[3] else w[:3])
+        near, ray = display_ray(self.scene.renderer, x, y)
         axis, origin = np.asarray(turning["axis"], dtype=float), turning["origin"]
-        ray = ends[1] - ends[0]
         ray /= np.linalg.norm(ray)
         if abs(float(ray @ axis)) < EDGE_ON:
             return None
-        hit = ends[0] + ray * float((origin - ends[0]) @ axis) / float(ray @ axis) - origin
+        hit = near + ray * float((origin - near) @ axis) / float(ray @ axis) - origin
         u = np.cross(axis, [1.0, 0.0, 0.0] if abs(axis[0]) < 0.9 else [0.0, 1.0, 0.0])
         u /= np.linalg.norm(u)
         v = np.cross(axis, u)

@@ -102,7 +102,7 @@ class PictureActions:
         tests; the page's button takes ``start_picture`` and ``take_picture``, below). What it shows is
         copied at once; the render runs on a worker thread, one picture at a time, so that drags and key
         edits of other pages are answered meanwhile."""
-        data = await self._rendered(settings)
+        data = await self._run(self._job(settings, "picture"))
         self.report("")
         return self.server.protocol.addAttachment(data)
 
@@ -114,14 +114,7 @@ class PictureActions:
         ``pictures_done`` (or the failure shows in the banner) and the page takes it (``take_picture``).
         ``kind`` (``KINDS``): the colour picture, one pass for an image generator
         (``fabrik3d_web.passes``: openpose, depth, normal, outline) or every pass in a ZIP."""
-        if not isinstance(kind, str) or kind not in KINDS:
-            raise ValueError(f"picture: expected one of {', '.join(KINDS)}, got {str(kind)[:40]!r}")
-        checked = picture_settings(settings)
-        job = (
-            self._pass_job(checked, kind)
-            if kind != "picture"
-            else picture_job(self.picture_props(checked), self.scene.renderer, checked)
-        )
+        job = self._job(settings, kind)
         ident = secrets.token_hex(8)
         self._picture_tasks.add(asyncio.ensure_future(self._make_picture(ident, job)))
         return ident
@@ -133,6 +126,21 @@ class PictureActions:
         if data is None:
             raise ValueError(f"take picture {str(ident)[:40]!r}: no such picture made (or taken already)")
         return self.server.protocol.addAttachment(data)
+
+    def _job(self, settings: Any, kind: Any) -> Any:
+        """The picture of ``settings`` of ``kind`` (``KINDS``), checked and copied now: the function that
+        makes its file's bytes, to run on a worker thread (``_run``)."""
+        if not isinstance(kind, str) or kind not in KINDS:
+            raise ValueError(f"picture: expected one of {', '.join(KINDS)}, got {str(kind)[:40]!r}")
+        checked = picture_settings(settings)
+        if kind != "picture":
+            return self._pass_job(checked, kind)
+        return picture_job(self.picture_props(checked), self.scene.renderer, checked)
+
+    async def _run(self, job: Any) -> bytes:
+        """``job``'s bytes, made on a worker thread, one picture at a time (its memory bounded)."""
+        async with self.picture_turn:
+            return await asyncio.get_running_loop().run_in_executor(None, job)
 
     def _pass_job(self, checked: PictureSettings, kind: str) -> Any:
         """The job making pass ``kind``'s PNG (or with ``"zip"`` every pass's file in one ZIP) of the pose
@@ -150,16 +158,9 @@ class PictureActions:
 
         return run
 
-    async def _rendered(self, settings: Any) -> bytes:
-        checked = picture_settings(settings)
-        job = picture_job(self.picture_props(checked), self.scene.renderer, checked)
-        async with self.picture_turn:
-            return await asyncio.get_running_loop().run_in_executor(None, job)
-
     async def _make_picture(self, ident: str, job: Any) -> None:
         try:
-            async with self.picture_turn:
-                data = await asyncio.get_running_loop().run_in_executor(None, job)
+            data: bytes | None = await self._run(job)
         except Exception as exc:  # (the banner says why; the page stops waiting for it)
             self.report(failure("picture", exc))
             data = None

@@ -21,6 +21,8 @@ from vtkmodules.vtkCommonCore import vtkPoints
 from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
 from vtkmodules.vtkRenderingCore import vtkActor, vtkPolyDataMapper
 
+from .vtk_parts import toward_viewer
+
 # The rings' radii on the screen (render pixels at a pixel scale of 1).
 RING_PX = 46.0
 VIEW_RING_PX = 56.0
@@ -116,11 +118,7 @@ class Rings:
 
     def toward_viewer(self) -> np.ndarray:
         """``(3,)`` the unit line of sight toward the viewer (either projection)."""
-        camera = self.renderer.GetActiveCamera()
-        toward = np.array(camera.GetPosition()) - np.array(camera.GetFocalPoint())
-        if camera.GetParallelProjection() or not np.any(toward):
-            toward = -np.array(camera.GetDirectionOfProjection())
-        return toward / np.linalg.norm(toward)
+        return toward_viewer(self.renderer.GetActiveCamera())
 
     def axis(self, ring: str) -> np.ndarray:
         """``(3,)`` the unit axis of ``ring`` (``"x"``, ``"y"``, ``"z"`` or ``"view"``: toward the viewer)."""

@@ -264,3 +264,23 @@ def check_view(view: Any) -> None:
     """``ValueError`` naming the views unless ``view`` is one of ``VIEWS``."""
     if not isinstance(view, str) or view not in VIEWS:
         raise ValueError(f"view: expected one of {', '.join(VIEWS)}, got {str(view)[:40]!r}")
+
+
+def toward_viewer(camera: Any) -> np.ndarray:
+    """``(3,)`` the unit line of sight of the ``vtkCamera`` ``camera``, toward the viewer (either projection)."""
+    toward = np.array(camera.GetPosition()) - np.array(camera.GetFocalPoint())
+    if camera.GetParallelProjection() or not np.any(toward):
+        toward = -np.array(camera.GetDirectionOfProjection())
+    return toward / np.linalg.norm(toward)
+
+
+def display_ray(renderer: Any, x: float, y: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ray through render-window pixel ``(x, y)`` (origin bottom-left) of ``renderer``: its point on
+    the near plane and its direction to the far plane's (scene units)."""
+    ends = []
+    for depth in (0.0, 1.0):
+        renderer.SetDisplayPoint(float(x), float(y), depth)
+        renderer.DisplayToWorld()
+        w = np.array(renderer.GetWorldPoint(), dtype=float)
+        ends.append(w[:3] / w[3] if w[3] else w[:3])
+    return ends[0], ends[1] - ends[0]
