@@ -16,6 +16,7 @@ from typing import Any
 from fabrik3d.batch.solve import BatchResult, solve_batch
 from fabrik3d.io.pose_library import delete_pose, load_library, save_pose, starter_poses
 from fabrik3d.io.scene import Scene, load_scene, save_scene
+from fabrik3d.io.stage import Stage, load_stage, save_stage
 from fabrik3d.model.constraints import Cone, EllipticalCone, Hinge, Rigid, Twist
 from fabrik3d.model.mass import center_of_mass, support_area
 from fabrik3d.model.mirror import mirror_goals
@@ -41,6 +42,7 @@ __all__ = [
     "Scene",
     "Skeleton",
     "SolveResult",
+    "Stage",
     "Swivel",
     "Target",
     "Twist",
@@ -52,11 +54,13 @@ __all__ = [
     "free",
     "load_library",
     "load_scene",
+    "load_stage",
     "look_at",
     "mirror_goals",
     "pin",
     "save_pose",
     "save_scene",
+    "save_stage",
     "shape_hand",
     "solve",
     "solve_batch",
@@ -71,6 +75,7 @@ __version__ = "0.1.0"
 _SUBMODULES = frozenset(
     {
         "animation", "batch", "checks", "cli", "display", "io", "model", "notebook", "pictures", "rotations", "solver",
+        "stage",
         # the old paths (thin re-exports of the layers' modules)
         "chain", "constraints", "frames", "gltf", "presets", "scene", "skeleton", "take", "targets",
     }

@@ -39,6 +39,9 @@ from fabrik3d.cli_pose import _solve_scene, apply_targets, parse_target
 from fabrik3d.cli_render import add_render_parser, cmd_render
 from fabrik3d.io import bake, character, character_export, files, gltf, outputs, take
 from fabrik3d.io.scene import Scene, scene_or_preset
+from fabrik3d.io.stage import Stage, stage_file
+from fabrik3d.io.stage_gltf import export_stage_pose
+from fabrik3d.io.stage_pose import solve_stage
 from fabrik3d.model import presets
 from fabrik3d.solver.hands import SHAPES
 
@@ -198,6 +201,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
         raise ValueError("export: --mannequin dresses a scene or preset's pose (a character has its own mesh)")
     if args.scene is not None and args.scene.lower().endswith((".glb", ".gltf")):
         return _export_character(args)
+    several = None if args.scene is None else stage_file(args.scene)
+    if several is not None:
+        return _export_stage(args, several)
     if args.scene is not None and args.take is not None:
         raise ValueError("export: give a scene or preset, or --take TAKE.json, not both")
     if args.name is not None:
@@ -219,6 +225,22 @@ def _cmd_export(args: argparse.Namespace) -> int:
     gltf.export_pose(scene.skeleton, result, args.output, mannequin=args.mannequin)
     state = "converged" if result.converged else "not converged"
     print(f"wrote {args.output}: pose of {len(scene.skeleton)} joints ({state}, {result.iterations} iterations)")
+    return 0
+
+
+def _export_stage(args: argparse.Namespace, several: Stage) -> int:
+    """``export STAGE.json``: every figure's pose (contacts kept) and every prop in one file."""
+    options = {"--take": args.take, "--target": args.target, "--turn": args.turn, "--look": args.look,
+               "--hand": args.hand, "--name": args.name, "--rig-map": args.rig_map}  # fmt: skip
+    given = [o for o, v in options.items() if v]
+    if given:
+        raise ValueError(f"export: {given[0]} applies to a scene of one figure; {args.scene} holds a stage")
+    with _about(args.scene, args.output):
+        pose = solve_stage(several)
+        export_stage_pose(several, pose.poses, args.output, mannequin=args.mannequin)
+    gap = max(pose.gaps.values(), default=0.0)
+    contacts = f", contacts within {gap * 1e3:.1f} mm" if pose.gaps else ""
+    print(f"wrote {args.output}: {len(several.figures)} figures and {len(several.props)} props{contacts}")
     return 0
 
 

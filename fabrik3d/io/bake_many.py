@@ -32,6 +32,8 @@ from typing import Any
 from fabrik3d import checks
 from fabrik3d.io import bake, bake_file, files, outputs
 from fabrik3d.io.scene import scene_or_preset
+from fabrik3d.io.stage import stage_file
+from fabrik3d.io.stage_bake import bake_stage_file, stage_animation
 
 # Tries of a scene's task beyond the first when its worker is lost.
 RETRIES = 2
@@ -69,6 +71,15 @@ def bake_scene_file(
     the scene, or when ``output`` is the scene file (``fabrik3d.io.outputs``)."""
     outputs.check_outputs([(output, scene)], [scene])
     t0 = time.perf_counter()
+    several = stage_file(scene)
+    if several is not None:  # figures and props: one file of them all (fabrik3d.io.stage_bake)
+        if method != "warm" or backend != "numpy":
+            raise ValueError(f"{checks.cut(scene)}: a stage of several figures bakes with --method warm on numpy")
+        takes = bake_stage_file(several, output, frames, fps, kind)
+        count = sum(len(f.scene.skeleton) for f in several.figures)
+        rate = float(fps) if fps is not None else stage_animation(several).fps
+        return Baked(scene, str(output), len(takes[0].times), rate, time.perf_counter() - t0, None,
+                     _first(several, frames), count)  # fmt: skip
     loaded = scene_or_preset(scene)
     if loaded.animation is None or not loaded.animation.keys:
         raise ValueError(f"{checks.cut(scene)}: no keys to bake (a scene file of version 3 with an 'animation')")
@@ -92,6 +103,10 @@ def bake_scene_file(
     )
     seconds = time.perf_counter() - t0
     return Baked(scene, str(output), len(span), float(animation.fps), seconds, None, span.start, len(loaded.skeleton))
+
+
+def _first(stage: Any, frames: Any) -> int:
+    return stage_animation(stage).start if frames is None else int(frames[0])
 
 
 def outputs_for(scenes: Sequence[str], out_dir: str | os.PathLike[str], suffix: str = ".glb") -> list[Path]:

@@ -55,8 +55,12 @@ from fabrik3d.solver.tree import SolveResult, solve
 
 FORMAT = "fabrik3d.scene"
 VERSION = 3
-# Versions this module reads (1: without ``posing``; 2: without ``animation``).
-READS = (1, 2, 3)
+# Versions this module reads (1: without ``posing``; 2: without ``animation``; 4: a stage of one figure).
+READS = (1, 2, 3, 4)
+# A stage's version (``fabrik3d.io.stage``: several figures and props), and the keys a figure's entry
+# adds to a version 3 scene's.
+STAGE_VERSION = 4
+FIGURE_KEYS = ("name", "position", "facing", "tint", "hidden", "locked")
 
 
 @dataclass
@@ -128,11 +132,12 @@ class Scene:
             except ValueError as exc:
                 raise ValueError(f"animation: {exc}") from None
 
-    def solve(self, positions: np.ndarray | None = None) -> SolveResult:
-        """``fabrik3d.solve`` with this scene's targets and settings."""
+    def solve(self, positions: np.ndarray | None = None, goals: Mapping[str, Any] | None = None) -> SolveResult:
+        """``fabrik3d.solve`` with this scene's targets and settings, from ``positions`` (``(n, 3)``, default the
+        rest pose); ``goals`` (effector name -> ``(3,)`` point) add to the targets or replace theirs."""
         return solve(
             self.skeleton,
-            self.targets,
+            self.targets if not goals else {**self.targets, **goals},
             positions=positions,
             root_target=self.root_target,
             weights=self.weights,
@@ -175,6 +180,8 @@ class Scene:
             raise ValueError(f"format: expected {FORMAT!r}, got {checks.quoted(data.get('format'))}")
         if type(data.get("version")) is not int or data.get("version") not in READS:
             raise ValueError(f"version: expected one of {READS}, got {checks.quoted(data.get('version'))}")
+        if data["version"] == STAGE_VERSION:
+            return cls.from_dict(_one_figure(data), max_joints)
         if data["version"] == 1 and "posing" in data:
             raise ValueError("posing: needs version 2")
         for newer in ("animation", "character"):
@@ -212,6 +219,23 @@ class Scene:
             check_floor(solver.get("floor"), skeleton, "solver.floor", "a height or null"),
             _solver_balance(solver.get("balance", False)),
         )
+
+
+def _one_figure(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 4 file's one figure as a version 3 scene's JSON (``fabrik3d.io.stage`` reads several)."""
+    figures = data.get("figures")
+    if not isinstance(figures, list) or not figures:
+        raise ValueError("figures: expected a list of one figure or more")
+    if len(figures) != 1 or data.get("props") or data.get("contacts"):
+        raise ValueError("figures: a stage of several figures, props or contacts; read it with fabrik3d.load_stage")
+    figure = figures[0]
+    if not isinstance(figure, Mapping):
+        raise ValueError("figures[0]: expected an object")
+    position, facing = figure.get("position", [0, 0, 0]), figure.get("facing", 0)
+    if not (isinstance(position, list) and all(x == 0 for x in position)) or facing != 0:
+        raise ValueError("figures[0]: placed away from the origin; read it with fabrik3d.load_stage")
+    body = {k: v for k, v in figure.items() if k not in FIGURE_KEYS and k not in ("format", "version")}
+    return {**body, "format": FORMAT, "version": VERSION}
 
 
 def _solver_balance(value: Any) -> bool:

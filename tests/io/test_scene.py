@@ -230,9 +230,10 @@ def _edit(fn) -> str:
         ("null", r"^in\.json: scene: expected a JSON object"),
         (_bad(format="fabrik3d.pose"), r"^in\.json: format: expected 'fabrik3d\.scene', got 'fabrik3d\.pose'"),
         (_bad(format=None), r"^in\.json: format: expected 'fabrik3d\.scene'"),
-        (_bad(version=4), r"^in\.json: version: expected one of \(1, 2, 3\), got 4"),
-        (_bad(version="1"), r"^in\.json: version: expected one of \(1, 2, 3\), got '1'"),
-        (_edit(lambda d: d.pop("version")), r"^in\.json: version: expected one of \(1, 2, 3\), got None"),
+        (_bad(version=5), r"^in\.json: version: expected one of \(1, 2, 3, 4\), got 5"),
+        (_bad(version=4), r"^in\.json: figures: expected a list of one figure or more"),
+        (_bad(version="1"), r"^in\.json: version: expected one of \(1, 2, 3, 4\), got '1'"),
+        (_edit(lambda d: d.pop("version")), r"^in\.json: version: expected one of \(1, 2, 3, 4\), got None"),
         (_posed(lambda d: d.update(version=1)), r"^in\.json: posing: needs version 2"),
         (_posed(lambda d: d["posing"]["stiffness"].update(chest=2)), r"^in\.json: posing\.stiffness\.chest: expected"),
         (

@@ -1,0 +1,184 @@
+"""glTF 2.0 export of a stage: every figure (its armature and its skinned sticks or mannequin) and every prop
+in one file, a pose or an animation.
+
+Each figure is ``fabrik3d.io.gltf``'s document of one skeleton (the same joint nodes, skin and mesh),
+with its root joint the child of a node named after the figure that holds its ``Placement`` (so its
+joints' world frames are the stage's); its skinned mesh node, named ``"<figure> body"``, is a root of
+the scene. A prop is a node named after it with a mesh of its shape (``fabrik3d.model.props.prop_mesh``,
+its colour as the material) scaled by its size: a free prop at the scene's root with its world
+transform, a held one the child of its joint's node with its transform relative to that joint (it
+follows the joint in every frame, as a Blender child of a bone does). An animation has one clip,
+``"take"``, that keys every figure's joints at the same times. A ``"mesh"`` prop is written as its
+bounding box (its file is not embedded).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from fabrik3d import __version__
+from fabrik3d.io import files, gltf
+from fabrik3d.io.gltf_format import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER
+from fabrik3d.io.stage import Stage
+from fabrik3d.io.take import Take, check_pose
+from fabrik3d.model.props import Prop, prop_mesh
+
+__all__ = ["export_stage_animation", "export_stage_pose", "stage_animation_glb_bytes", "stage_pose_glb_bytes"]
+
+
+def stage_pose_glb_bytes(stage: Stage, poses: Sequence[Any], mannequin: bool = False) -> bytes:
+    """A ``.glb`` of one pose of ``stage``: ``poses[i]`` is figure ``i``'s (``.positions`` ``(n, 3)`` and
+    ``.rotations`` ``(n, 4)``, in its own coordinates: ``StagePose.poses``)."""
+    return gltf._glb(*_pose_document(stage, poses, mannequin))
+
+
+def export_stage_pose(
+    stage: Stage, poses: Sequence[Any], path: str | os.PathLike[str], mannequin: bool = False
+) -> None:
+    """Write one pose of ``stage`` to a ``.glb`` or ``.gltf`` file, atomically (``stage_pose_glb_bytes``)."""
+    encode = gltf._encoder(path)
+    files.write_atomic(path, encode(*_pose_document(stage, poses, mannequin)))
+
+
+def stage_animation_glb_bytes(stage: Stage, takes: Sequence[Take], mannequin: bool = False) -> bytes:
+    """A ``.glb`` of an animation of ``stage``: ``takes[i]`` is figure ``i``'s, all at the same times."""
+    return gltf._glb(*_animation_document(stage, takes, mannequin))
+
+
+def export_stage_animation(
+    stage: Stage, takes: Sequence[Take], path: str | os.PathLike[str], mannequin: bool = False, kind: str | None = None
+) -> None:
+    """Write an animation of ``stage`` to a ``.glb`` or ``.gltf`` file, atomically (``stage_animation_glb_bytes``);
+    ``kind`` (``".glb"`` or ``".gltf"``) where ``path``'s name does not end in it (a staged file)."""
+    encode = gltf._encoder(path if kind is None else f"file{kind}")
+    files.write_atomic(path, encode(*_animation_document(stage, takes, mannequin)))
+
+
+def _pose_document(stage: Stage, poses: Sequence[Any], mannequin: bool) -> tuple[dict[str, Any], bytes]:
+    if len(poses) != len(stage.figures):
+        raise ValueError(f"poses: expected {len(stage.figures)} (one per figure), got {len(poses)}")
+    rigs = []
+    for i, (f, pose) in enumerate(zip(stage.figures, poses)):
+        if not (hasattr(pose, "positions") and hasattr(pose, "rotations")):
+            raise ValueError(f"poses[{i}]: expected a SolveResult, got {type(pose).__name__}")
+        sk = f.scene.skeleton
+        rigs.append(gltf.local_transforms(sk, *check_pose(sk, pose.positions, pose.rotations)))
+    blob = gltf._Blob()
+    doc, _ = _document(blob, stage, rigs, mannequin)
+    return doc, blob.data()
+
+
+def _animation_document(stage: Stage, takes: Sequence[Take], mannequin: bool) -> tuple[dict[str, Any], bytes]:
+    if len(takes) != len(stage.figures):
+        raise ValueError(f"takes: expected {len(stage.figures)} (one per figure), got {len(takes)}")
+    for i, (f, take) in enumerate(zip(stage.figures, takes)):
+        if not isinstance(take, Take) or take.skeleton.names != f.scene.skeleton.names:
+            raise ValueError(f"takes[{i}]: expected a Take of figure {f.name!r}'s skeleton")
+        if not np.array_equal(take.times, takes[0].times):
+            raise ValueError(f"takes[{i}]: its times are not takes[0]'s; a stage's figures are keyed at the same times")
+    rest = [gltf.local_transforms(t.skeleton, t.skeleton.rest_positions, t.skeleton.rest_frames) for t in takes]
+    blob = gltf._Blob()
+    doc, offsets = _document(blob, stage, rest, mannequin)
+    times = takes[0].times.astype(np.float32)
+    if len(times) > 1 and not np.all(np.diff(times) > 0):
+        raise ValueError("times: not strictly increasing once stored as float32; space the frames further apart")
+    key_times = blob.add(times[:, None], "SCALAR", min_max=True)
+    samplers: list[dict[str, Any]] = []
+    channels: list[dict[str, Any]] = []
+    for take, off, (t0, _) in zip(takes, offsets, rest):
+        sk = take.skeleton
+        t, q = gltf.local_transforms(sk, take.positions, take.rotations)
+        for k in range(1, len(q)):  # continuous signs, key to key
+            q[k][np.sum(q[k] * q[k - 1], axis=1) < 0] *= -1.0
+        for j in range(len(sk)):
+            moved = np.abs(t[:, j] - t0[j]).max() > gltf._OFFSET_TOLERANCE * sk.bone_lengths[j]
+            keys = [("rotation", q[:, j], "VEC4")] + ([("translation", t[:, j], "VEC3")] if moved else [])
+            for path, values, kind in keys:
+                channels.append({"sampler": len(samplers), "target": {"node": off + j, "path": path}})
+                samplers.append({"input": key_times, "interpolation": "LINEAR", "output": blob.add(values, kind)})
+    doc["animations"] = [{"name": "take", "channels": channels, "samplers": samplers}]
+    doc["accessors"] = blob.accessors
+    doc["bufferViews"] = blob.views
+    return doc, blob.data()
+
+
+def _document(
+    blob: Any, stage: Stage, rigs: Sequence[tuple[np.ndarray, np.ndarray]], mannequin: bool
+) -> tuple[dict[str, Any], list[int]]:
+    """The stage's nodes, skins, meshes and scene; returns it and each figure's first joint node."""
+    nodes: list[dict[str, Any]] = []
+    skins: list[dict[str, Any]] = []
+    meshes: list[dict[str, Any]] = []
+    materials: list[dict[str, Any]] = []
+    roots: list[int] = []
+    offsets: list[int] = []
+    for f, (t, q) in zip(stage.figures, rigs):
+        part = gltf._rig(blob, f.scene.skeleton, t, q, mannequin)
+        off, n = len(nodes), len(f.scene.skeleton)
+        offsets.append(off)
+        for node in part["nodes"]:
+            node = dict(node)
+            if "children" in node:
+                node["children"] = [c + off for c in node["children"]]
+            if "mesh" in node:
+                node.update(name=f"{f.name} body", mesh=node["mesh"] + len(meshes), skin=node["skin"] + len(skins))
+            nodes.append(node)
+        for skin in part["skins"]:
+            skins.append({**skin, "name": f"{f.name} skin", "joints": [j + off for j in skin["joints"]],
+                          "skeleton": skin["skeleton"] + off})  # fmt: skip
+        for mesh in part["meshes"]:
+            prims = [{**p, **({"material": p["material"] + len(materials)} if "material" in p else {})}
+                     for p in mesh["primitives"]]  # fmt: skip
+            meshes.append({**mesh, "name": f"{f.name} {mesh['name']}", "primitives": prims})
+        materials += part.get("materials", [])
+        figure = {"name": f.name, "translation": f.placement.position.tolist(),
+                  "rotation": f.placement.rotation.tolist(), "children": [off + f.scene.skeleton.root]}  # fmt: skip
+        nodes.append(figure)
+        roots += [len(nodes) - 1, off + n]
+    for prop in stage.props:
+        meshes.append(_prop_mesh(blob, prop, len(materials)))
+        colour = [*prop.colour.tolist(), 1.0]
+        materials.append({"name": f"{prop.name} colour", "pbrMetallicRoughness": {
+            "baseColorFactor": colour, "metallicFactor": 0.0, "roughnessFactor": 0.8}})  # fmt: skip
+        t = prop.transform
+        node = {"name": prop.name, "mesh": len(meshes) - 1, "translation": t.position.tolist(),
+                "rotation": t.rotation.tolist(), "scale": [t.scale] * 3}  # fmt: skip
+        nodes.append(node)
+        if prop.parent is None:
+            roots.append(len(nodes) - 1)
+        else:
+            i = next(k for k, f in enumerate(stage.figures) if f.name == prop.parent.figure)
+            joint = nodes[offsets[i] + stage.figures[i].scene.skeleton.names.index(prop.parent.joint)]
+            joint["children"] = [*joint.get("children", []), len(nodes) - 1]
+    doc = {
+        "asset": {"version": "2.0", "generator": f"fabrik3d {__version__}"},
+        "scene": 0,
+        "scenes": [{"name": "stage", "nodes": roots}],
+        "nodes": nodes,
+        "skins": skins,
+        "meshes": meshes,
+        **({"materials": materials} if materials else {}),
+        "accessors": blob.accessors,
+        "bufferViews": blob.views,
+    }
+    return doc, offsets
+
+
+def _prop_mesh(blob: Any, prop: Prop, material: int) -> dict[str, Any]:
+    """A prop's shape as a glTF mesh (a ``"mesh"`` prop's bounding box)."""
+    shape = prop if prop.shape != "mesh" else Prop(prop.name, "box", prop.size)
+    vertices, normals, triangles = prop_mesh(shape)
+    index_type = np.uint16 if len(vertices) <= 65535 else np.uint32
+    primitive = {
+        "attributes": {
+            "POSITION": blob.add(vertices, "VEC3", min_max=True, target=ARRAY_BUFFER),
+            "NORMAL": blob.add(normals, "VEC3", target=ARRAY_BUFFER),
+        },
+        "indices": blob.add(triangles.reshape(-1, 1).astype(index_type), "SCALAR", target=ELEMENT_ARRAY_BUFFER),
+        "material": material,
+    }
+    return {"name": f"{prop.name} shape", "primitives": [primitive]}

@@ -1,0 +1,83 @@
+// Load glTF/GLB files of a stage (several figures and props) with three.js (GLTFLoader.parseAsync under
+// node) and report every glTF node's world transform as three.js computes it.
+// Usage: node stage_check.mjs FILE...   Prints one JSON object on stdout, per file:
+//   {"nodes": [{"node", "name", "ancestors"}],   every node three.js made an object for: its glTF index,
+//                                                its name in the file (three.js renames duplicates, so
+//                                                the file's name is looked up by the node's index) and
+//                                                the file's names of its ancestors in three.js's tree
+//    "samples": [{"time", "positions", "quaternions", "scales"}]}
+// One sample of the static scene when the file has no animation, else one per key time of its first
+// animation, played with LoopOnce and clampWhenFinished (so the last key does not wrap to the first).
+// positions/quaternions/scales: world position (x,y,z), rotation (x,y,z,w) and scale (x,y,z) of each
+// node of "nodes", in that order (Object3D.matrixWorld decomposed).
+import fs from "node:fs";
+import * as THREE from "three";
+import { GLTFLoader } from "three/examples/jsm/loaders/GLTFLoader.js";
+
+// three's FileLoader (used for the data: URI buffer of a .gltf) reports progress with the browser's
+// ProgressEvent, which node 20 lacks; a .glb needs nothing.
+globalThis.ProgressEvent ??= class ProgressEvent extends Event {
+  constructor(type, init = {}) {
+    super(type);
+    Object.assign(this, init);
+  }
+};
+
+function sample(scene, objects, time) {
+  scene.updateMatrixWorld(true);
+  const p = new THREE.Vector3();
+  const q = new THREE.Quaternion();
+  const s = new THREE.Vector3();
+  const positions = [];
+  const quaternions = [];
+  const scales = [];
+  for (const o of objects) {
+    o.matrixWorld.decompose(p, q, s);
+    positions.push([p.x, p.y, p.z]);
+    quaternions.push([q.x, q.y, q.z, q.w]);
+    scales.push([s.x, s.y, s.z]);
+  }
+  return { time, positions, quaternions, scales };
+}
+
+async function check(file) {
+  const bytes = fs.readFileSync(file);
+  const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  const gltf = await new GLTFLoader().parseAsync(data, "");
+  const assoc = gltf.parser.associations;
+  const names = gltf.parser.json.nodes.map((n) => n.name ?? null);
+  const nodeOf = (o) => assoc.get(o)?.nodes;
+  const objects = [];
+  const nodes = [];
+  gltf.scene.traverse((o) => {
+    const index = nodeOf(o);
+    if (index === undefined) return;
+    const ancestors = [];
+    for (let a = o.parent; a; a = a.parent) {
+      const i = nodeOf(a);
+      if (i !== undefined) ancestors.push(names[i]);
+    }
+    objects.push(o);
+    nodes.push({ node: index, name: names[index], ancestors });
+  });
+  const samples = [];
+  if (gltf.animations.length === 0) {
+    samples.push(sample(gltf.scene, objects, null));
+  } else {
+    const clip = gltf.animations[0];
+    const mixer = new THREE.AnimationMixer(gltf.scene);
+    const action = mixer.clipAction(clip);
+    action.setLoop(THREE.LoopOnce, 1);
+    action.clampWhenFinished = true;
+    for (const t of clip.tracks[0].times) {
+      action.reset().play();
+      mixer.setTime(t);
+      samples.push(sample(gltf.scene, objects, t));
+    }
+  }
+  return { nodes, samples, animations: gltf.animations.map((a) => a.name) };
+}
+
+const out = {};
+for (const file of process.argv.slice(2)) out[file] = await check(file);
+process.stdout.write(JSON.stringify(out));
