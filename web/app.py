@@ -30,7 +30,9 @@ from .body_view import BodyView
 from .character_panel import CharacterActions
 from .controller import Controller
 from .delivery import ImageDelivery
+from .document import Document
 from .dragging import DragActions
+from .figures_panel import FiguresPanel
 from .handle_stacks import HandleStacks
 from .hands_panel import HandActions
 from .joint_drag import JointDrag
@@ -43,6 +45,7 @@ from .ring_turn import RingTurn
 from .scene_view import SceneView
 from .screen_points import ScreenPoints
 from .security import SERVER_OWNED, OwnedState, failure, page_trigger, switched
+from .stage_view import StageView
 from .target_turn import TargetTurn
 from .timeline_panel import TimelineActions, timeline_bar
 from .turning_panel import TurningActions
@@ -80,7 +83,7 @@ class WebApp(
         self, server: Any = None, scene: Scene | None = None, source: str = "humanoid", character: Any = None
     ) -> None:
         self.server = server or get_server(None, client_type="vue3")
-        self.controller = Controller(scene, source, character)
+        self.document = Document(Controller(scene, source, character))  # (its figures, props and contacts)
         self.scene = SceneView(self.grab_handle, self.drag_handle, self.release_handle)
         self.meshes = MeshView(self.scene.renderer)
         self.body = BodyView(self.scene.renderer)
@@ -96,6 +99,9 @@ class WebApp(
         self._picture_tasks: set[asyncio.Future[None]] = set()
         self.owned = OwnedState(self.server.state)
         self._own = self.owned.set
+        self.figures = FiguresPanel(self.server, self.document, StageView(self.scene.renderer),
+                                    self.scene.renderer.GetActiveCamera, self._show_skeleton, self._publish,
+                                    self.report, self._own)  # fmt: skip
         preset = source if source in presets.names() else None
         self.state.update({"preset": preset, "scene_upload": None, "limits_on": True, "show_limits": False})
         self.state.update({"limit_joints": [], "show_poles": False, "recording": False, "playing": False, "fps": 0.0})
@@ -113,6 +119,11 @@ class WebApp(
     @property
     def state(self) -> Any:
         return self.server.state
+
+    @property
+    def controller(self) -> Controller:
+        """The selected figure's: what the panels act on."""
+        return self.document.controller
 
     # -- layout (declared once) ---------------------------------------------------------------
     def _build_ui(self) -> None:
@@ -148,11 +159,11 @@ class WebApp(
         """The user chose a scene file: load it, or keep the current scene and show why not."""
         if not scene_upload:
             return
-        if self._attempt(self.controller.load_upload, scene_upload):
+        if self._attempt(self.document.open_upload, scene_upload):
             self.state.preset = None
             self._show_skeleton()
         self.state.scene_upload = None
-        self._publish()
+        self.figures.refresh()
 
     @change("targets")
     def edit_targets(self, targets: Any, **_: Any) -> None:
@@ -210,20 +221,20 @@ class WebApp(
 
     @page_trigger("undo")
     def undo(self) -> None:
-        """The user clicked undo (past a preset switch or an opened file: the scene before it)."""
-        self._step_history(self.controller.undo)
+        """The user clicked undo (of any figure or of the scene; past a preset switch or an opened file: the
+        scene before it)."""
+        self._step_history(self.document.undo)
 
     @page_trigger("redo")
     def redo(self) -> None:
         """The user clicked redo."""
-        self._step_history(self.controller.redo)
+        self._step_history(self.document.redo)
 
     def _step_history(self, step: Callable[[], bool]) -> None:
-        c = self.controller
-        if self._attempt(c.skeleton_changed_by, step) is True:
+        if self._attempt(self.controller.skeleton_changed_by, step) is True:
             self._show_skeleton()
-            self.state.preset = c.source if c.source in presets.names() else None
-        self._publish()
+        self.state.preset = self.controller.source if self.controller.source in presets.names() else None
+        self.figures.refresh()
 
     @page_trigger("reset_pose")
     def reset_pose(self) -> None:
@@ -280,17 +291,7 @@ class WebApp(
                 self.state.playing = False
                 self._publish()
 
-    # -- files --------------------------------------------------------------------------------
-    @page_trigger("download_scene")
-    def download_scene(self) -> Any:
-        """The user clicked download scene: the scene file with the current targets."""
-        return self._file(lambda: self.controller.scene_json().encode())
-
-    @page_trigger("export_pose_glb")
-    def export_pose_glb(self) -> Any:
-        """The user clicked export pose: the current pose as a binary glTF (with the mannequin if chosen)."""
-        return self._file(lambda: self.controller.pose_glb(self.state.export_mannequin is True))
-
+    # -- files (the scene's and its pose's: ``FiguresPanel``) -----------------------------------
     @page_trigger("export_take_glb")
     def export_take_glb(self) -> Any:
         """The user clicked export take: the take as an animated binary glTF (with the mannequin's body when
@@ -353,6 +354,7 @@ class WebApp(
             self.meshes.show(c.skinned())
         self._show_body()
         self.follow_rings()
+        self.figures.draw()
 
     def _publish(self) -> None:
         """Copy the controller's state to trame's state and the scene; render unless dragging."""
@@ -363,6 +365,7 @@ class WebApp(
         self._publish_angles()
         self._publish_hands()
         self._publish_body()
+        self.figures.publish()
         self._prebake()
         self._own(
             {

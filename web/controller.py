@@ -24,7 +24,8 @@ import numpy as np
 
 import fabrik3d
 from fabrik3d import checks, display
-from fabrik3d.io.scene import Scene, parse_scene, scene_or_preset
+from fabrik3d.io.scene import Scene, scene_or_preset
+from fabrik3d.io.stage import SeveralFiguresError, parse_stage
 from fabrik3d.model import presets
 from fabrik3d.model.workspace import WORKSPACE_SIZES
 
@@ -110,17 +111,19 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Orientin
         """Load a scene from JSON text (a file's contents); on any problem nothing changes."""
         if len(text) > MAX_SCENE_BYTES:
             raise ValueError(f"{source}: file is too large ({len(text)} bytes, limit {MAX_SCENE_BYTES})")
-        scene = parse_scene(text, source, MAX_SCENE_JOINTS)
+        stage = parse_stage(text, source, MAX_SCENE_JOINTS)
+        if not stage.is_plain:  # (several figures, props: the document's, ``fabrik3d_web.document``)
+            raise SeveralFiguresError(stage, source)
+        scene = stage.figures[0].scene
         for name, point in scene.targets.items():
             self._check_point(point, f"{source}: targets.{name}", display.skeleton_size(scene.skeleton))
         self.load(scene, source)
 
     def load_upload(self, upload: Any) -> None:
         """Load a file from the panel's upload field: a dict with ``name``, ``size`` and ``content`` bytes."""
-        if isinstance(upload, list):  # a multiple file input sends a list
-            if len(upload) != 1:
-                raise ValueError(f"upload: expected one file, got {len(upload)}")
-            upload = upload[0]
+        if isinstance(upload, list) and len(upload) != 1:  # (a multiple file input sends a list)
+            raise ValueError(f"upload: expected one file, got {len(upload)}")
+        upload = upload[0] if isinstance(upload, list) else upload
         if not isinstance(upload, Mapping) or not isinstance(upload.get("content"), (bytes, bytearray, str)):
             raise ValueError("upload: expected a file")
         name = str(upload.get("name") or "upload")[:200]
@@ -129,11 +132,10 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Orientin
         limit = MAX_CHARACTER_BYTES if character else MAX_SCENE_BYTES
         if isinstance(size, (int, float)) and size > limit:
             raise ValueError(f"{name}: file is too large ({int(size)} bytes, limit {limit})")
+        if character and isinstance(content, str):
+            raise ValueError(f"{name}: expected the file's bytes")
         if character:
-            if isinstance(content, str):
-                raise ValueError(f"{name}: expected the file's bytes")
-            self.load_character_bytes(bytes(content), name)
-            return
+            return self.load_character_bytes(bytes(content), name)
         self.load_scene_text(bytes(content) if not isinstance(content, str) else content, name)
 
     def _reset_to_scene(self) -> None:
@@ -272,9 +274,7 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Orientin
         """Solved frames per second over the last second (0 when idle)."""
         now = time.perf_counter()
         recent = [t for t in self._frame_times if now - t <= 1.0]
-        if len(recent) < 2:
-            return 0.0
-        return (len(recent) - 1) / max(recent[-1] - recent[0], 1e-6)
+        return 0.0 if len(recent) < 2 else (len(recent) - 1) / max(recent[-1] - recent[0], 1e-6)
 
     def state(self) -> dict[str, Any]:
         """The trame state contract: plain JSON values (see docs/web.md)."""
@@ -310,8 +310,12 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Orientin
         return rows
 
     def scene_json(self) -> str:
-        """The current scene (skeleton, current targets, settings) as scene-file JSON."""
-        scene = dataclasses.replace(
+        """The current scene (``current_scene``) as scene-file JSON."""
+        return json.dumps(self.current_scene().to_dict(), indent=2, allow_nan=False) + "\n"
+
+    def current_scene(self) -> Scene:
+        """The current scene: the skeleton, the current targets, keys and settings."""
+        return dataclasses.replace(
             self.scene,
             targets=dict(self.targets),
             root_target=self.root_target,
@@ -322,7 +326,6 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Orientin
             if self.character is None
             else {"file": self.source, "rig_map": dict(self.character.rig_map)},
         )
-        return json.dumps(scene.to_dict(), indent=2, allow_nan=False) + "\n"
 
     # -- internals ----------------------------------------------------------------------------
     def _effector_list(self) -> str:

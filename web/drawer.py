@@ -3,8 +3,8 @@ hint for the three gestures of the view.
 
 ``TABS``: Pose (copy and paste with its chip, then the pose library, posing, turning and target sections
 as a group of which one is open at a time), Hands, Body (the body and its proportions), Animate (the
-take; the timeline stays under the view), Picture, Scene (the scene, the character and the downloads;
-the solver).
+take; the timeline stays under the view), Picture, Figures (the figures, props and contacts of the scene:
+``figures_panel``), Scene (the scene, the character and the downloads; the solver).
 Every control keeps its element id; a tab's content is ``#tab-<key>-panel``, its button ``#tab-<key>``,
 a group's ``#group-<key>``. ``drawer(app)`` declares it, inside the layout's navigation drawer: the hint
 and the tabs stay in place, the tab's content scrolls under them. The hint (``#gesture-hint``) is shown
@@ -22,6 +22,7 @@ from trame.widgets import vuetify3 as v3
 from . import (
     body_panel,
     character_panel,
+    figures_panel,
     hands_panel,
     picture_panel,
     poses_panel,
@@ -125,8 +126,10 @@ def scene_section(app: Any) -> None:
     )
     character_panel.section(app)
     with html.Div(classes="d-flex", style="gap: 6px"):
-        download_button("btn-download-scene", "Scene .json", "scene.json", app.download_scene, "application/json")
-        download_button("btn-export-pose", "Pose .glb", "pose.glb", app.export_pose_glb, "model/gltf-binary")
+        download_button(
+            "btn-download-scene", "Scene .json", "scene.json", app.figures.download_scene, "application/json"
+        )
+        download_button("btn-export-pose", "Pose .glb", "pose.glb", app.figures.export_pose_glb, "model/gltf-binary")
         v3.VCheckbox(label="Mannequin", v_model=("export_mannequin", True), id="export-mannequin",
                      disabled=("!has_mannequin",), density="compact", hide_details=True)  # fmt: skip
 
@@ -276,5 +279,6 @@ TABS: tuple[tuple[str, str, tuple[Section | dict[str, Section], ...]], ...] = (
         (("Take", take_section), ("", timeline_note)),
     ),
     ("picture", "Picture", (("", picture_panel.section),)),
+    ("figures", "Figures", (("Figures", figures_panel.section),)),
     ("scene", "Scene", (("Scene", scene_section), ("Solver", solver_section))),
 )

@@ -10,6 +10,7 @@ previous scene back with its pose.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -61,6 +62,9 @@ class History:
     _free: fabrik3d.Skeleton
     undo_stack: list[Snapshot]
     redo_stack: list[Snapshot]
+    # Told of each step pushed (``"push"``) or dropped (``"drop"``): a document of several figures keeps
+    # one order of steps over them all (``fabrik3d_web.document``).
+    on_step: Callable[[Any, str], None] | None = None
 
     # (``_record_frame`` is the Recording part's, ``_keys_changed`` the Timeline part's)
 
@@ -72,6 +76,8 @@ class History:
         """A drag ends: forget its undo step if nothing moved (a click on a handle)."""
         if self.undo_stack and self.undo_stack[-1].result is self.result:
             self.undo_stack.pop()
+            if self.on_step is not None:
+                self.on_step(self, "drop")
 
     def undo(self) -> bool:
         """Undo the last change; False if there is nothing to undo."""
@@ -102,6 +108,8 @@ class History:
         self.undo_stack.append(snapshot or self._snapshot())
         del self.undo_stack[:-HISTORY]
         self.redo_stack.clear()
+        if self.on_step is not None:
+            self.on_step(self, "push")
         kept = {id(self.character)} if self.character is not None else set()
         for k in range(len(self.undo_stack) - 1, -1, -1):  # (newest first: the oldest characters go)
             held = self.undo_stack[k].character

@@ -43,6 +43,14 @@ SECRET_BYTES = 24
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 # State keys only the server writes (the page reads them): a page's write is reverted and reported.
 SERVER_OWNED = (
+    "figures",
+    "figure_selected",
+    "figure_place",
+    "stage_props",
+    "stage_contacts",
+    "contact_anchors",
+    "contact_joints",
+    "prop_place",
     "key_frames",
     "key_here",
     "frame_shown",

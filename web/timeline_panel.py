@@ -47,6 +47,7 @@ class TimelineActions:
     """The timeline's triggers and state changes (each reports a problem in ``error_message``)."""
 
     controller: Any
+    document: Any
     state: Any
     _timeline_task: asyncio.Task[None] | None = None
     _prebake_task: asyncio.Task[None] | None = None
@@ -260,7 +261,7 @@ class TimelineActions:
     def export_animation_glb(self) -> Any:
         """The user downloaded the animation as an animated binary glTF (every frame keyed; with the
         mannequin's body when the Pose download's Mannequin box is on)."""
-        return self._file(lambda: self.controller.baked_glb(self.state.export_mannequin is True))
+        return self._file(lambda: self.document.animation_glb(self.state.export_mannequin is True))
 
     @page_trigger("export_animation_json")
     def export_animation_json(self) -> Any:

@@ -235,6 +235,16 @@ class Stage:
         return cls([Figure(name, scene)])
 
 
+class SeveralFiguresError(ValueError):
+    """A scene file of several figures (or props, or a placed figure) where one scene was asked for: its
+    ``stage`` and ``source``, for a reader that opens stages."""
+
+    def __init__(self, stage: Stage, source: str) -> None:
+        super().__init__(f"{source}: a scene of {len(stage.figures)} figures and {len(stage.props)} props; "
+                         "open it where stages open (fabrik3d.load_stage)")  # fmt: skip
+        self.stage, self.source = stage, source
+
+
 def _at(where: str, build: Any, *args: Any) -> Any:
     try:
         return build(*args)

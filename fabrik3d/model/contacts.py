@@ -26,7 +26,7 @@ from fabrik3d.model.props import check_name
 MAX_OFFSET = 10.0  # metres: the farthest an anchor's point lies from its joint or prop
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # (compared by identity: numpy fields)
 class Contact:
     """Effector ``effector`` of figure ``figure`` on a point of figure ``on_figure``'s joint ``joint``, or of
     prop ``on_prop`` (exactly one of the two); ``offset`` ``(3,)`` metres in that joint's or prop's frame."""

@@ -64,7 +64,7 @@ def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.einsum("...ij,...j->...i", m, np.asarray(v, float))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # (compared by identity: numpy fields)
 class Transform:
     """A rigid transform with a uniform scale: ``x -> position + rotation·(scale·x)``."""
 
@@ -106,7 +106,7 @@ def frame_transform(position: np.ndarray, rotation: np.ndarray) -> Transform:
     return Transform(np.asarray(position, float), np.asarray(rotation, float))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # (compared by identity: numpy fields)
 class Placement:
     """A figure's place in the stage: turned ``facing`` degrees about +Y, then moved by ``position`` (metres)."""
 

@@ -61,7 +61,7 @@ class Hold:
         return {"figure": self.figure, "joint": self.joint}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # (compared by identity: numpy fields)
 class Prop:
     """A shape in the stage.
 

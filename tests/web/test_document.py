@@ -1,0 +1,150 @@
+"""The web UI's scene document (issue 52), without a server: figures, props, contacts, one undo order."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from fabrik3d_web import stage_commands as sc
+from fabrik3d_web.controller import Controller
+from fabrik3d_web.document import Document
+
+from fabrik3d.model.placement import quat_conj, quat_mul
+from fabrik3d.stage import Stage
+
+
+def doc() -> Document:
+    return Document(Controller())
+
+
+def world_joint(d: Document, name: str, joint: str) -> np.ndarray:
+    s = d.find(name)
+    return s.placement.to_world(s.controller.result.positions[s.controller.scene.skeleton.index(joint)])
+
+
+def test_add_select_rename_place_and_delete_figures_each_one_undo_step() -> None:
+    d = doc()
+    second = d.add_figure("humanoid")
+    assert d.selected == second == "Figure 2" and len(d.slots) == 2
+    assert np.linalg.norm(d.slot.placement.position - d.slots[0].placement.position) == pytest.approx(0.9)
+    d.rename_figure(second, "Ben")
+    d.place_figure("Ben", [0.5, 0.0, 1.0], 180)
+    assert d.find("Ben").placement.facing == 180
+    copy = d.add_figure(duplicate=True)
+    assert d.find(copy).controller.result.positions.tolist() == d.find("Ben").controller.result.positions.tolist()
+    d.select_figure("Figure 1")
+    d.delete_figure(copy)
+    assert [s.name for s in d.slots] == ["Figure 1", "Ben"]
+    for names in (["Figure 1", "Ben", copy], ["Figure 1", "Ben"], ["Figure 1", "Ben"], ["Figure 1", "Figure 2"],
+                  ["Figure 1"]):  # fmt: skip
+        d.undo()
+        assert [s.name for s in d.slots] == names or [s.name for s in d.slots] == names[:-1]
+    while d.undo():
+        pass
+    assert [s.name for s in d.slots] == ["Figure 1"]
+    while d.redo():
+        pass
+    assert [s.name for s in d.slots] == ["Figure 1", "Ben"]
+
+
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        (lambda d: d.add_figure("octopus-xl"), "preset: expected one of"),
+        (lambda d: d.select_figure("Nobody"), "no figure 'Nobody'"),
+        (lambda d: d.rename_figure("Figure 1", ""), "name: expected a name"),
+        (lambda d: d.rename_figure("Figure 1", "Figure 2"), "'Figure 2' is taken"),
+        (lambda d: d.place_figure("Figure 1", [0, 0, float("nan")], 0), "position"),
+        (lambda d: d.place_figure("Figure 1", [0, 0, 0], "left"), "facing"),
+        (lambda d: d.set_figure_flags("Figure 1", hidden="yes"), "hidden: expected true or false"),
+        (lambda d: sc.add_prop(d, "teapot"), "shape: expected one of"),
+        (lambda d: sc.attach_prop(d, "nothing", "Figure 1", "hand_l"), "no prop 'nothing'"),
+        (lambda d: sc.add_contact(d, "Figure 1", "elbow_l", "Figure 2", "hand_l"), "not an end effector"),
+        (lambda d: sc.add_contact(d, "Figure 1", "hand_l", "Figure 9", "hand_l"), "no figure 'Figure 9'"),
+        (lambda d: sc.remove_contact(d, 3), "expected an index"),
+    ],
+)
+def test_a_bad_command_names_the_problem_and_changes_nothing(action, message) -> None:  # type: ignore[no-untyped-def]
+    d = doc()
+    d.add_figure()
+    before = (list(d.slots), list(d.props), list(d.contacts), d.selected, d.can_undo, len(d._undo))
+    with pytest.raises(ValueError, match=message):
+        action(d)
+    assert (list(d.slots), list(d.props), list(d.contacts), d.selected, d.can_undo, len(d._undo)) == before
+
+
+def test_figure_steps_and_document_steps_undo_in_one_order() -> None:
+    d = doc()
+    a = d.controller
+    hand = a.effector_point("hand_l")
+    a.move_target("hand_l", np.add(hand, (0.1, 0.1, 0.2)))  # a figure step
+    d.add_figure()  # a document step
+    b = d.controller
+    b.move_target("hand_r", np.add(b.effector_point("hand_r"), (0.0, 0.2, 0.2)))  # a figure step of the new one
+    assert d.undo() and "hand_r" not in b.targets  # B's move
+    assert d.undo() and len(d.slots) == 1  # the added figure
+    assert d.undo() and "hand_l" not in a.targets  # A's move
+    assert not d.undo()
+    assert d.redo() and "hand_l" in a.targets
+    assert d.redo() and len(d.slots) == 2
+    assert d.redo() and "hand_r" in d.find("Figure 2").controller.targets
+    a.begin_drag()  # a click on a handle that moves nothing leaves no step
+    a.end_drag()
+    assert d.undo() and "hand_r" not in d.find("Figure 2").controller.targets
+
+
+def handshake() -> Document:
+    d = doc()
+    d.add_figure()
+    d.place_figure("Figure 2", [-0.35, 0.0, 0.8], 180)
+    sc.add_contact(d, "Figure 1", "hand_r", "Figure 2", "hand_r")
+    return d
+
+
+def test_a_handshake_stays_closed_while_either_pelvis_is_dragged_20_cm() -> None:
+    d = handshake()
+    assert np.linalg.norm(world_joint(d, "Figure 1", "hand_r") - world_joint(d, "Figure 2", "hand_r")) < 2e-3
+    for name, shift in (("Figure 1", [0.0, 0.0, -0.2]), ("Figure 2", [0.2, 0.0, 0.0]), ("Figure 1", [0.0, -0.2, 0.0])):
+        d.select_figure(name)
+        c = d.controller
+        c.move_root(c.result.positions[0] + shift)
+        d.settle([name])
+        gap = np.linalg.norm(world_joint(d, "Figure 1", "hand_r") - world_joint(d, "Figure 2", "hand_r"))
+        assert gap * 1e3 <= 5.0, (name, gap)
+    sc.remove_contact(d, 0)
+    assert d.settle(["Figure 1"]) == []
+
+
+def test_a_prop_attached_to_a_hand_turns_with_it_and_is_let_go_where_it_is() -> None:
+    d = doc()
+    stick = sc.add_prop(d, "cylinder")
+    sc.place_prop(d, stick, [0.0, 1.0, 0.5], (0, 0, 30))
+    sc.attach_prop(d, stick, "Figure 1", "hand_r")
+    c = d.controller
+    j = c.scene.skeleton.index("hand_r")
+    before = d.prop_world(d.prop(stick))
+    np.testing.assert_allclose(before.position, [0.0, 1.0, 0.5], atol=1e-9)  # attaching moves nothing
+    hand_before = c.result.rotations[j]
+    c.move_target("hand_r", np.add(c.effector_point("hand_r"), (0.1, 0.25, 0.1)))
+    after = d.prop_world(d.prop(stick))
+    hand_turn = quat_mul(c.result.rotations[j], quat_conj(hand_before))
+    expected = quat_mul(hand_turn, before.rotation)
+    assert math.degrees(2 * math.acos(min(1.0, abs(float(np.dot(expected, after.rotation)))))) <= 1.0
+    sc.detach_prop(d, stick)
+    np.testing.assert_allclose(d.prop(stick).transform.position, after.position, atol=1e-9)
+    assert d.prop(stick).parent is None
+
+
+def test_the_document_is_a_stage_the_library_saves_and_checks() -> None:
+    d = handshake()
+    sc.add_prop(d, "block")
+    stage = d.stage()
+    assert isinstance(stage, Stage)
+    assert [f.name for f in stage.figures] == ["Figure 1", "Figure 2"]
+    assert stage.to_dict()["contacts"][0]["on"] == {"figure": "Figure 2", "joint": "hand_r"}
+    assert stage.props[0].transform.position[1] == pytest.approx(0.225, abs=0.01)  # a block stands on the floor
+    d.delete_figure("Figure 2")
+    assert d.contacts == [] and [s.name for s in d.slots] == ["Figure 1"]
+    with pytest.raises(ValueError, match="the last figure stays"):
+        d.delete_figure("Figure 1")

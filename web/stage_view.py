@@ -1,0 +1,146 @@
+"""The rest of the stage in the 3D view (issue 52): the figures other than the selected one, drawn plainly
+(their bones as tubes in their tint, no handles), and the props, with their shapes and colours.
+
+The view's coordinates are the selected figure's own (``fabrik3d_web.document``: its handles, rings and
+readouts stay in its coordinates), so everything here is drawn through ``inverse(selected placement)``;
+``carry_camera`` moves the camera with it when the selection or a placement changes, so that the picture
+does not jump. Shapes: positions ``(n, 3)`` metres.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from vtkmodules.vtkCommonDataModel import vtkPolyData
+from vtkmodules.vtkCommonMath import vtkMatrix4x4
+from vtkmodules.vtkFiltersCore import vtkPolyDataNormals, vtkTubeFilter
+from vtkmodules.vtkRenderingCore import vtkActor, vtkPolyDataMapper
+
+from fabrik3d import rotations as rot
+from fabrik3d.model.placement import Placement, Transform
+from fabrik3d.model.props import Prop, prop_mesh
+
+from .vtk_parts import finish, lit_actor, set_lines, set_triangles
+
+
+class _Figure:
+    """One other figure's tubes: its skeleton (their topology) and the shared bone end points."""
+
+    def __init__(self, renderer: Any, skeleton: Any) -> None:
+        self.skeleton = skeleton
+        bones = np.array([j for j in range(len(skeleton)) if skeleton.parents[j] >= 0], dtype=int)
+        self.parents, self.children = skeleton.parents[bones], bones
+        thick = np.clip(0.16 * skeleton.bone_lengths[bones], 0.004, 0.03)
+        self.xyz = np.zeros((2 * len(bones), 3))
+        self.poly = vtkPolyData()
+        set_lines(self.poly, self.xyz, np.arange(2 * len(bones)).reshape(-1, 2), np.repeat(thick, 2), share=True)
+        tube = vtkTubeFilter()
+        tube.SetInputData(self.poly)
+        tube.SetVaryRadiusToVaryRadiusByAbsoluteScalar()
+        tube.SetNumberOfSides(10)
+        tube.CappingOn()
+        self.actor = lit_actor(tube, (0.8, 0.8, 0.8), specular=0.15)
+        self.actor.GetMapper().ScalarVisibilityOff()
+        self.actor.PickableOff()
+        renderer.AddActor(self.actor)
+
+    def show(self, positions: np.ndarray, tint: Any) -> None:
+        self.xyz[0::2] = positions[self.parents]
+        self.xyz[1::2] = positions[self.children]
+        self.poly.GetPoints().Modified()
+        self.poly.Modified()
+        self.actor.GetProperty().SetColor(*(float(x) for x in tint))
+
+
+class StageView:
+    """Draws the document's other figures and its props into ``renderer`` (module docstring)."""
+
+    def __init__(self, renderer: Any) -> None:
+        self.renderer = renderer
+        self._figures: dict[str, _Figure] = {}
+        self._props: dict[str, tuple[Prop, vtkActor]] = {}
+
+    @property
+    def actors(self) -> list[Any]:
+        return [f.actor for f in self._figures.values()] + [a for _, a in self._props.values()]
+
+    def show(self, document: Any) -> None:
+        """Draw every figure but the selected one (unless hidden) and every prop where it is now."""
+        view = document.slot.placement
+        seen = set()
+        for s in document.slots:
+            if s.name == document.selected or s.hidden:
+                continue
+            figure = self._figures.get(s.name)
+            if figure is None or figure.skeleton is not s.controller.scene.skeleton:
+                self._drop_figure(s.name)
+                figure = self._figures[s.name] = _Figure(self.renderer, s.controller.scene.skeleton)
+            figure.show(view.to_local(s.placement.to_world(s.controller.result.positions)), s.tint)
+            seen.add(s.name)
+        for name in [n for n in self._figures if n not in seen]:
+            self._drop_figure(name)
+        into_view = view.transform.inverse()
+        kept = set()
+        for p in document.props:
+            entry = self._props.get(p.name)
+            if entry is None or (entry[0].shape, entry[0].size.tolist()) != (p.shape, p.size.tolist()):
+                self._drop_prop(p.name)
+                entry = self._props[p.name] = (p, _prop_actor(self.renderer, p))
+            actor = entry[1]
+            actor.GetProperty().SetColor(*(float(x) for x in p.colour))
+            actor.SetUserMatrix(_matrix(into_view.then(document.prop_world(p))))
+            kept.add(p.name)
+        for name in [n for n in self._props if n not in kept]:
+            self._drop_prop(name)
+
+    def _drop_figure(self, name: str) -> None:
+        figure = self._figures.pop(name, None)
+        if figure is not None:
+            self.renderer.RemoveActor(figure.actor)
+
+    def _drop_prop(self, name: str) -> None:
+        entry = self._props.pop(name, None)
+        if entry is not None:
+            self.renderer.RemoveActor(entry[1])
+
+
+def _prop_actor(renderer: Any, prop: Prop) -> vtkActor:
+    shape = prop if prop.shape != "mesh" else Prop(prop.name, "box", prop.size)
+    vertices, _, triangles = prop_mesh(shape)
+    poly = vtkPolyData()
+    set_triangles(poly, vertices, triangles)
+    normals = vtkPolyDataNormals()
+    normals.SetInputData(poly)
+    normals.SetFeatureAngle(40.0)
+    mapper = vtkPolyDataMapper()
+    mapper.SetInputConnection(normals.GetOutputPort())
+    actor = vtkActor()
+    actor.SetMapper(mapper)
+    finish(actor.GetProperty(), 0.2)
+    actor.PickableOff()
+    renderer.AddActor(actor)
+    return actor
+
+
+def _matrix(t: Transform) -> vtkMatrix4x4:
+    """A ``Transform`` (with its scale) as VTK's 4x4 matrix."""
+    m = np.eye(4)
+    m[:3, :3] = rot.quat_to_matrix(t.rotation) * t.scale
+    m[:3, 3] = t.position
+    out = vtkMatrix4x4()
+    for i in range(4):
+        for j in range(4):
+            out.SetElement(i, j, float(m[i, j]))
+    return out
+
+
+def carry_camera(camera: Any, before: Placement, after: Placement) -> None:
+    """Move ``camera`` so that the world looks the same after the view's frame went from the placement
+    ``before`` to ``after`` (a new figure selected, or the selected one placed elsewhere)."""
+    move = after.transform.inverse().then(before.transform)
+    position, focal = (move.apply(np.array(v, float)) for v in (camera.GetPosition(), camera.GetFocalPoint()))
+    up = move.apply(np.array(camera.GetViewUp(), float)) - move.apply(np.zeros(3))
+    camera.SetPosition(*position)
+    camera.SetFocalPoint(*focal)
+    camera.SetViewUp(*up)
