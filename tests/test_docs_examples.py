@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = ["natural-posing.md", "animation.md", "character.md", "poses.md", "hands-and-body.md"]
+PAGES = ["natural-posing.md", "animation.md", "character.md", "poses.md", "hands-and-body.md", "stage.md"]
 
 
 def blocks(page: str) -> list[str]:

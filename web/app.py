@@ -376,8 +376,8 @@ class WebApp(
                 "frame_preview": c.previewing is not None,
                 "effectors": c.effector_rows(),
                 "fps": round(c.fps, 1),
-                "can_undo": bool(c.undo_stack),
-                "can_redo": bool(c.redo_stack),
+                "can_undo": self.document.can_undo,
+                "can_redo": self.document.can_redo,
                 "take_frames": len(c.take_times),
                 "take_seconds": c.take_duration,
             }

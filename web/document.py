@@ -138,16 +138,18 @@ class Document:
         except SeveralFiguresError as exc:
             self.load_stage(exc.stage, exc.source)
 
-    def load_stage(self, stage: Stage, source: str = "scene") -> None:
-        """Make ``stage`` the document (a controller per figure, each its scene's rest solved); one undo step.
-        All or nothing: a figure that fails to load leaves the document as it was."""
+    def load_stage(self, stage: Stage, source: str = "scene", undoable: bool = True) -> None:
+        """Make ``stage`` the document (a controller per figure, each its scene's rest solved); one undo step
+        (none with ``undoable`` False: the scene a server opens on). All or nothing: a figure that fails to
+        load leaves the document as it was."""
         slots = []
         for i, f in enumerate(stage.figures):
             c = Controller(f.scene, source)
             for name, point in f.scene.targets.items():
                 c._check_point(point, f"{source}: figures[{i}].targets.{name}")
             slots.append(FigureSlot(f.name, c, f.placement, tuple(float(x) for x in f.tint), f.hidden, f.locked))
-        self.step()
+        if undoable:
+            self.step()
         for s in slots:
             s.controller.on_step = self._figure_step
         self.slots, self.props, self.contacts = slots, list(stage.props), list(stage.contacts)
@@ -190,12 +192,16 @@ class Document:
         controller.on_step = self._figure_step
         tint = TINTS[len(self.slots) % len(TINTS)]
         self.slots.append(FigureSlot(name, controller, Placement(spot, base.facing), tint))
-        self.selected = name
+        self.select_figure(name)
         return name
 
     def select_figure(self, name: Any) -> None:
-        """Make ``name`` the figure the panels act on (not an undo step)."""
-        self.selected = self.find(name).name
+        """Make ``name`` the figure the panels act on (not an undo step); the pose copied goes with the
+        selection, so that a paste puts it on the figure selected (by role, mirrored or not)."""
+        old, new = self.controller, self.find(name)
+        if new.controller is not old and old.clipboard is not None:
+            new.controller.clipboard, new.controller.clipboard_what = old.clipboard, old.clipboard_what
+        self.selected = new.name
 
     def rename_figure(self, name: Any, new: Any) -> None:
         slot = self.find(name)

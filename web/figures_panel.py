@@ -126,6 +126,22 @@ class FiguresPanel:
         finally:
             self.refresh()
 
+    # -- readouts for automation and tests -------------------------------------------------------------
+    @page_trigger("stage_point")
+    def stage_point(self, figure: Any, joint: Any) -> list[float]:
+        """``[x, y, z]``: where joint ``joint`` of figure ``figure`` is in the stage's world (metres)."""
+        slot = self.document.find(figure)
+        names = slot.controller.scene.skeleton.names
+        if joint not in names:
+            raise ValueError(f"joint: {slot.name!r} has no joint {checks.quoted(joint)}")
+        return slot.placement.to_world(slot.controller.result.positions[names.index(joint)]).tolist()
+
+    @page_trigger("prop_frame")
+    def prop_frame(self, name: Any) -> dict[str, list[float]]:
+        """A prop's frame in the stage's world: ``{position: [x, y, z], rotation: [x, y, z, w]}``."""
+        t = self.document.prop_world(self.document.prop(name))
+        return {"position": t.position.tolist(), "rotation": t.rotation.tolist()}
+
     # -- files -----------------------------------------------------------------------------------------
     @page_trigger("download_scene")
     def download_scene(self) -> Any:

@@ -11,6 +11,7 @@ from typing import Any
 
 from fabrik3d.io.character import load_character, scene_character
 from fabrik3d.io.scene import Scene, scene_or_preset
+from fabrik3d.io.stage import stage_file
 from fabrik3d.model import presets
 
 from . import memory, security
@@ -47,6 +48,10 @@ def serve(
     if character is not None:
         model = load_character(character, rig_map)
         app = WebApp(scene=Scene(model.skeleton), source=_short(character), character=model)
+    elif scene is not None and (several := stage_file(scene)) is not None:  # figures and props: the document's
+        app = WebApp(scene=several.figures[0].scene, source=_short(scene))
+        app.document.load_stage(several, _short(scene), undoable=False)
+        app.figures.refresh()
     else:
         source = scene if scene is not None else (preset or "humanoid")
         opened = scene_or_preset(source)

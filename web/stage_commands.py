@@ -50,7 +50,8 @@ def place_prop(doc: Document, name: Any, position: Any, turn_deg: Any = (0.0, 0.
 
 
 def attach_prop(doc: Document, name: Any, figure: Any, joint: Any) -> None:
-    """Let joint ``joint`` of ``figure`` hold the prop where it is now (the grip is the offset at this time)."""
+    """Let joint ``joint`` of ``figure`` hold the prop where it is now (the grip is the offset at this time); a
+    hand that holds it takes the shape "grip"."""
     prop, slot = doc.prop(name), doc.find(figure)
     names = slot.controller.scene.skeleton.names
     if joint not in names:
@@ -61,6 +62,11 @@ def attach_prop(doc: Document, name: Any, figure: Any, joint: Any) -> None:
     grip = hold.inverse().then(doc.prop_world(prop))
     doc.step()
     doc.replace_prop(prop, dataclasses.replace(prop, transform=grip, parent=Hold(slot.name, joint)))
+    c = slot.controller  # a hand closes round what it holds: the hand shape "grip" (a step of its own)
+    roles = {} if c.character is None else {bone: role for role, bone in c.character.effectors.items()}
+    role = roles.get(joint, joint)
+    if role in ("hand_l", "hand_r") and role[-1] in c.hand_sides():
+        c.shape_hand(role[-1], "grip")
 
 
 def detach_prop(doc: Document, name: Any) -> None:

@@ -125,6 +125,8 @@ def test_a_prop_attached_to_a_hand_turns_with_it_and_is_let_go_where_it_is() -> 
     j = c.scene.skeleton.index("hand_r")
     before = d.prop_world(d.prop(stick))
     np.testing.assert_allclose(before.position, [0.0, 1.0, 0.5], atol=1e-9)  # attaching moves nothing
+    assert c.hand_state("r")["hand_shape"] == "grip"  # the hand closes round what it holds
+    assert min(c.finger_curls("r").values()) > 0.3
     hand_before = c.result.rotations[j]
     c.move_target("hand_r", np.add(c.effector_point("hand_r"), (0.1, 0.25, 0.1)))
     after = d.prop_world(d.prop(stick))
@@ -148,3 +150,22 @@ def test_the_document_is_a_stage_the_library_saves_and_checks() -> None:
     assert d.contacts == [] and [s.name for s in d.slots] == ["Figure 1"]
     with pytest.raises(ValueError, match="the last figure stays"):
         d.delete_figure("Figure 1")
+
+
+def test_a_pose_copied_on_one_figure_pastes_onto_another_by_role_mirrored_too() -> None:
+    d = doc()
+    a = d.controller
+    a.move_target("hand_l", np.add(a.effector_point("hand_l"), (0.15, 0.45, 0.25)))
+    a.copy_pose("hand_l")
+    d.add_figure()
+    b = d.controller
+    b.paste_pose()
+    sk = b.scene.skeleton
+    j = sk.index("hand_l")
+    np.testing.assert_allclose(b.result.positions[j], a.result.positions[j], atol=0.02)  # the same arm pose
+    d.select_figure("Figure 1")
+    d.select_figure("Figure 2")
+    b.paste_pose(mirrored=True)
+    right = b.result.positions[sk.index("hand_r")]
+    left = a.result.positions[j]
+    np.testing.assert_allclose(right, left * [-1, 1, 1], atol=0.03)  # the right arm takes the left's, mirrored
