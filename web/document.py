@@ -61,6 +61,7 @@ class _Snapshot:
     props: tuple[Prop, ...]
     contacts: tuple[Contact, ...]
     selected: str
+    poses: tuple[fabrik3d.SolveResult, ...]  # (each figure's: a command's settle moves them)
 
 
 class Document:
@@ -287,18 +288,31 @@ class Document:
                 target.append(("document", self._snapshot()))
                 self._restore(item)
                 return True
-            if getattr(item, way)():
-                target.append(("figure", item))
+            controller, linked = item  # (the figures its contacts move: their poses before the step)
+            now = [(c, c.result) for c, _ in linked]
+            if getattr(controller, way)():
+                for c, pose in linked:
+                    c.result = pose
+                target.append(("figure", (controller, now)))
                 return True
         return False
 
     def _figure_step(self, controller: Controller, what: str) -> None:
+        """A figure's controller pushed (or dropped) an undo step: one step of the document's order, with the
+        poses of the figures linked to it by contacts (the step may move them too)."""
         if what == "push":
-            self._undo.append(("figure", controller))
+            self._undo.append(("figure", (controller, self._linked_poses(controller))))
             del self._undo[:-HISTORY]
             self._redo.clear()
-        elif self._undo and self._undo[-1] == ("figure", controller):
+        elif self._undo and self._undo[-1][0] == "figure" and self._undo[-1][1][0] is controller:
             self._undo.pop()
+
+    def _linked_poses(self, controller: Controller) -> list[tuple[Controller, fabrik3d.SolveResult]]:
+        at = [i for i, s in enumerate(self.slots) if s.controller is controller]
+        if not self.contacts or not at:
+            return []
+        group = together.group_of(at[0], len(self.slots), links(self.stage_shape()))
+        return [(self.slots[i].controller, self.slots[i].controller.result) for i in group if i != at[0]]
 
     def step(self) -> None:
         """Remember the document as it is now: one undo step (a command calls it after its checks)."""
@@ -308,11 +322,13 @@ class Document:
 
     def _snapshot(self) -> _Snapshot:
         return _Snapshot(tuple(dataclasses.replace(s) for s in self.slots), tuple(self.props),
-                         tuple(self.contacts), self.selected)  # fmt: skip
+                         tuple(self.contacts), self.selected, tuple(self.poses()))  # fmt: skip
 
     def _restore(self, snap: _Snapshot) -> None:
         self.slots = [dataclasses.replace(s) for s in snap.slots]
         self.props, self.contacts, self.selected = list(snap.props), list(snap.contacts), snap.selected
+        for s, pose in zip(self.slots, snap.poses):
+            s.controller.result = pose
 
     # -- helpers -------------------------------------------------------------------------------------
     def free_name(self, base: str, taken: Sequence[Any] | None = None) -> str:

@@ -3,8 +3,8 @@ hint for the three gestures of the view.
 
 ``TABS``: Pose (copy and paste with its chip, then the pose library, posing, turning and target sections
 as a group of which one is open at a time), Hands, Body (the body and its proportions), Animate (the
-take; the timeline stays under the view), Picture, Figures (the figures, props and contacts of the scene:
-``figures_panel``), Scene (the scene, the character and the downloads; the solver).
+take; the timeline stays under the view), Picture, Scene (groups: the figures, props and contacts of the
+scene, ``figures_panel``; the scene file, the character and the downloads; the solver).
 Every control keeps its element id; a tab's content is ``#tab-<key>-panel``, its button ``#tab-<key>``,
 a group's ``#group-<key>``. ``drawer(app)`` declares it, inside the layout's navigation drawer: the hint
 and the tabs stay in place, the tab's content scrolls under them. The hint (``#gesture-hint``) is shown
@@ -279,6 +279,15 @@ TABS: tuple[tuple[str, str, tuple[Section | dict[str, Section], ...]], ...] = (
         (("Take", take_section), ("", timeline_note)),
     ),
     ("picture", "Picture", (("", picture_panel.section),)),
-    ("figures", "Figures", (("Figures", figures_panel.section),)),
-    ("scene", "Scene", (("Scene", scene_section), ("Solver", solver_section))),
+    (
+        "scene",
+        "Scene",
+        (
+            {
+                "figures": ("Figures, props and contacts", figures_panel.section),
+                "file": ("Scene", scene_section),
+                "solver": ("Solver", solver_section),
+            },
+        ),
+    ),
 )

@@ -112,13 +112,25 @@ class FiguresPanel:
         """After a change of the document (a command, an undo): the selected figure shown if it is another one,
         the camera carried if the view's frame moved; the state published."""
         d = self.document
+        if d.controller is not self._shown:
+            self._shown, self._settled = d.controller, None
+            camera = self.camera()
+            kept = [(set_, get()) for set_, get in _camera_fields(camera)]
+            self.show_skeleton()  # (which frames the new skeleton: the camera is put back as it was)
+            for set_, value in kept:
+                set_(value)
         if d.slot.placement is not self._placement:
             carry_camera(self.camera(), self._placement, d.slot.placement)
             self._placement = d.slot.placement
-        if d.controller is not self._shown:
-            self._shown, self._settled = d.controller, None
-            self.show_skeleton()
         self._publish()
+
+    def click(self, x: float, y: float, project: Callable[[Any], Any]) -> bool:
+        """The user clicked render pixel ``(x, y)`` of the view: on another figure, it is selected (True)."""
+        name = self.view.pick(x, y, project)
+        if name is None:
+            return False
+        self._run(self.document.select_figure, name)
+        return True
 
     def _run(self, action: Callable[..., Any], *args: Any) -> None:
         try:
@@ -249,6 +261,12 @@ class FiguresPanel:
             self.state.contact_joint = "hand_r" if "hand_r" in joints else joints[0]
 
 
+def _camera_fields(camera: Any) -> list[tuple[Callable[[Any], Any], Callable[[], Any]]]:
+    """The camera's setters and getters of what framing changes."""
+    names = ("Position", "FocalPoint", "ViewUp", "ParallelScale", "ViewAngle", "ParallelProjection")
+    return [(lambda v, n=n: getattr(camera, f"Set{n}")(v), getattr(camera, f"Get{n}")) for n in names]
+
+
 def _number(value: Any, where: str) -> float:
     """A number typed in a field (text or number)."""
     try:
@@ -256,6 +274,12 @@ def _number(value: Any, where: str) -> float:
     except (TypeError, ValueError, OverflowError):
         raise ValueError(f"{where}: expected a number, got {checks.quoted(value)}") from None
     return checks.number(out, where)
+
+
+def _typed(values: str, k: int) -> str:
+    """The JS array of state ``values`` as text, its item ``k`` the one typed (a field's change: Enter, or
+    the focus leaving it)."""
+    return f"{values}.map((v, i) => i === {k} ? $event.target.value : String(v))"
 
 
 def _hex(rgb: Any) -> str:
@@ -284,19 +308,18 @@ def section(app: Any) -> None:
                     title="Delete the figure")  # fmt: skip
         with html.Div(classes="d-flex align-center", style="gap: 4px", id="figure-place"):
             v3.VTextField(label="Name", model_value=("figure_selected",), id="figure-name", style="flex: 2 1 0",
-                          keydown_enter="trigger('rename_figure', [$event.target.value])", **_FIELD)  # fmt: skip
+                          change="trigger('rename_figure', [$event.target.value])", **_FIELD)  # fmt: skip
             for k, axis in enumerate(("x", "y", "z", "facing")):
                 v3.VTextField(label=axis, model_value=(f"figure_place[{k}]",), id=f"figure-{axis}",
                               style="flex: 1 1 0", **_FIELD,
-                              keydown_enter=f"figure_place[{k}] = $event.target.value; "
-                              "trigger('place_figure', figure_place.map(String))")  # fmt: skip
+                              change=f"trigger('place_figure', {_typed('figure_place', k)})")  # fmt: skip
         with html.Div(classes="d-flex", style="gap: 4px"):
             for flag, label in (("hidden", "Hide"), ("locked", "Lock")):
                 flip = f"trigger('flag_figure', [figure_selected, '{flag}', $event])"
                 v3.VCheckbox(label=label, id=f"figure-{flag}", density="compact", hide_details=True,
                              model_value=(f"(figures.find((f) => f.name === figure_selected) || {{}}).{flag}",),
                              update_modelValue=flip)  # fmt: skip
-    html.Div("Props", classes="text-overline mb-n2")
+    html.Div("Props", classes="text-caption text-medium-emphasis mb-n1")
     with html.Div(id="props", classes="d-flex flex-column", style="gap: 6px"):
         with html.Div(classes="d-flex align-center", style="gap: 6px"):
             shapes = [s for s in SHAPES if s != "mesh"]
@@ -308,8 +331,8 @@ def section(app: Any) -> None:
         with html.Div(v_if="prop_picked && prop_place.length", classes="d-flex", style="gap: 4px", id="prop-place"):
             for k, label in enumerate(("x", "y", "z", "turn x", "turn y", "turn z", "scale")):
                 v3.VTextField(label=label, model_value=(f"prop_place[{k}]",), id=f"prop-{label.replace(' ', '-')}",
-                              style="flex: 1 1 0", **_FIELD, keydown_enter=f"prop_place[{k}] = $event.target.value; "
-                              "trigger('place_prop', [prop_picked, ...prop_place.map(String)])")  # fmt: skip
+                              style="flex: 1 1 0", **_FIELD,
+                              change=f"trigger('place_prop', [prop_picked, ...{_typed('prop_place', k)}])")  # fmt: skip
         with html.Div(v_if="prop_picked", classes="d-flex flex-wrap align-center", style="gap: 4px"):
             v3.VSelect(v_model=("hold_joint",), items=("joint_names",), id="hold-joint", label="Joint",
                        style="flex: 1 1 0", **_FIELD)  # fmt: skip
@@ -321,7 +344,7 @@ def section(app: Any) -> None:
                     click="trigger('delete_prop', [prop_picked])", title="Delete the prop")  # fmt: skip
         html.Div("{{ (stage_props.find((p) => p.name === prop_picked) || {}).held }}", classes="text-caption",
                  id="prop-held")  # fmt: skip
-    html.Div("Contacts", classes="text-overline mb-n2")
+    html.Div("Contacts", classes="text-caption text-medium-emphasis mb-n1")
     with html.Div(id="contacts", classes="d-flex flex-column", style="gap: 6px"):
         with html.Div(classes="d-flex align-center", style="gap: 4px"):
             v3.VSelect(v_model=("contact_effector",), items=("effectors.map((e) => e.name)",), id="contact-effector",

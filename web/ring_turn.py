@@ -34,6 +34,8 @@ class RingTurn:
     scene: Any
     state: Any
     controller: Any
+    figures: Any  # (the Scene tab's figures: a click on another figure selects it)
+    display_point: Callable[..., Any]  # (the ScreenPoints part's)
 
     begin_target_turn: Callable[..., None]  # (the TargetTurn part's)
     begin_joint_turn: Callable[..., None]  # (the JointDrag part's)
@@ -97,9 +99,12 @@ class RingTurn:
 
     def _press_ring(self, it: Any, event: str) -> None:
         self._click = None
-        if self.rings.owner is None or self.state.rotate_held is True or self.state.alt_held is True:
+        if self.state.rotate_held is True or self.state.alt_held is True:
             return
         x, y = it.GetEventPosition()
+        if self.rings.owner is None:  # (maybe a click on another figure, to select it)
+            self._click = None if self._on_handle(x, y) else (x, y)
+            return
         ring, near = self.rings.pick(x, y)
         if ring is None or near > CATCH_PX:
             self._click = None if self._on_handle(x, y) else (x, y)  # (maybe a click on empty space)
@@ -131,8 +136,10 @@ class RingTurn:
 
     def _note_release(self, caller: Any, event: str) -> None:
         press, self._click = self._click, None
-        if press is None or self.rings.owner is None:
+        if press is None:
             return
         x, y = self.scene.interactor.GetEventPosition()
-        if math.hypot(x - press[0], y - press[1]) <= CLICK_PX:  # (a click on nothing, not a drag: the rings go)
-            self.clear_selection()
+        if math.hypot(x - press[0], y - press[1]) > CLICK_PX:  # (a drag: the camera turned)
+            return
+        if not self.figures.click(x, y, self.display_point) and self.rings.owner is not None:
+            self.clear_selection()  # (a click on nothing: the rings go)

@@ -4,11 +4,12 @@
 The view's coordinates are the selected figure's own (``fabrik3d_web.document``: its handles, rings and
 readouts stay in its coordinates), so everything here is drawn through ``inverse(selected placement)``;
 ``carry_camera`` moves the camera with it when the selection or a placement changes, so that the picture
-does not jump. Shapes: positions ``(n, 3)`` metres.
+does not jump; ``pick`` finds the other figure a click falls on. Shapes: positions ``(n, 3)`` metres.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -93,6 +94,21 @@ class StageView:
             kept.add(p.name)
         for name in [n for n in self._props if n not in kept]:
             self._drop_prop(name)
+
+    def pick(self, x: float, y: float, project: Callable[[np.ndarray], Any], px: float = 10.0) -> str | None:
+        """The other figure whose bones pass nearest render pixel ``(x, y)`` within ``px`` pixels, or None
+        (``project``: a view point ``(3,)`` to its pixel ``(x, y)``)."""
+        best, name = px, None
+        here = np.array([x, y], float)
+        for figure_name, figure in self._figures.items():
+            points = np.array([project(p)[:2] for p in figure.xyz], float)
+            a, b = points[0::2], points[1::2]
+            ab = b - a
+            t = np.clip(np.einsum("ij,ij->i", here - a, ab) / np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-12), 0, 1)
+            d = float(np.linalg.norm(a + t[:, None] * ab - here, axis=1).min())
+            if d < best:
+                best, name = d, figure_name
+        return name
 
     def _drop_figure(self, name: str) -> None:
         figure = self._figures.pop(name, None)

@@ -169,3 +169,35 @@ def test_a_pose_copied_on_one_figure_pastes_onto_another_by_role_mirrored_too() 
     right = b.result.positions[sk.index("hand_r")]
     left = a.result.positions[j]
     np.testing.assert_allclose(right, left * [-1, 1, 1], atol=0.03)  # the right arm takes the left's, mirrored
+
+
+def test_undo_and_redo_of_a_drag_bring_the_linked_figure_back_too() -> None:
+    d = handshake()
+    other = d.find("Figure 1").controller
+    before = other.result.positions.copy()
+    d.select_figure("Figure 2")
+    c = d.controller
+    c.begin_drag()
+    c.move_root(np.add(c.result.positions[0], (0.2, 0.0, 0.0)), undoable=False)
+    d.settle(["Figure 2"])
+    c.end_drag()
+    after = other.result.positions.copy()
+    assert np.abs(after - before).max() > 0.01  # the handshake pulled Figure 1
+    assert d.undo()
+    np.testing.assert_allclose(other.result.positions, before, atol=1e-12)
+    assert d.redo()
+    np.testing.assert_allclose(other.result.positions, after, atol=1e-12)
+    gap = np.linalg.norm(world_joint(d, "Figure 1", "hand_r") - world_joint(d, "Figure 2", "hand_r"))
+    assert gap * 1e3 <= 5.0
+
+
+def test_undo_of_a_contact_puts_both_figures_back_where_they_were() -> None:
+    d = doc()
+    d.add_figure()
+    d.place_figure("Figure 2", [-0.35, 0.0, 0.8], 180)
+    before = [s.controller.result.positions.copy() for s in d.slots]
+    sc.add_contact(d, "Figure 1", "hand_r", "Figure 2", "hand_r")
+    assert max(np.abs(s.controller.result.positions - b).max() for s, b in zip(d.slots, before)) > 0.05
+    assert d.undo() and d.contacts == []
+    for s, b in zip(d.slots, before):
+        np.testing.assert_allclose(s.controller.result.positions, b, atol=1e-12)

@@ -1,0 +1,71 @@
+"""The web app's figures in process (issue 52): a click on another figure selects it, the picture does not
+jump when the selection changes, a drag keeps a contact, and the scene file and pose file hold the stage."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+import pytest
+from fabrik3d_web import stage_commands as sc
+from fabrik3d_web.app import WebApp
+from trame.app import get_server
+
+from fabrik3d.io.stage import parse_stage
+
+
+@pytest.fixture
+def app() -> WebApp:
+    out = WebApp(server=get_server(f"fabrik3d-test-figures-{np.random.randint(1 << 30)}", client_type="vue3"))
+    out.figures.add_figure("humanoid")  # Figure 2, selected, beside Figure 1
+    return out
+
+
+def pixel_of(app: WebApp, figure: str, joint: str) -> np.ndarray:
+    """Where a joint of any figure is on the view's picture (render pixels)."""
+    d = app.document
+    slot = d.find(figure)
+    world = slot.placement.to_world(slot.controller.result.positions[slot.controller.scene.skeleton.index(joint)])
+    return np.array(app.display_point(d.slot.placement.to_local(world))[:2])
+
+
+def test_a_click_on_another_figure_selects_it_and_a_click_on_nothing_does_not(app: WebApp) -> None:
+    app.reset_camera("front")
+    x, y = pixel_of(app, "Figure 1", "spine_02")
+    assert app.figures.click(x, y - 300, app.display_point) is False
+    assert app.document.selected == "Figure 2"
+    assert app.figures.click(x + 3, y, app.display_point) is True
+    assert app.document.selected == "Figure 1"
+    assert app.state.figure_selected == "Figure 1"
+    assert app.state.joint_names == list(app.controller.scene.skeleton.names)
+
+
+def test_the_picture_does_not_jump_when_the_selection_or_a_placement_changes(app: WebApp) -> None:
+    before = {name: pixel_of(app, name, "head") for name in ("Figure 1", "Figure 2")}
+    app.figures.select_figure("Figure 1")
+    for name in before:
+        np.testing.assert_allclose(pixel_of(app, name, "head"), before[name], atol=0.5)
+    app.figures.place_figure("0.5", "0", "-0.3", "30")  # the selected figure moves on the picture, the other stays
+    np.testing.assert_allclose(pixel_of(app, "Figure 2", "head"), before["Figure 2"], atol=0.5)
+    assert np.linalg.norm(pixel_of(app, "Figure 1", "head") - before["Figure 1"]) > 5
+
+
+def test_a_drag_of_the_pelvis_keeps_a_handshake_and_the_files_hold_the_stage(app: WebApp) -> None:
+    app.figures.place_figure("-0.35", "0", "0.8", "180")
+    app.figures.add_contact("hand_r", "figure:Figure 1", "hand_r")
+    assert app.state.error_message == ""
+    c = app.controller
+    app.grab_handle("root", "pelvis", c.result.positions[0])
+    for k in range(1, 11):
+        app.drag_handle("root", "pelvis", np.add(c.scene.skeleton.rest_positions[0], (0.02 * k, 0, 0)))
+        app._solve_drag()
+    app.release_handle("root", "pelvis", c.result.positions[0])
+    gap = np.subtract(app.figures.stage_point("Figure 1", "hand_r"), app.figures.stage_point("Figure 2", "hand_r"))
+    assert np.linalg.norm(gap) * 1e3 <= 5.0
+    stage = parse_stage(app.document.scene_json())
+    assert [f.name for f in stage.figures] == ["Figure 1", "Figure 2"] and len(stage.contacts) == 1
+    sc.add_prop(app.document, "block")
+    glb = app.document.pose_glb()
+    doc = json.loads(glb[20 : 20 + struct.unpack_from("<I", glb, 12)[0]])
+    assert {"Figure 1", "Figure 2", "block"} <= {n.get("name") for n in doc["nodes"]}
