@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -51,23 +52,12 @@ class Body:
     _free: fabrik3d.Skeleton
     _mannequin: Mannequin | None = None
 
-    def _bake_to(self, frame: int) -> Any:
-        raise NotImplementedError  # (the Timeline's)
-
-    def _keys_changed(self) -> None:
-        raise NotImplementedError  # (the Timeline's)
-
-    def _apply(self, undoable: bool, **goals: Any) -> None:
-        raise NotImplementedError  # (the Controller's)
-
-    def _snapshot(self) -> Any:
-        raise NotImplementedError  # (the Controller's)
-
-    def _push_undo(self, snapshot: Any = None) -> None:
-        raise NotImplementedError  # (the Controller's)
-
-    def _solve(self, targets: Any, root: Any, poles: Any, start: Any, start_rotations: Any = None) -> Any:
-        raise NotImplementedError  # (the Controller's)
+    _bake_to: Callable[..., Any]  # (the Timeline's)
+    _keys_changed: Callable[..., None]  # (the Timeline's)
+    _apply: Callable[..., None]  # (the Controller's)
+    _snapshot: Callable[..., Any]  # (the Controller's)
+    _push_undo: Callable[..., None]  # (the Controller's)
+    _solve: Callable[..., Any]  # (the Controller's)
 
     # -- the mannequin -------------------------------------------------------------------------
     @property

@@ -13,6 +13,7 @@ mannequin's body); the server's: ``com``, ``com_inside``, ``has_feet``, ``has_ma
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from trame.decorators import change
@@ -37,20 +38,11 @@ class BodyActions:
     skin_ms = 0.0  # the last frame's skinning of the mannequin, milliseconds
     _body_kind: tuple[bool, bool] | None = None
 
-    def _attempt(self, action: Any, *args: Any) -> Any:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _publish(self) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _own(self, values: dict[str, Any]) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _render(self) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _show_skeleton(self) -> None:
-        raise NotImplementedError  # (the WebApp's)
+    _attempt: Callable[..., Any]  # (the WebApp's)
+    _publish: Callable[..., None]  # (the WebApp's)
+    _own: Callable[..., None]  # (the WebApp's)
+    _render: Callable[..., None]  # (the WebApp's)
+    _show_skeleton: Callable[..., None]  # (the WebApp's)
 
     @change("show_mannequin", "show_sticks", "show_com")
     def switch_body_display(self, **_: Any) -> None:

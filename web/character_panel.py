@@ -8,6 +8,7 @@ vertices, notes}``), ``show_mesh`` (the page may set it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from trame.decorators import change
@@ -25,11 +26,8 @@ class CharacterActions:
     meshes: Any
     scene: Any
 
-    def _render(self) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _own(self, values: dict[str, Any]) -> None:
-        raise NotImplementedError  # (the WebApp's)
+    _render: Callable[..., None]  # (the WebApp's)
+    _own: Callable[..., None]  # (the WebApp's)
 
     @change("show_mesh")
     def switch_mesh(self, show_mesh: Any, **_: Any) -> None:

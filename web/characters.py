@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -51,11 +52,8 @@ class Characters:
     root_target: np.ndarray | None
     look: np.ndarray | None
 
-    def load(self, scene: Scene, source: str = "scene", character: Character | None = None) -> None:
-        raise NotImplementedError  # (the Controller's)
-
-    def look_point(self) -> np.ndarray | None:
-        raise NotImplementedError  # (the Orienting part's)
+    load: Callable[..., None]  # (the Controller's)
+    look_point: Callable[..., np.ndarray | None]  # (the Orienting part's)
 
     def load_character_file(self, path: str | os.PathLike[str]) -> None:
         """Open the character at ``path`` (``serve --character``)."""

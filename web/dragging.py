@@ -85,17 +85,10 @@ class DragActions:
     delivery: Any
     _dragging: tuple[str, str] | None
 
-    def _attempt(self, action: Any, *args: Any) -> Any:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _publish(self) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _show_pose(self, moving: tuple[str, str] | None = None) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _own(self, values: dict[str, Any]) -> None:
-        raise NotImplementedError  # (the WebApp's)
+    _attempt: Callable[..., Any]  # (the WebApp's)
+    _publish: Callable[..., None]  # (the WebApp's)
+    _show_pose: Callable[..., None]  # (the WebApp's)
+    _own: Callable[..., None]  # (the WebApp's)
 
     def grab_handle(self, kind: str, name: str, point: Any) -> None:
         """The user pressed the mouse on a handle (an effector's is then the selected one: Delete frees it)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -51,8 +52,7 @@ class Hands:
     character: Any
     hand_edit: HandEdit | None = None
 
-    def pose_to(self, positions: np.ndarray, rotations: np.ndarray, *, undoable: bool = True) -> None:
-        raise NotImplementedError  # (the Turning part's)
+    pose_to: Callable[..., None]  # (the Turning part's)
 
     def hand_sides(self) -> list[str]:
         """The sides whose hand has fingers (``"l"``, ``"r"``; none on a character without them)."""

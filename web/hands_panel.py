@@ -11,6 +11,7 @@ the server's).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from trame.decorators import change
@@ -34,20 +35,11 @@ class HandActions:
     delivery: Any
     _grabbed_hand = ""
 
-    def _attempt(self, action: Any, *args: Any) -> Any:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _publish(self) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _own(self, values: dict[str, Any]) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _render(self) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _show_pose(self, moving: Any = None) -> None:
-        raise NotImplementedError  # (the WebApp's)
+    _attempt: Callable[..., Any]  # (the WebApp's)
+    _publish: Callable[..., None]  # (the WebApp's)
+    _own: Callable[..., None]  # (the WebApp's)
+    _render: Callable[..., None]  # (the WebApp's)
+    _show_pose: Callable[..., None]  # (the WebApp's)
 
     @change("hand_side")
     def choose_hand(self, hand_side: Any, **_: Any) -> None:

@@ -46,14 +46,9 @@ class MouseTurn:
     state: Any
     delivery: Any
 
-    def _publish(self) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _show_pose(self, moving: Any = None) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _attempt(self, action: Any, *args: Any) -> Any:
-        raise NotImplementedError  # (the WebApp's)
+    _publish: Callable[..., None]  # (the WebApp's)
+    _show_pose: Callable[..., None]  # (the WebApp's)
+    _attempt: Callable[..., Any]  # (the WebApp's)
 
     def toward_viewer(self) -> np.ndarray:
         """``(3,)`` the unit line of sight, toward the viewer (the camera's, in either projection)."""

@@ -49,12 +49,8 @@ class Orienting:
     root_orientation: np.ndarray | None = None
     look: np.ndarray | None = None
 
-    def _apply(self, undoable: bool, **changes: Any) -> None:
-        raise NotImplementedError  # (the Controller's)
-
-    def _check_point(self, value: Any, where: str, size: float | None = None) -> np.ndarray:
-        raise NotImplementedError  # (the Controller's)
-
+    _apply: Callable[..., None]  # (the Controller's)
+    _check_point: Callable[..., np.ndarray]  # (the Controller's)
     # (``_snapshot`` and ``_push_undo`` are the History part's)
 
     def _clear_orienting(self) -> None:

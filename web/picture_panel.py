@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from trame.widgets import client, html
@@ -76,11 +77,8 @@ class PictureActions:
     state: Any
     controller: Any
 
-    def _own(self, values: dict[str, Any]) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def report(self, message: str) -> None:
-        raise NotImplementedError  # (the WebApp's)
+    _own: Callable[..., None]  # (the WebApp's)
+    report: Callable[..., None]  # (the WebApp's)
 
     def picture_props(self, settings: PictureSettings) -> list[Any]:
         """The view's props a picture shows: the body (the mannequin or the character's meshes, as shown),

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 import base64
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 import fabrik3d
 from fabrik3d import checks
@@ -64,8 +63,7 @@ class Poses:
     library_offset = 0
     library_total = 0
 
-    def pose_to(self, positions: np.ndarray, rotations: np.ndarray, *, undoable: bool = True) -> None:
-        raise NotImplementedError  # (the Turning part's)
+    pose_to: Callable[..., None]  # (the Turning part's)
 
     # -- copy and paste -----------------------------------------------------------------------
     def copy_pose(self, limb: Any = "") -> None:

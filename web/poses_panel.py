@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from trame.decorators import change
@@ -74,17 +75,10 @@ class PoseActions:
     server: Any
     _thumbnails_asked = False
 
-    def clear_selection(self) -> None:
-        raise NotImplementedError  # (the RingTurn part's)
-
-    def _attempt(self, action: Any, *args: Any) -> Any:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _publish(self) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _own(self, values: dict[str, Any]) -> None:
-        raise NotImplementedError  # (the WebApp's)
+    clear_selection: Callable[..., None]  # (the RingTurn part's)
+    _attempt: Callable[..., Any]  # (the WebApp's)
+    _publish: Callable[..., None]  # (the WebApp's)
+    _own: Callable[..., None]  # (the WebApp's)
 
     @page_trigger("copy_pose")
     def copy_pose(self) -> None:

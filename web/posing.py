@@ -31,20 +31,9 @@ class PosingControls:
     result: fabrik3d.SolveResult
     _free: fabrik3d.Skeleton
 
-    def _apply(
-        self,
-        undoable: bool,
-        targets: dict[str, np.ndarray] | None = None,
-        poles: dict[str, np.ndarray] | None = None,
-        start: np.ndarray | None = None,
-    ) -> None:
-        raise NotImplementedError  # (the Controller's)
-
-    def _snapshot(self) -> Any:
-        raise NotImplementedError  # (the Controller's)
-
-    def _push_undo(self, snapshot: Any = None) -> None:
-        raise NotImplementedError  # (the Controller's)
+    _apply: Callable[..., None]  # (the Controller's)
+    _snapshot: Callable[..., Any]  # (the Controller's)
+    _push_undo: Callable[..., None]  # (the Controller's)
 
     def pin_effector(self, name: Any) -> None:
         """Pin the free effector ``name`` where it is now (its target: its current position)."""

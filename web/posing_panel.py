@@ -7,6 +7,7 @@ joint where its chain stops (chain reach), mirror the pose, set a joint's stiffn
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from trame.widgets import html
@@ -22,11 +23,8 @@ class PosingActions:
 
     controller: Any
 
-    def _attempt(self, action: Any, *args: Any) -> Any:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _publish(self) -> None:
-        raise NotImplementedError  # (the WebApp's)
+    _attempt: Callable[..., Any]  # (the WebApp's)
+    _publish: Callable[..., None]  # (the WebApp's)
 
     @page_trigger("pin_effector")
     def pin_effector(self, name: Any) -> None:

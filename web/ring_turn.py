@@ -43,11 +43,8 @@ class RingTurn:
     _turning: dict[str, Any] | None
     _target_turning: dict[str, Any] | None
 
-    def _own(self, values: dict[str, Any]) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _render(self) -> None:
-        raise NotImplementedError  # (the WebApp's)
+    _own: Callable[..., None]  # (the WebApp's)
+    _render: Callable[..., None]  # (the WebApp's)
 
     def _watch_rings(self) -> None:
         """Make the rings and observe the interactor's presses (once, at start)."""

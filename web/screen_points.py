@@ -6,6 +6,7 @@ view, in CSS pixels from the view's top-left (docs/web.md, the state contract).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .delivery import STILL_RATIO
@@ -20,11 +21,8 @@ class ScreenPoints:
     state: Any
     delivery: Any
 
-    def report(self, message: str) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def display_point(self, point: Any) -> tuple[float, float]:
-        raise NotImplementedError  # (the JointDrag part's)
+    report: Callable[..., None]  # (the WebApp's)
+    display_point: Callable[..., tuple[float, float]]  # (the JointDrag part's)
 
     @page_trigger("target_screen_position")
     def target_screen_position(self, name: Any, pole: Any = False) -> list[float] | None:

@@ -30,12 +30,8 @@ from .orienting import turned_about
 class TargetTurn(MouseTurn):
     """Hold R and drag a sphere to turn its target (see the module docstring)."""
 
-    def drag_lock(self) -> str:
-        raise NotImplementedError  # (the DragActions part's)
-
-    def _own(self, values: dict[str, Any]) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
+    drag_lock: Callable[..., str]  # (the DragActions part's)
+    _own: Callable[..., None]  # (the WebApp's)
     show_rings: Callable[[str, str], None]  # (the RingTurn part's)
     stacks: Any  # (the WebApp's ``HandleStacks``)
 

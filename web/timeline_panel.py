@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from trame.decorators import change
@@ -55,23 +56,12 @@ class TimelineActions:
     _dragging: Any
     delivery: Any
 
-    def _attempt(self, action: Any, *args: Any) -> Any:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _publish(self) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _file(self, make: Any) -> Any:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _show_pose(self, moving: Any = None) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def report(self, message: str) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _own(self, values: dict[str, Any]) -> None:
-        raise NotImplementedError  # (the WebApp's)
+    _attempt: Callable[..., Any]  # (the WebApp's)
+    _publish: Callable[..., None]  # (the WebApp's)
+    _file: Callable[..., Any]  # (the WebApp's)
+    _show_pose: Callable[..., None]  # (the WebApp's)
+    report: Callable[..., None]  # (the WebApp's)
+    _own: Callable[..., None]  # (the WebApp's)
 
     @page_trigger("set_key")
     def set_key(self) -> None:

@@ -13,6 +13,7 @@ One undo step per turn (a slider's drag is one step: ``begin_drag`` and ``end_dr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -49,8 +50,7 @@ class Turning:
     root_target: np.ndarray | None
     # (``_push_undo`` is the History part's, ``_record_frame`` the Recording part's)
 
-    def turned_limbs(self, rotations: np.ndarray) -> set[str]:
-        raise NotImplementedError  # (the PosingControls part's)
+    turned_limbs: Callable[..., set[str]]  # (the PosingControls part's)
 
     def joint_angles(self, name: str) -> list[float]:
         """The turn of joint ``name`` as Euler angles ``[x, y, z]``, degrees (module docstring)."""

@@ -9,6 +9,7 @@ after a turn beyond its limits, the stop; the server's).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from trame.decorators import change
@@ -26,14 +27,9 @@ class TurningActions:
     controller: Any
     state: Any
 
-    def _attempt(self, action: Any, *args: Any) -> Any:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _publish(self) -> None:
-        raise NotImplementedError  # (the WebApp's)
-
-    def _own(self, values: dict[str, Any]) -> None:
-        raise NotImplementedError  # (the WebApp's)
+    _attempt: Callable[..., Any]  # (the WebApp's)
+    _publish: Callable[..., None]  # (the WebApp's)
+    _own: Callable[..., None]  # (the WebApp's)
 
     @change("selected_joint")
     def select_joint(self, selected_joint: Any, **_: Any) -> None:
