@@ -115,6 +115,7 @@ class NaturalSolve(StiffLevels, Swivelling):
         self.kept: list[rot.Quat] = []  # (``run``'s)
         # (top, effectors) -> the parent's frame and position, and the targets, of its last solve
         self.done: dict[tuple[int, tuple[int, ...]], Any] = {}
+        self.solves: dict[tuple[Any, ...], Any] = {}  # (each chain's solve by its inputs: ``run_sub``)
         self.deferred: set[int] = set()  # (effectors whose chains the first level left unsolved)
         self.sub_rig: Rig = r  # (the rig of the subtree being solved, its held joints locked: ``solve_below``)
 
@@ -361,22 +362,15 @@ class NaturalSolve(StiffLevels, Swivelling):
             xs, ys, zs = (list(v) for v in zip(*start))
             start = sr.bone_pose(xs, ys, zs)
         max_it = min(max_it or self.max_it, self.max_it)
-        pose, frames, iterations = self.solve(
-            sub,
-            sr,
-            goals,
-            weights,
-            {},
-            None,
-            start,
-            self.tol,
-            max_it,
-            frames=start_frames,
-            jump=jump,
-            twist_from=twist_from,
-        )
-        self.iterations = max(self.iterations, iterations)  # (each chain's solve is bounded alike)
-        return pose, frames
+        # (a solve asked again from the same start, as a level's retries and the guard's ask: the same pose)
+        key = (sr, tuple(goals.items()), None if weights is None else tuple(weights.items()), tuple(start), max_it)
+        key += (jump, None if start_frames is None else tuple(start_frames), twist_from and tuple(twist_from))
+        got = self.solves.get(key)
+        if got is None:
+            args = (sub, sr, goals, weights, {}, None, start, self.tol, max_it, False, start_frames, jump, twist_from)
+            got = self.solves[key] = self.solve(*args)
+        self.iterations = max(self.iterations, got[2])  # (each chain's solve is bounded alike)
+        return list(got[0]), list(got[1])
 
 
 def reference_frames(r: Rig, relax: list[rot.Vec] | None, twist: list[rot.Quat] | None = None) -> list[rot.Quat]:

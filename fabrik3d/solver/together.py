@@ -29,7 +29,7 @@ from fabrik3d.solver.result import SolveResult
 # The most rounds of solves for one change; each solves every figure of the group once.
 MAX_ROUNDS = 12
 # A round that closes the largest gap by less than this fraction of it ends the rounds (it has stalled).
-STALL = 0.05
+GAP_STALL = 0.05
 
 
 class Member(NamedTuple):
@@ -153,7 +153,7 @@ def solve_together(
         rounds += 1
         gaps = [float(np.linalg.norm(np.subtract(*ends(members, current, k)))) for k in used]
         worst = max(gaps)
-        if worst <= tolerance or worst > best * (1 - STALL):
+        if worst <= tolerance or worst > best * (1 - GAP_STALL):
             break
         best = worst
     return Together(current, rounds, gaps)

@@ -99,6 +99,10 @@ FALLBACK_ITERATIONS = 6
 LEAST_MOTION_STEPS = 30
 LEAST_MOTION_DAMPING = 0.01
 LEAST_MOTION_PATIENCE = 5  # (steps in a row that fail to lower the error end them: a limit holds it)
+# (steps crawling this many tolerances or more from the targets end them once LEAST_MOTION_HOPE times
+# the last step's gain, over the steps left, would not reach: ``least_motion``)
+LEAST_MOTION_FAR = 5.0
+LEAST_MOTION_HOPE = 4.0
 
 
 class LimitedSolve(Attempts, ReachingPasses, NumericSteps, PoleTurns):
@@ -293,14 +297,20 @@ class LimitedSolve(Attempts, ReachingPasses, NumericSteps, PoleTurns):
         pose, frames = start, start_frames
         score, damping = self.squared_errors(pose, frames), LEAST_MOTION_DAMPING
         failed = 0
-        for _ in range(LEAST_MOTION_STEPS):
+        for k in range(LEAST_MOTION_STEPS):
             if score <= tol * tol or failed >= LEAST_MOTION_PATIENCE:
                 break
             new_pose, new_frames, new_score = self.numeric_step(pose, frames, damping, score if failed == 0 else None)
             if new_score < score:
+                gain = math.sqrt(score) - math.sqrt(new_score)
                 pose, frames, score, failed = new_pose, new_frames, new_score, 0
                 damping = max(damping * 0.5, MIN_DAMPING)
                 if self.moved(start, pose) >= bound:
+                    return None
+                # (crawling far from the targets: LEAST_MOTION_HOPE times this step's gain over the
+                # steps left would not reach them, and the caller takes only a pose that does)
+                left, err = LEAST_MOTION_STEPS - k - 1, math.sqrt(score)
+                if err > LEAST_MOTION_FAR * tol and LEAST_MOTION_HOPE * gain * left < err - tol:
                     return None
             else:
                 damping, failed = min(damping * 4.0, MAX_DAMPING), failed + 1
