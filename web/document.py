@@ -33,7 +33,7 @@ from fabrik3d.io.stage_gltf import stage_animation_glb_bytes, stage_pose_glb_byt
 from fabrik3d.io.stage_pose import links, prop_transform
 from fabrik3d.model import presets
 from fabrik3d.model.contacts import Contact
-from fabrik3d.model.placement import Placement, Transform
+from fabrik3d.model.placement import Placement, Transform, quat_conj, quat_mul
 from fabrik3d.model.props import Hold, Prop, check_name
 from fabrik3d.solver import together
 
@@ -160,6 +160,13 @@ class Document:
     def poses(self) -> list[fabrik3d.SolveResult]:
         """Each figure's current pose, in the document's order."""
         return [s.controller.result for s in self.slots]
+
+    def in_view(self, slot: FigureSlot) -> tuple[np.ndarray, np.ndarray]:
+        """A figure's pose in the view's coordinates (the selected figure's own): ``(positions (n, 3), frames
+        (n, 4))``."""
+        view, pose = self.slot.placement, slot.controller.result
+        frames = quat_mul(quat_conj(view.rotation), slot.placement.frames_to_world(pose.rotations))
+        return view.to_local(slot.placement.to_world(pose.positions)), frames
 
     def prop_world(self, prop: Prop) -> Transform:
         """A prop's frame in the world (a held one's through its figure's current pose)."""

@@ -76,6 +76,8 @@ class PictureActions:
     _picture_tasks: set[Any]
     state: Any
     controller: Any
+    document: Any  # (the scene document: every figure a picture shows)
+    figures: Any  # (the Scene tab's figures: the other figures' and the props' actors)
 
     _own: Callable[..., None]  # (the WebApp's)
     report: Callable[..., None]  # (the WebApp's)
@@ -85,7 +87,7 @@ class PictureActions:
         the sticks if asked or if there is no body, the floor grid and the handles if asked."""
         scene = self.scene
         body = [a for a in (*self.meshes.actors, self.body.mannequin) if a.GetVisibility()]
-        props = list(body)
+        props = body + list(self.figures.view.actors)  # (the other figures and the scene's props too)
         if settings.sticks or not body:
             props += [scene.bone_actor, scene.joint_actor]
         if settings.floor:
@@ -143,11 +145,12 @@ class PictureActions:
     def _pass_job(self, checked: PictureSettings, kind: str) -> Any:
         """The job making pass ``kind``'s PNG (or with ``"zip"`` every pass's file in one ZIP) of the pose
         shown, as the picture frames it (``passes.passes_job``; the floor grid, sticks and handles left out)."""
-        c = self.controller
-        figure = Figure(c.scene.skeleton, c.result.positions, c.result.rotations, c.character)
+        d = self.document  # (every figure shown, the selected one first: the OpenPose people)
+        shown = [d.slot] + [s for s in d.slots if s is not d.slot and not s.hidden]
+        figures = [Figure(s.controller.scene.skeleton, *d.in_view(s), s.controller.character) for s in shown]
         bare = dataclasses.replace(checked, sticks=False, handles=False, floor=False)
         chosen = PASSES if kind == "zip" else (kind,)
-        job = passes_job(self.picture_props(bare), self.scene.renderer, bare, chosen, [figure])
+        job = passes_job(self.picture_props(bare), self.scene.renderer, bare, chosen, figures)
         stem = self.state["file_stem"] or "fabrik3d"
 
         def run() -> bytes:

@@ -3,13 +3,17 @@ jump when the selection changes, a drag keeps a contact, and the scene file and 
 
 from __future__ import annotations
 
+import io
 import json
 import struct
+import zipfile
 
 import numpy as np
 import pytest
 from fabrik3d_web import stage_commands as sc
 from fabrik3d_web.app import WebApp
+from fabrik3d_web.picture import picture_settings, render_picture
+from PIL import Image
 from trame.app import get_server
 
 from fabrik3d.io.stage import parse_stage
@@ -69,3 +73,23 @@ def test_a_drag_of_the_pelvis_keeps_a_handshake_and_the_files_hold_the_stage(app
     glb = app.document.pose_glb()
     doc = json.loads(glb[20 : 20 + struct.unpack_from("<I", glb, 12)[0]])
     assert {"Figure 1", "Figure 2", "block"} <= {n.get("name") for n in doc["nodes"]}
+
+
+def test_the_picture_and_the_openpose_pass_show_every_figure_and_prop(app: WebApp) -> None:
+    app.scene.render_window.SetSize(480, 360)
+    sc.add_prop(app.document, "block")
+    app.figures.refresh()
+    app.reset_camera("front")
+    s = picture_settings({"width": 480, "height": 360, "background": "#ffffff", "floor": False})
+    image = np.array(Image.open(io.BytesIO(render_picture(app.picture_props(s), app.scene.renderer, s))))
+    x, y = pixel_of(app, "Figure 1", "spine_02")  # (render pixels: the picture is the view's size)
+    patch = image[int(360 - y) - 3 : int(360 - y) + 4, int(x) - 3 : int(x) + 4, :3]
+    assert patch.min() < 200, "the other figure is not in the picture"
+    app.figures.flag_figure("Figure 1", "hidden", True)
+    image = np.array(Image.open(io.BytesIO(render_picture(app.picture_props(s), app.scene.renderer, s))))
+    patch = image[int(360 - y) - 3 : int(360 - y) + 4, int(x) - 3 : int(x) + 4, :3]
+    assert patch.min() > 240, "a hidden figure is in the picture"
+    app.figures.flag_figure("Figure 1", "hidden", False)
+    with zipfile.ZipFile(io.BytesIO(app._pass_job(s, "zip")())) as z:  # (every pass, the OpenPose JSON too)
+        people = json.loads(z.read(next(n for n in z.namelist() if n.endswith(".json"))))["people"]
+    assert len(people) == 2  # one person a figure
