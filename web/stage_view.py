@@ -47,6 +47,7 @@ class _Figure:
         renderer.AddActor(self.actor)
 
     def show(self, positions: np.ndarray, tint: Any) -> None:
+        """The bones at ``positions`` ``(n, 3)`` (view coordinates), in ``tint``."""
         self.xyz[0::2] = positions[self.parents]
         self.xyz[1::2] = positions[self.children]
         self.poly.GetPoints().Modified()
@@ -61,6 +62,9 @@ class StageView:
         self.renderer = renderer
         self._figures: dict[str, _Figure] = {}
         self._props: dict[str, tuple[Prop, vtkActor]] = {}
+        # What each figure and prop was last drawn from (compared by identity: a drag of one figure leaves
+        # the others' tubes and the props as they are, and VTK does not rebuild them every frame).
+        self._drawn: dict[str, tuple[Any, ...]] = {}
 
     @property
     def actors(self) -> list[Any]:
@@ -77,7 +81,10 @@ class StageView:
             if figure is None or figure.skeleton is not s.controller.scene.skeleton:
                 self._drop_figure(s.name)
                 figure = self._figures[s.name] = _Figure(self.renderer, s.controller.scene.skeleton)
-            figure.show(view.to_local(s.placement.to_world(s.controller.result.positions)), s.tint)
+            key = (figure, s.controller.result, s.placement, view, s.tint)
+            if not _same(self._drawn.get(f"figure:{s.name}"), key):
+                figure.show(view.to_local(s.placement.to_world(s.controller.result.positions)), s.tint)
+                self._drawn[f"figure:{s.name}"] = key
             seen.add(s.name)
         for name in [n for n in self._figures if n not in seen]:
             self._drop_figure(name)
@@ -89,8 +96,12 @@ class StageView:
                 self._drop_prop(p.name)
                 entry = self._props[p.name] = (p, _prop_actor(self.renderer, p))
             actor = entry[1]
-            actor.GetProperty().SetColor(*(float(x) for x in p.colour))
-            actor.SetUserMatrix(_matrix(into_view.then(document.prop_world(p))))
+            holder = None if p.parent is None else document.find(p.parent.figure)
+            key = (actor, p, view, holder and holder.placement, holder and holder.controller.result)
+            if not _same(self._drawn.get(f"prop:{p.name}"), key):
+                actor.GetProperty().SetColor(*(float(x) for x in p.colour))
+                actor.SetUserMatrix(_matrix(into_view.then(document.prop_world(p))))
+                self._drawn[f"prop:{p.name}"] = key
             kept.add(p.name)
         for name in [n for n in self._props if n not in kept]:
             self._drop_prop(name)
@@ -119,6 +130,10 @@ class StageView:
         entry = self._props.pop(name, None)
         if entry is not None:
             self.renderer.RemoveActor(entry[1])
+
+
+def _same(a: tuple[Any, ...] | None, b: tuple[Any, ...]) -> bool:
+    return a is not None and len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 def _prop_actor(renderer: Any, prop: Prop) -> vtkActor:
