@@ -13,6 +13,7 @@
 import fs from "node:fs";
 import * as THREE from "three";
 import { GLTFLoader } from "three/examples/jsm/loaders/GLTFLoader.js";
+import { clipSamples } from "./clip_samples.mjs";
 
 // three's FileLoader (used for the data: URI buffer of a .gltf) reports progress with the browser's
 // ProgressEvent, which node 20 lacks; a .glb needs nothing.
@@ -60,21 +61,7 @@ async function check(file) {
     objects.push(o);
     nodes.push({ node: index, name: names[index], ancestors });
   });
-  const samples = [];
-  if (gltf.animations.length === 0) {
-    samples.push(sample(gltf.scene, objects, null));
-  } else {
-    const clip = gltf.animations[0];
-    const mixer = new THREE.AnimationMixer(gltf.scene);
-    const action = mixer.clipAction(clip);
-    action.setLoop(THREE.LoopOnce, 1);
-    action.clampWhenFinished = true;
-    for (const t of clip.tracks[0].times) {
-      action.reset().play();
-      mixer.setTime(t);
-      samples.push(sample(gltf.scene, objects, t));
-    }
-  }
+  const samples = clipSamples(gltf, (t) => sample(gltf.scene, objects, t));
   return { nodes, samples, animations: gltf.animations.map((a) => a.name) };
 }
 

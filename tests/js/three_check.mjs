@@ -10,6 +10,7 @@
 import fs from "node:fs";
 import * as THREE from "three";
 import { GLTFLoader } from "three/examples/jsm/loaders/GLTFLoader.js";
+import { clipSamples } from "./clip_samples.mjs";
 
 // three's FileLoader (used for the data: URI buffer of a .gltf) reports progress with the browser's
 // ProgressEvent, which node 20 lacks; a .glb needs nothing.
@@ -55,21 +56,7 @@ async function check(file) {
     name: b.name,
     parent: b.parent && b.parent.isBone ? (assoc.get(b.parent)?.nodes ?? -1) : -1,
   }));
-  const samples = [];
-  if (gltf.animations.length === 0) {
-    samples.push(sample(gltf.scene, mesh, null));
-  } else {
-    const clip = gltf.animations[0];
-    const mixer = new THREE.AnimationMixer(gltf.scene);
-    const action = mixer.clipAction(clip);
-    action.setLoop(THREE.LoopOnce, 1);
-    action.clampWhenFinished = true;
-    for (const t of clip.tracks[0].times) {
-      action.reset().play();
-      mixer.setTime(t);
-      samples.push(sample(gltf.scene, mesh, t));
-    }
-  }
+  const samples = clipSamples(gltf, (t) => sample(gltf.scene, mesh, t));
   return { bones, meshes: meshes.length, samples };
 }
 
