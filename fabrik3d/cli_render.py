@@ -4,6 +4,9 @@ keys' baked frames as numbered PNG sequences.
     fabrik3d render SCENE.json [--passes openpose,depth,normal,outline] [--size 1024x1024] -o DIR
                     [--frames A:B] [--view front|side|top|perspective] [--depth-bits 8|16] [--feet] [--occlusion]
 
+A scene file of several figures (version 4, ``fabrik3d.io.stage``) renders every figure not hidden, its
+contacts kept (its props are not drawn); its keys bake together for ``--frames``.
+
 The pictures are rendered by the web package (``fabrik3d_web.passes``: VTK, off screen), which ``fabrik3d.cli``
 imports only inside the command and hands to ``cmd_render``: this module imports no front end. Everything
 is checked before anything is written (the size, the passes, the folder, the frames, outputs that would
@@ -26,6 +29,9 @@ from typing import Any
 from fabrik3d import checks
 from fabrik3d.io import bake, character, files, outputs
 from fabrik3d.io.scene import scene_or_preset
+from fabrik3d.io.stage import stage_file
+from fabrik3d.io.stage_bake import bake_stage, stage_animation
+from fabrik3d.io.stage_pose import solve_stage
 
 # As fabrik3d_web.picture's MIN_SIDE, MAX_SIDE and fabrik3d_web.passes's PASSES (tests check they agree: the
 # parser checks the arguments without importing VTK).
@@ -100,6 +106,9 @@ def cmd_render(args: argparse.Namespace, passes: ModuleType, solve_scene: Callab
         raise ValueError(f"-o {checks.cut(str(folder))}: not a folder (a file is there)")
     if "openpose" in args.passes:
         passes.check_openpose()
+    several = stage_file(args.scene)
+    if several is not None:
+        return _render(args, folder, passes, *_stage_frames(several, args, passes))
     scene = scene_or_preset(args.scene)
     model = character.scene_character(scene, args.scene)  # (its meshes in the pictures; else the mannequin)
     if args.frames is None:
@@ -122,14 +131,41 @@ def cmd_render(args: argparse.Namespace, passes: ModuleType, solve_scene: Callab
         except ValueError as exc:
             raise ValueError(f"{checks.cut(args.scene)}: {exc}") from None
         poses, numbers = list(zip(take.positions, take.rotations)), list(span)
+    return _render(args, folder, passes, [[passes.Figure(scene.skeleton, p, q, model)] for p, q in poses], numbers)
+
+
+def _stage_frames(stage: Any, args: argparse.Namespace, passes: ModuleType) -> tuple[list[list[Any]], list[Any]]:
+    """A stage's figures (every one not hidden, in the world) in its pose, or in each frame of its keys baked
+    together (``fabrik3d.io.stage_bake``): ``(figures per picture, frame numbers or [None])``."""
+    if args.target or args.turn or args.hand or args.look is not None:
+        raise ValueError(f"render: --target, --turn, --look and --hand pose one figure; {args.scene} holds a stage")
+    shown = [i for i, f in enumerate(stage.figures) if not f.hidden]
+
+    def figures(pose: Any) -> list[Any]:
+        return [passes.Figure(stage.figures[i].scene.skeleton, *pose.world(i)) for i in shown]
+
+    try:
+        if args.frames is None:
+            return [figures(solve_stage(stage))], [None]
+        frames: list[list[Any]] = []
+        span = bake.frame_range(stage_animation(stage), args.frames)
+        bake_stage(stage, frames=args.frames, on_frame=lambda _, pose: frames.append(figures(pose)))
+    except ValueError as exc:
+        raise ValueError(f"{checks.cut(args.scene)}: {exc}") from None
+    return frames, list(span)
+
+
+def _render(args: argparse.Namespace, folder: Path, passes: ModuleType, figures: list[list[Any]],
+            numbers: list[Any]) -> int:  # fmt: skip
+    """Render ``figures`` (a list of figures per picture, frames ``numbers`` or ``[None]`` for a still) into
+    ``folder``, every output checked first."""
     names = _names(args.passes, numbers)
     outputs.check_outputs([(folder / n, args.scene) for frame in names for n in frame.values()], [args.scene])
     folder.mkdir(parents=True, exist_ok=True)
-    figures = [[passes.Figure(scene.skeleton, p, q, model)] for p, q in poses]
     made = passes.render_frames(
         figures, passes=args.passes, size=args.size, view=args.view, feet=args.feet, occlusion=args.occlusion
     )
-    bar = _Progress(len(poses))
+    bar = _Progress(len(figures))
     written = 0
     try:
         for frame, rendered in zip(names, made):
