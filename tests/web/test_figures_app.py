@@ -93,3 +93,24 @@ def test_the_picture_and_the_openpose_pass_show_every_figure_and_prop(app: WebAp
     with zipfile.ZipFile(io.BytesIO(app._pass_job(s, "zip")())) as z:  # (every pass, the OpenPose JSON too)
         people = json.loads(z.read(next(n for n in z.namelist() if n.endswith(".json"))))["people"]
     assert len(people) == 2  # one person a figure
+
+
+@pytest.mark.parametrize(
+    ("call", "args", "message"),
+    [
+        ("place_figure", ("a", "0", "0", "0"), "position.x: expected a number"),
+        ("place_figure", ("0", "0", "1e9", "0"), "position: coordinates must be within"),
+        ("add_figure", ("dragon",), "preset: expected one of"),
+        ("add_prop", ("teapot",), "shape: expected one of"),
+        ("flag_figure", ("Figure 1", "shiny", True), "flag: expected hidden or locked"),
+        ("add_contact", ("hand_r", "nowhere", None), "on: expected a figure or a prop"),
+        ("add_contact", ("elbow_l", "figure:Figure 1", "hand_r"), "not an end effector"),
+        ("remove_contact", (0,), "contact: expected an index"),
+        ("select_figure", ({"name": 1},), "no figure"),
+    ],
+)
+def test_a_bad_call_from_a_page_names_the_problem_and_changes_nothing(app: WebApp, call, args, message) -> None:  # type: ignore[no-untyped-def]
+    before = (app.state.figures, app.state.figure_place, app.state.stage_props, app.state.stage_contacts)
+    getattr(app.figures, call)(*args)
+    assert message in app.state.error_message
+    assert (app.state.figures, app.state.figure_place, app.state.stage_props, app.state.stage_contacts) == before
