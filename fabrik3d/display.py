@@ -201,6 +201,11 @@ def pole_home(skeleton: Skeleton, positions: np.ndarray, effector: str, size: fl
 
 
 # -- meshes and lines of the notebook view (pythreejs buffers) -----------------------------------
+def hex_colour(rgb: Any) -> str:
+    """An RGB colour ``(3,)`` in 0..1 as ``"#rrggbb"`` (a figure's tint, a prop's colour in a view)."""
+    return "#" + "".join(f"{round(255 * float(c)):02x}" for c in rgb)
+
+
 def bone_pairs(skeleton: Skeleton) -> np.ndarray:
     """``(m, 2)`` int array of ``(parent, child)`` joint indices, one row per bone, in skeleton order."""
     return np.array([(int(p), j) for j, p in enumerate(skeleton.parents) if p >= 0], dtype=np.int64).reshape(-1, 2)

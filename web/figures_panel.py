@@ -27,6 +27,7 @@ from trame.widgets import vuetify3 as v3
 
 from fabrik3d import checks
 from fabrik3d import rotations as rot
+from fabrik3d.display import hex_colour
 from fabrik3d.model.props import SHAPES
 
 from . import stage_commands as commands
@@ -79,7 +80,9 @@ class FiguresPanel:
     def publish(self) -> None:
         """The document's state for the panel."""
         d = self.document
-        figures = [{"name": s.name, "colour": _hex(s.tint), "hidden": s.hidden, "locked": s.locked} for s in d.slots]
+        figures = [
+            {"name": s.name, "colour": hex_colour(s.tint), "hidden": s.hidden, "locked": s.locked} for s in d.slots
+        ]
         p = d.slot.placement
         props = [{"name": x.name, "shape": x.shape, "held": "" if x.parent is None else
                   f"{x.parent.figure} · {x.parent.joint}"} for x in d.props]  # fmt: skip
@@ -280,10 +283,6 @@ def _typed(values: str, k: int) -> str:
     """The JS array of state ``values`` as text, its item ``k`` the one typed (a field's change: Enter, or
     the focus leaving it)."""
     return f"{values}.map((v, i) => i === {k} ? $event.target.value : String(v))"
-
-
-def _hex(rgb: Any) -> str:
-    return "#" + "".join(f"{round(255 * float(c)):02x}" for c in rgb)
 
 
 def section(app: Any) -> None:

@@ -83,7 +83,7 @@ class StageView:
                 figure = self._figures[s.name] = _Figure(self.renderer, s.controller.scene.skeleton)
             key = (figure, s.controller.result, s.placement, view, s.tint)
             if not _same(self._drawn.get(f"figure:{s.name}"), key):
-                figure.show(view.to_local(s.placement.to_world(s.controller.result.positions)), s.tint)
+                figure.show(document.in_view(s)[0], s.tint)
                 self._drawn[f"figure:{s.name}"] = key
             seen.add(s.name)
         for name in [n for n in self._figures if n not in seen]:
@@ -137,8 +137,7 @@ def _same(a: tuple[Any, ...] | None, b: tuple[Any, ...]) -> bool:
 
 
 def _prop_actor(renderer: Any, prop: Prop) -> vtkActor:
-    shape = prop if prop.shape != "mesh" else Prop(prop.name, "box", prop.size)
-    vertices, _, triangles = prop_mesh(shape)
+    vertices, _, triangles = prop_mesh(prop)
     poly = vtkPolyData()
     set_triangles(poly, vertices, triangles)
     normals = vtkPolyDataNormals()

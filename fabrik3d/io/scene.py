@@ -234,8 +234,15 @@ def _one_figure(data: Mapping[str, Any]) -> dict[str, Any]:
     position, facing = figure.get("position", [0, 0, 0]), figure.get("facing", 0)
     if not (isinstance(position, list) and all(x == 0 for x in position)) or facing != 0:
         raise ValueError("figures[0]: placed away from the origin; read it with fabrik3d.load_stage")
-    body = {k: v for k, v in figure.items() if k not in FIGURE_KEYS and k not in ("format", "version")}
-    return {**body, "format": FORMAT, "version": VERSION}
+    return figure_body(figure)
+
+
+def figure_body(figure: Mapping[str, Any]) -> dict[str, Any]:
+    """A version 4 file's figure entry as the version 3 scene it holds (its ``FIGURE_KEYS`` left out)."""
+    for key in ("format", "version"):
+        if key in figure:
+            raise ValueError(f"{key}: the file's, not a figure's (a figure is a version {VERSION} scene's body)")
+    return {**{k: v for k, v in figure.items() if k not in FIGURE_KEYS}, "format": FORMAT, "version": VERSION}
 
 
 def _solver_balance(value: Any) -> bool:

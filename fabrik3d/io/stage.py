@@ -38,7 +38,7 @@ import numpy as np
 from fabrik3d import checks
 from fabrik3d.io import files
 from fabrik3d.io import scene as scene_io
-from fabrik3d.io.scene import FIGURE_KEYS, STAGE_VERSION, Scene
+from fabrik3d.io.scene import FIGURE_KEYS, STAGE_VERSION, Scene, figure_body
 from fabrik3d.model import presets
 from fabrik3d.model.contacts import Contact
 from fabrik3d.model.placement import Placement
@@ -103,13 +103,7 @@ class Figure:
         if not isinstance(data, Mapping):
             raise ValueError("expected an object")
         own = {k: data[k] for k in FIGURE_KEYS if k in data}
-        for key in ("format", "version"):
-            if key in data:
-                raise ValueError(
-                    f"{key}: the file's, not a figure's (a figure is a version {scene_io.VERSION} scene's body)"
-                )
-        body = {"format": scene_io.FORMAT, "version": scene_io.VERSION}
-        body.update({k: v for k, v in data.items() if k not in FIGURE_KEYS})
+        body = figure_body(data)
         try:
             placement = Placement(own.get("position", [0.0, 0.0, 0.0]), own.get("facing", 0.0))
         except ValueError as exc:

@@ -169,9 +169,8 @@ def _document(
 
 
 def _prop_mesh(blob: Any, prop: Prop, material: int) -> dict[str, Any]:
-    """A prop's shape as a glTF mesh (a ``"mesh"`` prop's bounding box)."""
-    shape = prop if prop.shape != "mesh" else Prop(prop.name, "box", prop.size)
-    vertices, normals, triangles = prop_mesh(shape)
+    """A prop's shape as a glTF mesh (a ``"mesh"`` prop's bounding box: ``prop_mesh``)."""
+    vertices, normals, triangles = prop_mesh(prop)
     index_type = np.uint16 if len(vertices) <= 65535 else np.uint32
     primitive = {
         "attributes": {

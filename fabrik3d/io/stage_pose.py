@@ -61,7 +61,8 @@ def prop_transform(stage: Stage, poses: Sequence[SolveResult], prop: Prop | str)
 
 def figure_index(stage: Stage, name: str) -> int:
     """The index of the figure named ``name`` (``ValueError`` as ``Stage.figure``)."""
-    return stage.figures.index(stage.figure(name))
+    figure = stage.figure(name)
+    return next(i for i, f in enumerate(stage.figures) if f is figure)
 
 
 def links(stage: Stage) -> list[together.Link]:

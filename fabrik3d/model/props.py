@@ -161,17 +161,15 @@ def standing(name: str, shape: str, x: float = 0.0, z: float = 0.0, floor: float
 def prop_mesh(prop: Prop, segments: int = 24) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A built-in shape's surface in the prop's own frame, scaled by ``size`` (not by the transform):
     ``(vertices (m, 3), normals (m, 3), triangles (t, 3) int32)``, counter-clockwise seen from outside.
-    A ``"mesh"`` prop has no built-in surface (``ValueError``)."""
+    A ``"mesh"`` prop (its surface is its file's) is drawn and written as its bounding box."""
     w, h, d = (float(x) for x in prop.size)
-    if prop.shape in ("box", "block", "plane", "wall"):
+    if prop.shape in ("box", "block", "plane", "wall", "mesh"):
         return _box(w, h, d)
     if prop.shape == "sphere":
         return _round(w, h, d, segments, 0.0)
     if prop.shape == "cylinder":
         return _cylinder(w, h, d, segments)
-    if prop.shape == "capsule":
-        return _round(w, h, d, segments, max(h - w, 0.0))
-    raise ValueError(f"prop {prop.name!r}: a mesh prop's surface is its file's ({prop.file})")
+    return _round(w, h, d, segments, max(h - w, 0.0))  # (a capsule)
 
 
 def _box(w: float, h: float, d: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

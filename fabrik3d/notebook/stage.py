@@ -18,7 +18,7 @@ import numpy as np
 import pythreejs as three
 from ipywidgets import widgets
 
-from fabrik3d.display import bone_pairs, bone_tubes, skeleton_size, tube_indices
+from fabrik3d.display import bone_pairs, bone_tubes, hex_colour, skeleton_size, tube_indices
 from fabrik3d.io.stage import Stage
 from fabrik3d.io.stage_pose import StagePose, solve_stage
 from fabrik3d.model.props import Prop, prop_mesh
@@ -54,7 +54,7 @@ class StageView(widgets.VBox):
                                 "normal": three.BufferAttribute(array=_f32(normals))},
                     index=three.BufferAttribute(array=tube_indices(len(self._pairs[f.name]))),
                 ),
-                material=three.MeshLambertMaterial(color=_hex(f.tint)),
+                material=three.MeshLambertMaterial(color=hex_colour(f.tint)),
                 name=f"fabrik3d.figure.{f.name}",
                 frustumCulled=False,
             )  # fmt: skip
@@ -119,17 +119,13 @@ class StageView(widgets.VBox):
 
 
 def _prop_mesh(prop: Prop) -> Any:
-    vertices, normals, triangles = prop_mesh(prop if prop.shape != "mesh" else Prop(prop.name, "box", prop.size))
+    vertices, normals, triangles = prop_mesh(prop)
     return three.Mesh(
         geometry=three.BufferGeometry(
             attributes={"position": three.BufferAttribute(array=_f32(vertices)),
                         "normal": three.BufferAttribute(array=_f32(normals))},
             index=three.BufferAttribute(array=triangles.reshape(-1).astype(np.uint32)),
         ),
-        material=three.MeshLambertMaterial(color=_hex(prop.colour)),
+        material=three.MeshLambertMaterial(color=hex_colour(prop.colour)),
         name=f"fabrik3d.prop.{prop.name}",
     )  # fmt: skip
-
-
-def _hex(rgb: Any) -> str:
-    return "#" + "".join(f"{round(255 * float(c)):02x}" for c in rgb)

@@ -88,3 +88,10 @@ def test_a_bad_prop_is_refused_by_name(kwargs: dict, message: str) -> None:
 def test_a_bad_name_is_refused(name: object) -> None:
     with pytest.raises(ValueError, match="name: expected a name of 1-64 printable characters"):
         Prop(name)  # type: ignore[arg-type]
+
+
+def test_a_mesh_prop_is_drawn_as_its_bounding_box() -> None:
+    prop = Prop("statue", "mesh", (0.5, 1.8, 0.4), file="statue.glb")
+    vertices, _, _ = prop_mesh(prop)
+    np.testing.assert_allclose(vertices.max(axis=0) - vertices.min(axis=0), [0.5, 1.8, 0.4])
+    np.testing.assert_array_equal(vertices, prop_mesh(Prop("box", "box", (0.5, 1.8, 0.4)))[0])
