@@ -8,7 +8,9 @@ solve (``fabrik3d.solver.thumb.least_squares``) toward where its tip belongs, wi
 * **Pinch.** The index bends as ``PINCH`` has it, and the thumb's tip meets the index's.
 
 Angles are ``fabrik3d.solver.hand_pose.Angles`` (degrees); they are solved on the rest pose and cached
-on the skeleton, so a shape costs one solve per skeleton and hand. Units: metres, degrees.
+on the skeleton, so a shape costs one solve per skeleton and hand (about a second). A hand that mirrors
+the other, once that one's are solved, takes them mirrored (``mirrored``: the flexions and spreads, the
+twists negated), checked on its pose, instead of solving again. Units: metres, degrees.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from fabrik3d.model.fingers import FINGER_RANGE, THUMB_RANGE
+from fabrik3d.model.mirror import reflect
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.solver.hand_pose import (
     FINGER_HALF_THICKNESS,
@@ -55,6 +58,11 @@ STAY = 1e-4
 # A solve may flex a joint this far (degrees) past its range: a rig's finger joint without limits (a
 # Mixamo middle knuckle, which is its hand) goes there; ``turn_joint`` clamps a limited one.
 BEYOND = 30.0
+# A hand takes the other hand's angles mirrored (``mirrored``) when, posed with them on the rest pose,
+# each of its finger joints and tips lies this near (m) the reflection of the other hand's.
+MIRROR_TOLERANCE = 1e-6
+# The hand across the body from a side (``"l"``/``"r"``).
+OTHER_SIDE = {"l": "r", "r": "l"}
 
 
 def fist_angles(
@@ -67,6 +75,14 @@ def fist_angles(
     key = (side, tuple(sorted(fingers.items())))
     if key in cache:
         return cache[key]  # type: ignore[no-any-return]
+    other = OTHER_SIDE.get(side)
+    if other is not None:
+        theirs = finger_joints(skeleton, other, rig_map)
+        done = cache.get((other, tuple(sorted(theirs.items()))))
+        mine = None if done is None else mirrored(skeleton, fingers, side, theirs, done)
+        if mine is not None:
+            cache[key] = mine
+            return mine
     rest_p, rest_q = np.array(skeleton.rest_positions), np.array(skeleton.rest_frames)
     targets = fist_tips(skeleton, rest_p, side, rig_map)  # (the fingers' turns leave the palm as it is)
     axes = finger_axes(skeleton, fingers, side)
@@ -126,6 +142,13 @@ def pinching_thumb(skeleton: Skeleton, fingers: dict[str, tuple[int, int, int]],
     key = (side, index)
     if key in cache:
         return cache[key]  # type: ignore[no-any-return]
+    done = cache.get((OTHER_SIDE.get(side), (*index[:4], -index[4])))
+    if done is not None:
+        theirs = finger_joints(skeleton, OTHER_SIDE[side])
+        both = mirrored(skeleton, fingers, side, theirs, {"thumb": done, "index": (*index[:4], -index[4])})
+        if both is not None:
+            cache[key] = both["thumb"]
+            return cache[key]  # type: ignore[no-any-return]
     rest_p, rest_q = np.array(skeleton.rest_positions), np.array(skeleton.rest_frames)
     pair = {"thumb": fingers["thumb"], "index": fingers["index"]}
     axes = finger_axes(skeleton, fingers, side)
@@ -165,6 +188,30 @@ def _fist_thumb(
         return np.concatenate([chain[2] - target, clearance(chain, bones)])
 
     return _solve(residual, FIST["thumb"], THUMB_RANGE, starts=2)
+
+
+def mirrored(
+    skeleton: Skeleton,
+    fingers: dict[str, tuple[int, int, int]],
+    side: str,
+    theirs: dict[str, tuple[int, int, int]],
+    angles: dict[str, Angles],
+) -> dict[str, Angles] | None:
+    """The other hand's ``angles`` (finger -> ``Angles``, its fingers ``theirs``) for the hand of ``side``
+    (its ``fingers``): the same flexions and spreads, the twists negated; ``None`` unless posing each on
+    the rest pose puts every finger joint and tip of this hand within ``MIRROR_TOLERANCE`` of the
+    reflection of the other's (``fabrik3d.model.mirror.reflect``): the two hands mirror each other."""
+    if set(angles) - set(fingers) or set(angles) - set(theirs):
+        return None
+    mine = {f: (*a[:4], -a[4]) for f, a in angles.items()}
+    points = []
+    for s, joints, wanted in ((side, fingers, mine), (OTHER_SIDE[side], theirs, angles)):
+        one = {f: joints[f] for f in wanted}
+        rest_p, rest_q = np.array(skeleton.rest_positions), np.array(skeleton.rest_frames)
+        p, q = turn_fingers(skeleton, rest_p, rest_q, one, finger_axes(skeleton, joints, s), wanted)
+        points.append(np.array([x for f in one for x in (*p[list(one[f])], fingertip(skeleton, p, q, one[f]))]))
+    gap = float(np.max(np.abs(points[0] - reflect(skeleton, points[1]))))
+    return mine if gap <= MIRROR_TOLERANCE else None  # type: ignore[return-value]
 
 
 def _solve(residual: Any, start: Angles, ranges: tuple[tuple[float, float], ...], starts: int = 1) -> Angles:
