@@ -135,7 +135,22 @@ async def hand_point(page: Any) -> np.ndarray:
     return np.array(pose[names.index("hand_l")], dtype=float)
 
 
-async def drag_latencies(page: Any, count: int, rest: np.ndarray) -> tuple[list[float], float]:
+async def stall_report(page: Any, server: Any, moved: float) -> str:
+    """What a page that waited in vain for an image sees, and where the server is: whether it answers a
+    call within 10 s, the page's last images, and every thread's stack in the server (``WebServer.stacks``)."""
+    try:
+        answer = f"answers a call: {await trigger(page, 'target_screen_position', ['hand_l'], timeout=10.0)}"
+    except Exception as exc:  # (the report says what happened, whatever it was)
+        answer = f"does not answer a call within 10 s ({exc})"
+    frames = await page.evaluate("window.__fabrik.frames.slice(-3)")
+    now = await page.evaluate("performance.now()")
+    return (
+        f"no image after the move at {moved:.0f} ms (page time {now:.0f} ms; last images at {frames}); "
+        f"the server {answer}\n--- the server's threads and log ---\n{server.stacks()}"
+    )
+
+
+async def drag_latencies(page: Any, count: int, rest: np.ndarray, server: Any) -> tuple[list[float], float]:
     """Milliseconds from each of ``count`` measured moves of the left hand's handle to the next image
     (a zigzag from the rest pose: in towards the body and back, 12 moves each way), and how far the
     hand moved (scene units, the pose after the drag against ``rest``, the hand's joint at rest)."""
@@ -155,7 +170,10 @@ async def drag_latencies(page: Any, count: int, rest: np.ndarray) -> tuple[list[
             x, y = x + step[0], y + step[1]
             await page.mouse.move(x, y)
             moved = await page.evaluate("window.__fabrik.moves.at(-1)")
-            await wait_until(page, "(t) => window.__fabrik.frames.some((f) => f > t)", 60.0, moved)
+            try:
+                await wait_until(page, "(t) => window.__fabrik.frames.some((f) => f > t)", 60.0, moved)
+            except Exception:  # (playwright's timeout: where the image stayed, for the failure's message)
+                raise RuntimeError(await stall_report(page, server, moved)) from None
             first = await page.evaluate("(t) => window.__fabrik.frames.find((f) => f > t)", moved)
             out.append(first - moved)
             await asyncio.sleep(REST)
@@ -246,14 +264,14 @@ async def measure(args: Any) -> tuple[list[list[Any]], list[list[Any]], list[str
                 rest = await hand_point(b)
                 # (a) a drag on B, A idle, then A rendering pictures in a loop
                 drag = "drag a hand (per move)"
-                latencies[drag, "idle"], moved_idle = await drag_latencies(b, moves, rest)
+                latencies[drag, "idle"], moved_idle = await drag_latencies(b, moves, rest, server)
                 before = status_mb(pid, "VmRSS")
                 peak_reset = reset_peak(pid)
                 rss: list[float] = []
                 stop = asyncio.Event()
                 sampler = asyncio.ensure_future(sample_rss(pid, rss, stop))
                 await a.evaluate(PICTURE_LOOP_JS, settings)
-                latencies[drag, f"{picture} in a loop"], moved_busy = await drag_latencies(b, moves, rest)
+                latencies[drag, f"{picture} in a loop"], moved_busy = await drag_latencies(b, moves, rest, server)
                 await a.evaluate("() => { window.__pictures.on = false; }")
                 await wait_until(a, "() => window.__pictures.done", 120.0)
                 stop.set()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import faulthandler
+import signal
 import sys
 import webbrowser
 from collections.abc import Sequence
@@ -60,6 +62,7 @@ def serve(
         if model is not None:
             opened = dataclasses.replace(opened, skeleton=model.skeleton)
         app = WebApp(scene=opened, source=name, character=model)
+    _stacks_on_signal()
     secret = security.new_secret()
     security.guard(app.server, secret)
     url = security.page_url(host, port, secret)
@@ -67,6 +70,13 @@ def serve(
     app.server.controller.on_server_ready.add(lambda **_: setattr(app, "_trimming", memory.keep_trimmed()))
     _own_options_only(app.server)
     app.server.start(host=host, port=port, open_browser=False, timeout=0, show_connection_info=False)
+
+
+def _stacks_on_signal() -> None:
+    """``kill -USR1 PID`` writes every thread's Python stack to the server's stderr (a server that stops
+    answering says where it waits; the tests' ``WebServer.stacks``). Not on systems without SIGUSR1."""
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 
 def _own_options_only(server: Any) -> None:

@@ -115,10 +115,19 @@ class WebServer:
         except OSError:
             return False
 
-    def output(self) -> str:
-        """What the server printed so far (the end of it)."""
+    def output(self, chars: int = 4000) -> str:
+        """What the server printed so far (its last ``chars`` characters)."""
         self.log.flush()
-        return Path(self.log.name).read_text(errors="replace")[-4000:]
+        return Path(self.log.name).read_text(errors="replace")[-chars:]
+
+    def stacks(self) -> str:
+        """Every thread's Python stack in the server now (``SIGUSR1``: ``fabrik3d_web.serve``), with what
+        it printed before (the end of it): where a server that stopped answering waits."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.proc.pid, signal.SIGUSR1)
+            time.sleep(1.0)
+        return self.output(20000)
 
     def cpu_seconds(self) -> float:
         """User + system CPU time of the server process so far (Linux ``/proc``), seconds."""

@@ -138,3 +138,14 @@ def test_the_page_that_asked_for_a_picture_is_answered_while_it_renders(two_page
     assert struct.unpack(">IIBB", data[16:26]) == (SIDE, SIDE, 8, RGBA)
     assert wh.get_state(a, "error_message") == ""
     assert srv.alive, srv.output()
+
+
+def test_a_server_says_where_it_waits() -> None:
+    """``kill -USR1`` makes the running server write every thread's Python stack to its log (what a
+    stalled server is asked, ``WebServer.stacks``) and it goes on answering."""
+    with wh.WebServer() as srv:
+        before = srv.output(20000)
+        assert "Current thread" not in before
+        dumped = srv.stacks()
+        assert "Current thread" in dumped and 'File "' in dumped, dumped[-2000:]
+        assert srv.alive, srv.output()
