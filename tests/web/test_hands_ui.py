@@ -104,8 +104,13 @@ def test_copy_at_frame_0_and_paste_mirrored_at_frame_20_each_frame_shows_what_wa
     wh.trigger(page, "reset_camera", ["front"])
     wh.show_control(page, "#btn-hand-fist").click()
     wh.wait_until(page, "() => window.trame.state.get('hand_shape') === 'fist'")
+    hanging = pose(page)[BODY.index("hand_l")]
     wh.trigger(page, "turn_joint", ["shoulder_l", [0, 0, -50]])
-    wh.wait_until(page, "(i) => window.trame.state.get('pose')[i][1] < 1.2", arg=BODY.index("hand_l"))
+    wh.wait_until(  # (the arm turned: its hand 10 cm or more from where it hung)
+        page,
+        "([i, p]) => Math.hypot(...window.trame.state.get('pose')[i].map((v, k) => v - p[k])) > 0.1",
+        arg=[BODY.index("hand_l"), hanging.tolist()],
+    )
     frame0 = pose(page)
     assert fist_gap(frame0, "l") < 0.03 and fist_gap(frame0, "r") > 0.08
     wh.show_control(page, "#btn-hand-fist").focus()
