@@ -1,7 +1,8 @@
 """Stages: several figures and props in one scene, the contacts between them, one file out (docs/stage.md).
 
-``Stage`` holds ``Figure``s (each a named ``Scene``, placed by a ``Placement``), ``Prop``s (built-in shapes,
-free or held by a joint: ``Hold``) and ``Contact``s (an effector on another figure's joint or on a prop);
+``Stage`` holds ``Figure``s (each a named ``Scene``, placed by a ``Placement``), ``Prop``s (built-in shapes or
+a mesh file's triangles, ``load_prop_file``, ``prop_surface``; free or held by a joint: ``Hold``) and
+``Contact``s (an effector on another figure's joint or on a prop);
 ``load_stage`` reads any scene file (version 4, or 1-3 as one figure), ``save_stage`` writes version 4.
 ``solve_stage`` solves the figures with their contacts kept (``fabrik3d.solver.together``);
 ``bake_stage`` bakes their keys; ``export_stage_pose`` and ``export_stage_animation`` write every figure
@@ -21,6 +22,7 @@ Example::
     pose = solve_stage(stage)  # pose.poses[i]: figure i's, pose.world(i): in the stage
 """
 
+from fabrik3d.io.prop_file import PropFile, load_prop_file, prop_surface
 from fabrik3d.io.stage import Figure, Stage, load_stage, parse_stage, save_stage
 from fabrik3d.io.stage_bake import bake_stage, prop_track
 from fabrik3d.io.stage_gltf import (
@@ -41,15 +43,18 @@ __all__ = [
     "Hold",
     "Placement",
     "Prop",
+    "PropFile",
     "Stage",
     "StagePose",
     "Transform",
     "bake_stage",
     "export_stage_animation",
     "export_stage_pose",
+    "load_prop_file",
     "load_stage",
     "parse_stage",
     "prop_mesh",
+    "prop_surface",
     "prop_track",
     "save_stage",
     "solve_stage",

@@ -20,7 +20,6 @@ kept whole for export (``fabrik3d.io.character_export``); docs/character.md.
 from __future__ import annotations
 
 import os
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +42,15 @@ from fabrik3d.io.character_rig import (
 )
 from fabrik3d.io.gltf_accessors import Buffers, read_accessor
 from fabrik3d.io.gltf_format import unique_names
-from fabrik3d.io.gltf_import import _index, _list, _local_matrix, _parse_container, joint_parents, node_parents
+from fabrik3d.io.gltf_import import (
+    _index,
+    _list,
+    _local_matrix,
+    _parse_container,
+    joint_parents,
+    node_parents,
+    read_named,
+)
 from fabrik3d.model import rig_map as rigs
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.skinning import Skinner, pose_deltas
@@ -237,19 +244,12 @@ def character_from_bytes(
             bones that do not form one tree, non-finite or singular matrices, weights that do not sum
             to 1, data past the end of a buffer, a required extension that is not supported, ...
     """
-    try:
-        return _load(data, source, None if base_dir is None else Path(base_dir), rig_map)
-    except ValueError as exc:
-        raise ValueError(f"{source}: {exc}") from None
-    except (KeyError, IndexError, TypeError, AttributeError, struct.error, OverflowError) as exc:
-        raise ValueError(f"{source}: not a valid glTF 2.0 file ({type(exc).__name__}: {exc})") from None
+    return read_named(source, lambda: _load(data, source, None if base_dir is None else Path(base_dir), rig_map))
 
 
 def _load(data: bytes, source: str, base_dir: Path | None, given: Any) -> Character:
     doc, bin_chunk = _parse_container(data)
-    for name in _list(doc, "extensionsRequired"):
-        if name in _UNSUPPORTED:
-            raise ValueError(f"extensionsRequired: {name} is not supported (export the file without it)")
+    refuse_compressed(doc)
     buffers = Buffers(doc, bin_chunk, base_dir)
     nodes = _list(doc, "nodes")
     node_parent = node_parents(doc)
@@ -274,7 +274,7 @@ def _load(data: bytes, source: str, base_dir: Path | None, given: Any) -> Charac
             bone_nodes += [k] if len(bone_nodes) == slot[k] else []
         limits.check_bones(len(bone_nodes), f"skins[{s}].joints")
     parent_bone, lone = _bone_parents(bone_nodes, slot, node_parent, nodes)
-    world = _node_worlds(nodes, node_parent)
+    world = node_worlds(nodes, node_parent)
     bind = np.array([world[k] for k in bone_nodes])
     for s, skin in reversed(list(enumerate(skins))):  # the first skin listing a bone gives its bind
         if skin.get("inverseBindMatrices") is not None:
@@ -309,13 +309,21 @@ def _load(data: bytes, source: str, base_dir: Path | None, given: Any) -> Charac
     )  # fmt: skip
 
 
+def refuse_compressed(doc: dict[str, Any]) -> None:
+    """Refuse a document that requires compressed geometry (Draco, meshopt): it is not read."""
+    for name in _list(doc, "extensionsRequired"):
+        if name in _UNSUPPORTED:
+            raise ValueError(f"extensionsRequired: {name} is not supported (export the file without it)")
+
+
 def _node_name(nodes: list[Any], k: int) -> str:
     name = nodes[k].get("name")
     return name if isinstance(name, str) and name else f"node_{k}"
 
 
-def _node_worlds(nodes: list[Any], node_parent: list[int]) -> list[np.ndarray]:
-    """The ``(4, 4)`` world matrix of every node; ``ValueError`` naming a node with a bad transform."""
+def node_worlds(nodes: list[Any], node_parent: list[int]) -> list[np.ndarray]:
+    """The ``(4, 4)`` world matrix of every node (``node_parent``: ``node_parents``' answer), scene
+    units; ``ValueError`` naming a node with a bad transform."""
     local = []
     for k, node in enumerate(nodes):
         if not isinstance(node, dict):

@@ -112,19 +112,12 @@ def _primitive(
         raise ValueError(f"{where}.attributes: no POSITION")
 
     def attribute(name: str, width: int) -> np.ndarray:
-        at = f"{where}.attributes.{name}"
-        values = read_accessor(doc, buffers, attributes[name], at, limits.MAX_MESH_VERTICES)
-        if not name.startswith("JOINTS_"):  # KHR_mesh_quantization: integer positions, normals, UVs
-            values = values.astype(float)
-        if values.shape[1] != width or (name != "POSITION" and len(values) != len(positions)):
-            raise ValueError(f"{at}: expected {len(positions) if name != 'POSITION' else 'v'} x {width} values")
-        return values
+        return vertex_attribute(doc, buffers, attributes, name, width, where, len(positions))
 
-    positions = attribute("POSITION", 3)
+    positions = vertex_attribute(doc, buffers, attributes, "POSITION", 3, where)
     normals = attribute("NORMAL", 3) if "NORMAL" in attributes else None
     if normals is not None:
-        length = np.linalg.norm(normals, axis=1, keepdims=True)
-        normals = np.divide(normals, length, out=np.zeros_like(normals), where=length > 1e-12)
+        normals = unit_rows(normals)
     if "JOINTS_0" not in attributes or "WEIGHTS_0" not in attributes:
         raise ValueError(f"{where}.attributes: a skinned mesh needs JOINTS_0 and WEIGHTS_0")
     joints, weights, n = [], [], 0
@@ -142,19 +135,52 @@ def _primitive(
     if material[1] is not None:
         name = f"TEXCOORD_{material[3]}"
         uvs = attribute(name, 2) if name in attributes else None
-    if prim.get("indices") is None:
-        if len(positions) % 3:
-            raise ValueError(f"{where}: {len(positions)} vertices without indices are not whole triangles")
-        tris = np.arange(len(positions)).reshape(-1, 3)
-    else:
-        at = f"{where}.indices"
-        idx = read_accessor(doc, buffers, prim["indices"], at, 3 * limits.MAX_MESH_TRIANGLES)
-        if idx.shape[1] != 1 or idx.dtype.kind != "u" or len(idx) % 3:
-            raise ValueError(f"{at}: expected unsigned integer indices, three per triangle")
-        if idx.size and int(idx.max()) >= len(positions):
-            raise ValueError(f"{at}: index {int(idx.max())} beyond the {len(positions)} vertices")
-        tris = idx.reshape(-1, 3).astype(np.int64)
+    tris = triangle_indices(doc, buffers, prim, where, len(positions))
     return SkinnedPrimitive(where, node, skin, positions, normals, uvs, tris, jt, wt, *material[:3], material[4])
+
+
+def vertex_attribute(
+    doc: dict[str, Any],
+    buffers: Buffers,
+    attributes: dict[str, Any],
+    name: str,
+    width: int,
+    where: str,
+    count: int | None = None,
+) -> np.ndarray:
+    """Attribute ``name`` of the primitive at ``where``: ``(v, width)`` values, at most
+    ``limits.MAX_MESH_VERTICES``, and ``count`` of them when given (a primitive's attributes all have
+    its POSITION's count). Floats (integers too: ``KHR_mesh_quantization``), except ``JOINTS_n``."""
+    at = f"{where}.attributes.{name}"
+    values = read_accessor(doc, buffers, attributes[name], at, limits.MAX_MESH_VERTICES)
+    if not name.startswith("JOINTS_"):  # KHR_mesh_quantization: integer positions, normals, UVs
+        values = values.astype(float)
+    if values.shape[1] != width or (count is not None and len(values) != count):
+        raise ValueError(f"{at}: expected {'v' if count is None else count} x {width} values")
+    return values
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` ``(v, 3)`` scaled to unit length (rows shorter than 1e-12 become zeros)."""
+    length = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.divide(vectors, length, out=np.zeros_like(vectors), where=length > 1e-12)
+
+
+def triangle_indices(doc: dict[str, Any], buffers: Buffers, prim: dict[str, Any], where: str, count: int) -> np.ndarray:
+    """The triangles ``(t, 3)`` int64 of a TRIANGLES primitive of ``count`` vertices: its ``indices``
+    (unsigned, three per triangle, each below ``count``; at most ``3 * limits.MAX_MESH_TRIANGLES``), or
+    ``0, 1, 2, ...`` without them (``count`` a multiple of 3)."""
+    if prim.get("indices") is None:
+        if count % 3:
+            raise ValueError(f"{where}: {count} vertices without indices are not whole triangles")
+        return np.arange(count).reshape(-1, 3)
+    at = f"{where}.indices"
+    idx = read_accessor(doc, buffers, prim["indices"], at, 3 * limits.MAX_MESH_TRIANGLES)
+    if idx.shape[1] != 1 or idx.dtype.kind != "u" or len(idx) % 3:
+        raise ValueError(f"{at}: expected unsigned integer indices, three per triangle")
+    if idx.size and int(idx.max()) >= count:
+        raise ValueError(f"{at}: index {int(idx.max())} beyond the {count} vertices")
+    return idx.reshape(-1, 3).astype(np.int64)
 
 
 def _check_weights(joints: np.ndarray, weights: np.ndarray, size: int, where: str) -> None:

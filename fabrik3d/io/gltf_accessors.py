@@ -1,5 +1,5 @@
 """Reading glTF 2.0 accessors and buffer views (standard library + numpy), for the character loader
-(``fabrik3d.io.character``).
+(``fabrik3d.io.character``) and the prop mesh reader (``fabrik3d.io.prop_file``).
 
 ``Buffers`` holds a document's buffers (the GLB chunk, base64 data URIs, files beside a ``.gltf``:
 ``fabrik3d.io.gltf_import``'s rules), each read once. ``read_accessor`` gives an accessor's values as an

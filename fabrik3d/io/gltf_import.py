@@ -14,8 +14,9 @@ import math
 import os
 import struct
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -24,6 +25,8 @@ from fabrik3d import rotations as rot
 from fabrik3d.io import files
 from fabrik3d.io.gltf_format import BIN_CHUNK, FLOAT, JSON_CHUNK, unique_names
 from fabrik3d.model.skeleton import Skeleton
+
+T = TypeVar("T")
 
 
 def import_skeleton(path: str | os.PathLike[str]) -> Skeleton:
@@ -49,7 +52,8 @@ def skeleton_from_bytes(data: bytes, source: str = "glTF", base_dir: str | os.Pa
             truncated GLB, no skin, joints that do not form one tree, missing or
             short buffers, or a skeleton that ``Skeleton`` refuses.
     """
-    try:
+
+    def read() -> Skeleton:
         doc, bin_chunk = _parse_container(data)
         names, parents, joint_nodes, node_parent = _skin_joints(doc)
         skin = doc["skins"][0]
@@ -59,6 +63,16 @@ def skeleton_from_bytes(data: bytes, source: str = "glTF", base_dir: str | os.Pa
         else:
             rest = _bind_positions(doc, skin["inverseBindMatrices"], len(names), bin_chunk, base_dir)
         return Skeleton(names, parents, rest)
+
+    return read_named(source, read)
+
+
+def read_named(source: str, read: Callable[[], T]) -> T:
+    """``read()`` (a reader of glTF content), its ``ValueError`` prefixed with ``source``; the errors
+    that malformed JSON raises on the way (a missing key, a string where an object belongs) become
+    one-line ``ValueError``s too: ``hero.glb: not a valid glTF 2.0 file (KeyError: 'buffers')``."""
+    try:
+        return read()
     except ValueError as exc:
         raise ValueError(f"{source}: {exc}") from None
     except (KeyError, IndexError, TypeError, AttributeError, struct.error, OverflowError) as exc:

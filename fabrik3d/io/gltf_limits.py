@@ -1,6 +1,7 @@
-"""The limits of a character file (``fabrik3d.io.character``; docs/character.md, "Limits"), checked on the
-glTF JSON before anything is read from its buffers or allocated for it, each with a one-line error
-naming the place.
+"""The limits of a character file (``fabrik3d.io.character``; docs/character.md, "Limits") and of a
+prop's mesh file (``fabrik3d.io.prop_file``: the same numbers, its meshes counted as a character's
+skinned ones), checked on the glTF JSON before anything is read from its buffers or allocated for it,
+each with a one-line error naming the place.
 
 A small file may declare huge things (an accessor of 10^7 vertices, a primitive used by thousands of
 nodes, a node chain 10^4 deep): these checks count what the document asks for first, so a refusal
@@ -26,12 +27,13 @@ MAX_SKINNED_TRIANGLES = 4_000_000
 MAX_PRIMITIVES = 1000
 
 
-def check_nodes(node_parent: list[int]) -> None:
+def check_nodes(node_parent: list[int], owner: str = "a character file") -> None:
     """Refuse more than ``MAX_NODES`` nodes or a node deeper than ``MAX_NODE_DEPTH`` (``node_parent``:
-    each node's parent, ``-1`` for a root); linear in the nodes, each depth found once."""
+    each node's parent, ``-1`` for a root); linear in the nodes, each depth found once. ``owner`` names
+    the kind of file in messages (``a prop file``: ``fabrik3d.io.prop_file``)."""
     n = len(node_parent)
     if n > MAX_NODES:
-        raise ValueError(f"nodes: {n} nodes; a character file may have at most {MAX_NODES}")
+        raise ValueError(f"nodes: {n} nodes; {owner} may have at most {MAX_NODES}")
     depth = [0] * n
     for k in range(n):
         path, a = [], k
@@ -79,10 +81,13 @@ def _declared(doc: dict[str, Any], index: Any, where: str) -> int:
     return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
 
 
-def check_meshes(doc: dict[str, Any], mesh_nodes: list[tuple[int, int]]) -> None:
+def check_meshes(
+    doc: dict[str, Any], mesh_nodes: list[tuple[int, int]], kind: str = "skinned", owner: str = "a character"
+) -> None:
     """Refuse skinned meshes beyond the limits, counted from the accessors' declared counts before any
     is read: ``mesh_nodes`` holds ``(node, mesh)`` of every node with a mesh and a skin, so a mesh used
-    by many nodes counts once for each."""
+    by many nodes counts once for each. ``kind`` and ``owner`` name the meshes and their file in
+    messages (``"prop"`` and ``"a prop file"``: the static meshes of ``fabrik3d.io.prop_file``)."""
     meshes = doc.get("meshes") or []
     prims = vertices = triangles = 0
     for k, m in mesh_nodes:
@@ -95,22 +100,22 @@ def check_meshes(doc: dict[str, Any], mesh_nodes: list[tuple[int, int]]) -> None
             v = _declared(doc, attributes.get("POSITION"), where)
             t = (_declared(doc, prim["indices"], where) if prim.get("indices") is not None else v) // 3
             if v > MAX_MESH_VERTICES:
-                raise ValueError(f"{where}: {v} vertices; a skinned mesh may have at most {MAX_MESH_VERTICES}")
+                raise ValueError(f"{where}: {v} vertices; a {kind} mesh may have at most {MAX_MESH_VERTICES}")
             if t > MAX_MESH_TRIANGLES:
-                raise ValueError(f"{where}: {t} triangles; a skinned mesh may have at most {MAX_MESH_TRIANGLES}")
+                raise ValueError(f"{where}: {t} triangles; a {kind} mesh may have at most {MAX_MESH_TRIANGLES}")
             prims, vertices, triangles = prims + 1, vertices + v, triangles + t
             if prims > MAX_PRIMITIVES:
                 raise ValueError(
-                    f"nodes[{k}]: more than {MAX_PRIMITIVES} skinned primitives in all (mesh nodes times their "
-                    f"primitives); a character may have at most {MAX_PRIMITIVES}"
+                    f"nodes[{k}]: more than {MAX_PRIMITIVES} {kind} primitives in all (mesh nodes times their "
+                    f"primitives); {owner} may have at most {MAX_PRIMITIVES}"
                 )
             if vertices > MAX_SKINNED_VERTICES:
                 raise ValueError(
-                    f"nodes[{k}]: {where} brings the skinned vertices to {vertices} (each mesh node counts its "
-                    f"mesh again); a character may have at most {MAX_SKINNED_VERTICES}"
+                    f"nodes[{k}]: {where} brings the {kind} vertices to {vertices} (each mesh node counts its "
+                    f"mesh again); {owner} may have at most {MAX_SKINNED_VERTICES}"
                 )
             if triangles > MAX_SKINNED_TRIANGLES:
                 raise ValueError(
-                    f"nodes[{k}]: {where} brings the skinned triangles to {triangles}; a character may have at "
+                    f"nodes[{k}]: {where} brings the {kind} triangles to {triangles}; {owner} may have at "
                     f"most {MAX_SKINNED_TRIANGLES}"
                 )

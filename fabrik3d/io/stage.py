@@ -31,7 +31,8 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +44,9 @@ from fabrik3d.model import presets
 from fabrik3d.model.contacts import Contact
 from fabrik3d.model.placement import Placement
 from fabrik3d.model.props import Prop, check_name
+
+if TYPE_CHECKING:
+    from fabrik3d.io.prop_file import MeshFiles
 
 FIRST_NAME = "figure"
 MAX_FIGURES = 16  # figures in one stage
@@ -122,6 +126,9 @@ class Figure:
 class Stage:
     """Figures and props in one world, and the contacts between them (the module docstring's file).
 
+    ``mesh_files`` is where its mesh props' files are found (``fabrik3d.io.prop_file.MeshFiles``: a folder, or
+    file names -> files read): ``load_stage`` sets the scene file's folder; it is not part of the file.
+
     Raises ``ValueError`` naming the problem: a duplicate name, a contact or a hold naming a figure,
     joint or prop that is not there, an effector with two contacts, a contact's effector that is not
     an end effector.
@@ -130,6 +137,7 @@ class Stage:
     figures: list[Figure]
     props: list[Prop] = field(default_factory=list)
     contacts: list[Contact] = field(default_factory=list)
+    mesh_files: MeshFiles = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.figures:
@@ -260,8 +268,11 @@ def parse_stage(text: str | bytes, source: str = "scene", max_joints: int | None
 
 
 def load_stage(path: str | os.PathLike[str]) -> Stage:
-    """Read a scene file of any version as a stage; ``ValueError`` naming the file and the place of any problem."""
-    return parse_stage(files.read_bytes(path), str(path))
+    """Read a scene file of any version as a stage, its mesh props' files beside it (``Stage.mesh_files``: the
+    file's folder); ``ValueError`` naming the file and the place of any problem."""
+    stage = parse_stage(files.read_bytes(path), str(path))
+    stage.mesh_files = Path(path).parent
+    return stage
 
 
 def stage_file(arg: str) -> Stage | None:

@@ -8,8 +8,10 @@ the scene. A prop is a node named after it with a mesh of its shape (``fabrik3d.
 its colour as the material) scaled by its size: a free prop at the scene's root with its world
 transform, a held one the child of its joint's node with its transform relative to that joint (it
 follows the joint in every frame, as a Blender child of a bone does). An animation has one clip,
-``"take"``, that keys every figure's joints at the same times. A ``"mesh"`` prop is written as its
-bounding box (its file is not embedded).
+``"take"``, that keys every figure's joints at the same times. A ``"mesh"`` prop's mesh is its file's
+triangles (``fabrik3d.io.prop_file.prop_surface``, found through ``Stage.mesh_files``: centred and stretched
+to the prop's size as its box is), or its bounding box where the file is not found (a
+``MissingMeshWarning``).
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ import numpy as np
 from fabrik3d import __version__
 from fabrik3d.io import files, gltf
 from fabrik3d.io.gltf_format import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER
+from fabrik3d.io.prop_file import prop_surface
 from fabrik3d.io.stage import Stage
 from fabrik3d.io.take import Take, check_pose
-from fabrik3d.model.props import Prop, prop_mesh
+from fabrik3d.model.props import Prop
 
 __all__ = ["export_stage_animation", "export_stage_pose", "stage_animation_glb_bytes", "stage_pose_glb_bytes"]
 
@@ -140,7 +143,7 @@ def _document(
         nodes.append(figure)
         roots += [len(nodes) - 1, off + n]
     for prop in stage.props:
-        meshes.append(_prop_mesh(blob, prop, len(materials)))
+        meshes.append(_prop_mesh(blob, prop, len(materials), stage))
         colour = [*prop.colour.tolist(), 1.0]
         materials.append({"name": f"{prop.name} colour", "pbrMetallicRoughness": {
             "baseColorFactor": colour, "metallicFactor": 0.0, "roughnessFactor": 0.8}})  # fmt: skip
@@ -168,9 +171,9 @@ def _document(
     return doc, offsets
 
 
-def _prop_mesh(blob: Any, prop: Prop, material: int) -> dict[str, Any]:
-    """A prop's shape as a glTF mesh (a ``"mesh"`` prop's bounding box: ``prop_mesh``)."""
-    vertices, normals, triangles = prop_mesh(prop)
+def _prop_mesh(blob: Any, prop: Prop, material: int, stage: Stage) -> dict[str, Any]:
+    """A prop's shape as a glTF mesh (a ``"mesh"`` prop's file's: ``prop_surface``)."""
+    vertices, normals, triangles = prop_surface(prop, stage.mesh_files)
     index_type = np.uint16 if len(vertices) <= 65535 else np.uint32
     primitive = {
         "attributes": {

@@ -6,7 +6,10 @@ is in the world; a held one's (``parent``: a figure's joint) is relative to that
 (``SolveResult.rotations``): Blender's child of a bone, so it follows every pose of the joint.
 
 ``prop_mesh`` gives a built-in shape's triangles; a ``"mesh"`` prop names a ``.glb``/``.gltf`` file
-(relative to the stage file's folder), whose geometry the front ends read.
+(relative to the stage file's folder), read by ``fabrik3d.io.prop_file``: ``prop_mesh`` given its
+triangles (a ``Surface``) centres them on their bounding box and stretches them to the prop's ``size``
+(which is the file's bounding box when the prop is made from it: ``mesh_size``); without them the prop
+is its bounding box.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -34,6 +37,8 @@ SHAPES: dict[str, tuple[float, float, float]] = {
     "mesh": (1.0, 1.0, 1.0),
 }
 MAX_SIZE = 100.0  # metres: the largest extent of a prop
+# Metres: a mesh thinner than this along an axis is flat there; its size there is FLAT, not stretched.
+FLAT = 1e-3
 MAX_NAME = 64
 _NAME = re.compile(r"^[^\x00-\x1f\x7f]{1,64}$")
 
@@ -158,11 +163,43 @@ def standing(name: str, shape: str, x: float = 0.0, z: float = 0.0, floor: float
                 None, prop.colour, prop.file)  # fmt: skip
 
 
-def prop_mesh(prop: Prop, segments: int = 24) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A built-in shape's surface in the prop's own frame, scaled by ``size`` (not by the transform):
-    ``(vertices (m, 3), normals (m, 3), triangles (t, 3) int32)``, counter-clockwise seen from outside.
-    A ``"mesh"`` prop (its surface is its file's) is drawn and written as its bounding box."""
+class Surface(Protocol):
+    """A mesh prop's triangles as its file gives them (``fabrik3d.io.prop_file.PropFile``): ``vertices``
+    ``(n, 3)`` metres, ``triangles`` ``(t, 3)`` vertex indices (counter-clockwise seen from outside),
+    ``normals`` ``(n, 3)`` or None."""
+
+    @property
+    def vertices(self) -> np.ndarray: ...
+
+    @property
+    def triangles(self) -> np.ndarray: ...
+
+    @property
+    def normals(self) -> np.ndarray | None: ...
+
+
+def mesh_size(vertices: np.ndarray) -> np.ndarray:
+    """The ``size`` ``(3,)`` (metres) of a mesh prop of ``vertices`` ``(n, 3)``: its bounding box, at least
+    ``FLAT`` along each axis; ``ValueError`` when it is larger than ``MAX_SIZE``."""
+    extent = np.ptp(np.asarray(vertices, dtype=float).reshape(-1, 3), axis=0)
+    if not np.all(extent <= MAX_SIZE):
+        raise ValueError(f"the mesh is {float(extent.max()):.4g} m across; a prop is at most {MAX_SIZE:g} m")
+    return np.maximum(extent, FLAT)
+
+
+def prop_mesh(
+    prop: Prop, segments: int = 24, surface: Surface | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A prop's surface in its own frame, scaled by ``size`` (not by the transform): ``(vertices (m, 3),
+    normals (m, 3), triangles (t, 3) int32)``, metres, counter-clockwise seen from outside.
+
+    A ``"mesh"`` prop is ``surface``, its file's triangles (``fabrik3d.io.prop_file.prop_surface`` finds
+    them), centred on their bounding box and stretched to ``size`` (not along an axis where the mesh is
+    flat), with its normals (turned with the stretch) or ``vertex_normals``; without ``surface``, its
+    bounding box. ``surface`` is ignored for the built-in shapes."""
     w, h, d = (float(x) for x in prop.size)
+    if prop.shape == "mesh" and surface is not None:
+        return _fitted(surface, np.array([w, h, d]))
     if prop.shape in ("box", "block", "plane", "wall", "mesh"):
         return _box(w, h, d)
     if prop.shape == "sphere":
@@ -170,6 +207,36 @@ def prop_mesh(prop: Prop, segments: int = 24) -> tuple[np.ndarray, np.ndarray, n
     if prop.shape == "cylinder":
         return _cylinder(w, h, d, segments)
     return _round(w, h, d, segments, max(h - w, 0.0))  # (a capsule)
+
+
+def vertex_normals(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """Unit normals ``(v, 3)`` of a mesh's vertices ``points`` ``(v, 3)``: the area-weighted normals of
+    their ``triangles`` ``(t, 3)`` (counter-clockwise seen from outside), for meshes that come without
+    normals; a vertex of no triangle (or of flat ones only) gets a zero vector."""
+    p = np.asarray(points, dtype=np.float64)
+    t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    faces = np.cross(p[t[:, 1]] - p[t[:, 0]], p[t[:, 2]] - p[t[:, 0]])
+    out = np.zeros_like(p)
+    for k in range(3):
+        np.add.at(out, t[:, k], faces)
+    return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+
+def _fitted(surface: Surface, size: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``surface`` centred on its bounding box and stretched to ``size`` ``(3,)`` (``prop_mesh``)."""
+    v = np.asarray(surface.vertices, dtype=float).reshape(-1, 3)
+    triangles = np.asarray(surface.triangles, dtype=np.int32).reshape(-1, 3)
+    lower, upper = v.min(axis=0), v.max(axis=0)
+    extent = upper - lower
+    stretch = np.where(extent >= FLAT, size / np.maximum(extent, FLAT), 1.0)
+    vertices = (v - (lower + upper) / 2) * stretch
+    if surface.normals is None:
+        normals = vertex_normals(vertices, triangles)
+    else:  # (a normal turns with the inverse of a stretch)
+        n = np.asarray(surface.normals, dtype=float).reshape(-1, 3) / stretch
+        normals = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-12)
+    normals[np.linalg.norm(normals, axis=1) < 0.5] = (0.0, 1.0, 0.0)  # (none to give: any unit vector)
+    return vertices, normals, triangles
 
 
 def _box(w: float, h: float, d: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

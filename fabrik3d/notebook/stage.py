@@ -3,7 +3,8 @@ pythreejs view.
 
 ``StageView(stage)`` solves the stage (``solve_stage``: contacts kept) and draws each figure's bones as
 tubes in its tint (a mesh named ``fabrik3d.figure.<name>``, in the stage's world) and each prop as its
-shape (``fabrik3d.prop.<name>``, with the prop's world position, rotation and scale), over a ground
+shape (``fabrik3d.prop.<name>``, with the prop's world position, rotation and scale; a mesh prop's file's
+triangles, found through ``Stage.mesh_files``: ``fabrik3d.io.prop_file.prop_surface``), over a ground
 grid; orbit with the mouse. ``show(pose)`` draws another pose of the same stage in place (a frame of a
 bake, a re-solve after an edit); ``solve(changed)`` re-solves the figures a change touches.
 Positions in metres; hidden figures are not drawn.
@@ -19,9 +20,10 @@ import pythreejs as three
 from ipywidgets import widgets
 
 from fabrik3d.display import bone_pairs, bone_tubes, hex_colour, skeleton_size, tube_indices
+from fabrik3d.io.prop_file import MeshFiles, prop_surface
 from fabrik3d.io.stage import Stage
 from fabrik3d.io.stage_pose import StagePose, solve_stage
-from fabrik3d.model.props import Prop, prop_mesh
+from fabrik3d.model.props import Prop
 from fabrik3d.notebook.body import _f32
 
 
@@ -61,7 +63,7 @@ class StageView(widgets.VBox):
             self.figure_meshes[f.name] = mesh
             children.append(mesh)
         for prop in stage.props:
-            mesh = _prop_mesh(prop)
+            mesh = _prop_mesh(prop, stage.mesh_files)
             self.prop_meshes[prop.name] = mesh
             children.append(mesh)
         self._place_props()
@@ -118,8 +120,8 @@ class StageView(widgets.VBox):
             mesh.scale = (t.scale,) * 3
 
 
-def _prop_mesh(prop: Prop) -> Any:
-    vertices, normals, triangles = prop_mesh(prop)
+def _prop_mesh(prop: Prop, files: MeshFiles) -> Any:
+    vertices, normals, triangles = prop_surface(prop, files)
     return three.Mesh(
         geometry=three.BufferGeometry(
             attributes={"position": three.BufferAttribute(array=_f32(vertices)),
