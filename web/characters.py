@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,17 @@ from fabrik3d.io.take import Take
 # of at most 16 MiB: ``fabrik3d_web.security.MAX_MESSAGE_BYTES``).
 MAX_CHARACTER_BYTES = 11 * 1024 * 1024
 SUFFIXES = (".glb", ".gltf")
+
+
+def uploaded_file(upload: Any) -> tuple[str, Any, bytes | bytearray | str]:
+    """``(name, declared size, content)`` of the one file of an upload field's value (a dict with ``name``,
+    ``size`` and ``content``, or a list of one); ``ValueError`` for anything else."""
+    if isinstance(upload, list) and len(upload) != 1:  # (a multiple file input sends a list)
+        raise ValueError(f"upload: expected one file, got {len(upload)}")
+    upload = upload[0] if isinstance(upload, list) else upload
+    if not isinstance(upload, Mapping) or not isinstance(upload.get("content"), (bytes, bytearray, str)):
+        raise ValueError("upload: expected a file")
+    return str(upload.get("name") or "upload")[:200], upload.get("size"), upload["content"]
 
 
 def is_character_file(name: str, content: bytes | str) -> bool:

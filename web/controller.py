@@ -30,7 +30,7 @@ from fabrik3d.model import presets
 from fabrik3d.model.workspace import WORKSPACE_SIZES
 
 from .body import Body
-from .characters import MAX_CHARACTER_BYTES, Characters, is_character_file
+from .characters import MAX_CHARACTER_BYTES, Characters, is_character_file, uploaded_file
 from .hands import Hands
 from .history import History
 from .orienting import Orienting
@@ -121,13 +121,7 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Orientin
 
     def load_upload(self, upload: Any) -> None:
         """Load a file from the panel's upload field: a dict with ``name``, ``size`` and ``content`` bytes."""
-        if isinstance(upload, list) and len(upload) != 1:  # (a multiple file input sends a list)
-            raise ValueError(f"upload: expected one file, got {len(upload)}")
-        upload = upload[0] if isinstance(upload, list) else upload
-        if not isinstance(upload, Mapping) or not isinstance(upload.get("content"), (bytes, bytearray, str)):
-            raise ValueError("upload: expected a file")
-        name = str(upload.get("name") or "upload")[:200]
-        size, content = upload.get("size"), upload["content"]
+        name, size, content = uploaded_file(upload)
         character = is_character_file(name, content)
         limit = MAX_CHARACTER_BYTES if character else MAX_SCENE_BYTES
         if isinstance(size, (int, float)) and size > limit:

@@ -31,6 +31,8 @@ from vtkmodules.vtkCommonMath import vtkMatrix4x4
 from vtkmodules.vtkFiltersCore import vtkPolyDataNormals
 from vtkmodules.vtkRenderingCore import vtkActor, vtkCamera, vtkPolyDataMapper, vtkRenderer, vtkRenderWindow
 
+from fabrik3d.model.props import vertex_normals
+
 from .pass_images import NORMAL_BACKGROUND, normal_colours
 
 
@@ -123,18 +125,6 @@ class Surface:
         self._colours[...] = normal_colours(self.normals @ r.T)
         self.poly.GetPointData().GetScalars().Modified()
         self.poly.Modified()
-
-
-def vertex_normals(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
-    """Unit normals ``(v, 3)`` of a mesh's vertices: the area-weighted normals of their triangles (counter-
-    clockwise seen from outside), for meshes that come without normals."""
-    p = np.asarray(points, dtype=np.float64)
-    t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
-    faces = np.cross(p[t[:, 1]] - p[t[:, 0]], p[t[:, 2]] - p[t[:, 0]])
-    out = np.zeros_like(p)
-    for k in range(3):
-        np.add.at(out, t[:, k], faces)
-    return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
 
 def surfaces_of(props: Sequence[Any]) -> list[Surface]:

@@ -28,12 +28,19 @@ def add_prop(doc: Document, shape: Any) -> str:
     """Add a prop of ``shape`` standing on the floor in front of the selected figure; returns its name."""
     if shape not in SHAPES or shape == "mesh":
         raise ValueError(f"shape: expected one of {', '.join(s for s in SHAPES if s != 'mesh')}, got {shape!r}")
+    return add_standing(doc, shape, shape)
+
+
+def add_standing(doc: Document, base: str, shape: str, **kw: Any) -> str:
+    """Add a prop of ``shape`` (``kw``: the ``Prop``'s ``size``, ``file``) named ``base`` (or ``base 2``, ...)
+    standing on the floor in front of the selected figure; returns its name."""
     if len(doc.props) >= MAX_PROPS:
         raise ValueError(f"props: a scene holds at most {MAX_PROPS}")
     c = doc.controller
     ahead = doc.slot.placement.to_world(np.array([0.0, 0.0, 0.6]))
     floor = c.scene.floor or 0.0
-    prop = standing(doc.free_name(shape, doc.props), shape, ahead[0], ahead[2], floor + doc.slot.placement.position[1])
+    prop = standing(doc.free_name(base, doc.props), shape, ahead[0], ahead[2], floor + doc.slot.placement.position[1],
+                    **kw)  # fmt: skip
     doc.step()
     doc.props.append(prop)
     return prop.name

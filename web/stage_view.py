@@ -1,5 +1,6 @@
 """The rest of the stage in the 3D view (issue 52): the figures other than the selected one, drawn plainly
-(their bones as tubes in their tint, no handles), and the props, with their shapes and colours.
+(their bones as tubes in their tint, no handles), and the props, with their shapes and colours (a mesh prop's
+uploaded file's triangles, ``Document.mesh_files``; its box while the file is not uploaded).
 
 The view's coordinates are the selected figure's own (``fabrik3d_web.document``: its handles, rings and
 readouts stay in its coordinates), so everything here is drawn through ``inverse(selected placement)``;
@@ -19,6 +20,7 @@ from vtkmodules.vtkFiltersCore import vtkPolyDataNormals, vtkTubeFilter
 from vtkmodules.vtkRenderingCore import vtkActor, vtkPolyDataMapper
 
 from fabrik3d import rotations as rot
+from fabrik3d.io.prop_file import mesh_of
 from fabrik3d.model.placement import Placement, Transform
 from fabrik3d.model.props import Prop, prop_mesh
 
@@ -61,14 +63,14 @@ class StageView:
     def __init__(self, renderer: Any) -> None:
         self.renderer = renderer
         self._figures: dict[str, _Figure] = {}
-        self._props: dict[str, tuple[Prop, vtkActor]] = {}
+        self._props: dict[str, tuple[Prop, vtkActor, Any]] = {}  # (a mesh prop's file too: ``mesh_of``)
         # What each figure and prop was last drawn from (compared by identity: a drag of one figure leaves
         # the others' tubes and the props as they are, and VTK does not rebuild them every frame).
         self._drawn: dict[str, tuple[Any, ...]] = {}
 
     @property
     def actors(self) -> list[Any]:
-        return [f.actor for f in self._figures.values()] + [a for _, a in self._props.values()]
+        return [f.actor for f in self._figures.values()] + [entry[1] for entry in self._props.values()]
 
     def show(self, document: Any) -> None:
         """Draw every figure but the selected one (unless hidden) and every prop where it is now."""
@@ -91,10 +93,10 @@ class StageView:
         into_view = view.transform.inverse()
         kept = set()
         for p in document.props:
-            entry = self._props.get(p.name)
-            if entry is None or (entry[0].shape, entry[0].size.tolist()) != (p.shape, p.size.tolist()):
+            entry, mesh = self._props.get(p.name), mesh_of(p, document.mesh_files)
+            if entry is None or (entry[0].shape, entry[0].size.tolist(), entry[2]) != (p.shape, p.size.tolist(), mesh):
                 self._drop_prop(p.name)
-                entry = self._props[p.name] = (p, _prop_actor(self.renderer, p))
+                entry = self._props[p.name] = (p, _prop_actor(self.renderer, p, mesh), mesh)
             actor = entry[1]
             holder = None if p.parent is None else document.find(p.parent.figure)
             key = (actor, p, view, holder and holder.placement, holder and holder.controller.result)
@@ -136,8 +138,9 @@ def _same(a: tuple[Any, ...] | None, b: tuple[Any, ...]) -> bool:
     return a is not None and len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
-def _prop_actor(renderer: Any, prop: Prop) -> vtkActor:
-    vertices, _, triangles = prop_mesh(prop)
+def _prop_actor(renderer: Any, prop: Prop, mesh: Any) -> vtkActor:
+    """A prop's actor: its shape, or a mesh prop's file's triangles (``mesh``; None: its box)."""
+    vertices, _, triangles = prop_mesh(prop, surface=mesh)
     poly = vtkPolyData()
     set_triangles(poly, vertices, triangles)
     normals = vtkPolyDataNormals()
