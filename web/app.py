@@ -24,7 +24,7 @@ from trame.widgets import vuetify3 as v3
 from fabrik3d.io.scene import Scene
 from fabrik3d.model import presets
 
-from . import drawer, panel
+from . import drawer, panel, prop_handles
 from .body_panel import BodyActions
 from .body_view import BodyView
 from .character_panel import CharacterActions
@@ -85,8 +85,7 @@ class WebApp(
         self.server = server or get_server(None, client_type="vue3")
         self.document = Document(Controller(scene, source, character))  # (its figures, props and contacts)
         self.scene = SceneView(self.grab_handle, self.drag_handle, self.release_handle)
-        self.meshes = MeshView(self.scene.renderer)
-        self.body = BodyView(self.scene.renderer)
+        self.meshes, self.body = MeshView(self.scene.renderer), BodyView(self.scene.renderer)
         self.scene.label_layer = self.body.overlay
         self.stacks = HandleStacks(self.scene)
         self._watch_joint_drags()
@@ -94,7 +93,6 @@ class WebApp(
         self._watch_rings()
         self._dragging: tuple[str, str] | None = None
         self._playback: asyncio.Task[None] | None = None
-        self.picture_turn = asyncio.Lock()  # (one picture renders at a time: its memory bounded)
         self._pictures: dict[str, bytes] = {}
         self._picture_tasks: set[asyncio.Future[None]] = set()
         self.owned = OwnedState(self.server.state)
@@ -112,6 +110,7 @@ class WebApp(
         self._publish_library()
         self._build_ui()
         self.delivery = ImageDelivery(self.server, self.scene, self.stacks)
+        prop_handles.PropHandles(self)  # (the picked prop's handles in the view: ``self.figures.handles``)
         self.server.controller.on_client_connected.add(self.page_connected)
         self.server.controller.on_client_exited.add(self.page_connected)
         watch_closed_pages(self.server, self.page_connected)
@@ -397,4 +396,4 @@ class WebApp(
     def _render(self) -> None:
         """Push a new image of the view (outside drags; during one, trame-vtk pushes frames itself)."""
         if hasattr(self, "view"):
-            self.view.update()
+            self.delivery.still_soon(self.view.update)

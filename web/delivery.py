@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Any
 
 from vtkmodules.vtkIOImage import vtkJPEGWriter
@@ -39,6 +40,8 @@ HANDLE_LABELS = {
     "root": "{name} (root: moves the whole skeleton)",
     "pole": "{pole}",
     "look": "{name} looks here",
+    "prop": "{name} (prop: drag to move it; its rings turn it)",  # (fabrik3d_web.prop_handles)
+    "prop_scale": "{name}: scale (drag from or toward its centre)",
 }
 
 
@@ -64,6 +67,7 @@ class ImageDelivery:
         self._grab: Any = None
         self._jpeg: Any = None
         self._push_scheduled = False
+        self._still_update: Callable[[], None] | None = None  # (``still_soon``'s, until it runs)
         scene.render_window.AddObserver("StartEvent", self.rendering)
         scene.render_window.AddObserver("EndEvent", self.rendered)
         for event, handler in (
@@ -201,6 +205,25 @@ class ImageDelivery:
 
         self._push_scheduled = True
         loop.call_soon(push)
+
+    def still_soon(self, update: Callable[[], None]) -> None:
+        """Run ``update`` (the view's still image: trame-vtk's ``VtkRemoteView.update``, a full-size
+        render) once this turn's work is done: the answer to the page's call and the state it changed
+        leave first (a key edit's answer waited 40-60 ms for the render here), and several changes in
+        one turn render once. Not serving (tests in-process): at once."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            update()
+            return
+        if self._still_update is None:
+            loop.call_soon(self._update_still)
+        self._still_update = update
+
+    def _update_still(self) -> None:
+        update, self._still_update = self._still_update, None
+        if update is not None and not self.held:  # (a drag begun meanwhile sends its own frames)
+            update()
 
     def encode(self, quality: int) -> bytes:
         """The render window's last image as JPEG bytes of ``quality`` (0-100)."""

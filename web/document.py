@@ -13,7 +13,8 @@ through ``on_step``) and the document's steps are undone latest first (``undo``,
 
 Contacts are kept by ``settle``: after a figure changes, it and the figures linked to it are solved together
 (``fabrik3d.solver.together``), each by its own controller, from their current poses. ``stage()`` is the
-library's ``Stage`` of the document (files, glTF, bakes), ``load_stage`` the reverse.
+library's ``Stage`` of the document (files, glTF, bakes), ``load_stage`` the reverse; ``mesh_files`` holds the
+mesh props' uploaded files (``fabrik3d_web.mesh_props``), which the view and the glTF files draw.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 import fabrik3d
+from fabrik3d.io.prop_file import PropFile, mesh_of
 from fabrik3d.io.scene import scene_or_preset
 from fabrik3d.io.stage import MAX_FIGURES, TINTS, Figure, SeveralFiguresError, Stage
 from fabrik3d.io.stage_bake import bake_stage
@@ -71,6 +73,7 @@ class Document:
         self.slots = [FigureSlot(check_name(name, "name"), first)]
         self.props: list[Prop] = []
         self.contacts: list[Contact] = []
+        self.mesh_files: dict[str, PropFile] = {}  # (mesh props' uploaded files, read, by name: mesh_props)
         self.selected = self.slots[0].name
         self._undo: list[tuple[str, Any]] = []
         self._redo: list[tuple[str, Any]] = []
@@ -105,7 +108,7 @@ class Document:
         """The document as the library's ``Stage`` (each figure's current scene)."""
         figures = [Figure(s.name, s.controller.current_scene(), s.placement, np.array(s.tint), s.hidden, s.locked)
                    for s in self.slots]  # fmt: skip
-        return Stage(figures, list(self.props), list(self.contacts))
+        return Stage(figures, list(self.props), list(self.contacts), self.mesh_files)
 
     @property
     def is_plain(self) -> bool:
@@ -141,19 +144,22 @@ class Document:
 
     def load_stage(self, stage: Stage, source: str = "scene", undoable: bool = True) -> None:
         """Make ``stage`` the document (a controller per figure, each its scene's rest solved); one undo step
-        (none with ``undoable`` False: the scene a server opens on). All or nothing: a figure that fails to
-        load leaves the document as it was."""
+        (none with ``undoable`` False: the scene a server opens on); its mesh props' files that are found
+        (``Stage.mesh_files``) are kept. All or nothing: a figure or a mesh file that fails to load leaves the
+        document as it was."""
         slots = []
         for i, f in enumerate(stage.figures):
             c = Controller(f.scene, source)
             for name, point in f.scene.targets.items():
                 c._check_point(point, f"{source}: figures[{i}].targets.{name}")
             slots.append(FigureSlot(f.name, c, f.placement, tuple(float(x) for x in f.tint), f.hidden, f.locked))
+        meshes = {str(p.file): m for p in stage.props if (m := mesh_of(p, stage.mesh_files)) is not None}
         if undoable:
             self.step()
         for s in slots:
             s.controller.on_step = self._figure_step
         self.slots, self.props, self.contacts = slots, list(stage.props), list(stage.contacts)
+        self.mesh_files.update(meshes)
         self.selected = slots[0].name
         self.settle([s.name for s in slots])
 
@@ -350,7 +356,10 @@ class Document:
         self.slots[self.slots.index(old)] = new
 
     def replace_prop(self, old: Prop, new: Prop) -> None:
+        """Put ``new`` in ``old``'s place (moved, turned, scaled, held or let go): the figures with a hand on
+        one of its points follow it (``settle``)."""
         self.props[self.props.index(old)] = new
+        self.settle([c.figure for c in self.contacts if c.on_prop in (old.name, new.name)])
 
     @staticmethod
     def _renamed_prop(p: Prop, old: str, new: str) -> Prop:

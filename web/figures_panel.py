@@ -4,16 +4,17 @@
 The user adds a figure (a preset, or a copy of the selected one), picks one in the list (the panels and the
 handles then act on it; the others are drawn plainly, ``fabrik3d_web.stage_view``), renames, places (typed
 x, y, z in metres and facing in degrees), hides, locks or deletes it; adds a prop of a built-in shape, places
-it, lets a joint of the selected figure hold it, lets go of it, deletes it; puts an end effector of the
-selected figure on another figure's joint or on a prop, and removes contacts. Each is one undo step.
+it, lets a joint of the selected figure hold it, lets go of it, deletes it (or adds a prop of an uploaded mesh:
+``fabrik3d_web.mesh_props``); puts an end effector of the selected figure on another figure's joint or on a
+prop, and removes contacts. Each is one undo step.
 
 State (server-owned, ``security.SERVER_OWNED``): ``figures`` (``[{name, colour, hidden, locked}]``),
 ``figure_selected``, ``figure_place`` (``[x, y, z, facing]`` of the selected one), ``stage_props``
-(``[{name, shape, held}]``), ``stage_contacts`` (``[{index, label}]``), ``contact_anchors``
-(``[{title, value}]``: other figures and props), ``contact_joints`` (the joints of the anchor chosen),
-``prop_place`` (the picked prop's ``[x, y, z, turn x, turn y, turn z, scale]``). The page writes the fields'
-values (``add_preset``, ``prop_shape``, ``prop_picked``, ``hold_joint``, ``contact_effector``,
-``contact_anchor``, ``contact_joint``).
+(``[{name, shape, held, missing}]``: ``missing``, a mesh prop whose file is not uploaded), ``stage_contacts``
+(``[{index, label}]``), ``contact_anchors`` (``[{title, value}]``: other figures and props), ``contact_joints``
+(the joints of the anchor chosen), ``prop_place`` (the picked prop's ``[x, y, z, turn x, turn y, turn z,
+scale]``). The page writes the fields' values (``add_preset``, ``prop_shape``, ``prop_picked``, ``hold_joint``,
+``contact_effector``, ``contact_anchor``, ``contact_joint``, ``mesh_upload``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from fabrik3d import rotations as rot
 from fabrik3d.display import hex_colour
 from fabrik3d.model.props import SHAPES
 
+from . import mesh_props
 from . import stage_commands as commands
 from .document import Document
 from .security import page_trigger
@@ -59,6 +61,8 @@ class FiguresPanel:
         self.server, self.document, self.view, self.camera = server, document, view, camera
         self.show_skeleton, self._publish, self.report, self._own = show_skeleton, publish, report, own
         self._settled: Any = None  # (the selected figure's pose whose contacts were kept last)
+        self.handles: Any = None  # (the picked prop's handles in the view: ``fabrik3d_web.prop_handles``)
+        self.meshes = mesh_props.MeshUploads(server, document, self._run, report)  # (a prop of an uploaded mesh)
         self._shown, self._placement = document.controller, document.slot.placement  # (what the view shows)
         self.server.state.update({"add_preset": "humanoid", "prop_shape": "box", "prop_picked": None,
                                   "hold_joint": "hand_r"})  # fmt: skip
@@ -70,12 +74,15 @@ class FiguresPanel:
 
     # -- what the view shows ---------------------------------------------------------------------------
     def draw(self) -> None:
-        """Keep the contacts of the selected figure's latest pose (once per pose) and draw the rest of the stage."""
+        """Keep the contacts of the selected figure's latest pose (once per pose), draw the rest of the stage and
+        the picked prop's handles."""
         d = self.document
         if d.controller.result is not self._settled:
             d.settle([d.selected])
             self._settled = d.controller.result
         self.view.show(d)
+        if self.handles is not None:
+            self.handles.follow()
 
     def publish(self) -> None:
         """The document's state for the panel."""
@@ -85,7 +92,8 @@ class FiguresPanel:
         ]
         p = d.slot.placement
         props = [{"name": x.name, "shape": x.shape, "held": "" if x.parent is None else
-                  f"{x.parent.figure} · {x.parent.joint}"} for x in d.props]  # fmt: skip
+                  f"{x.parent.figure} · {x.parent.joint}", "missing": mesh_props.missing(d, x)}
+                 for x in d.props]  # fmt: skip
         contacts = [{"index": k, "label": c.label} for k, c in enumerate(d.contacts)]
         anchors = [{"title": s.name, "value": f"figure:{s.name}"} for s in d.slots if s.name != d.selected]
         anchors += [{"title": f"prop {x.name}", "value": f"prop:{x.name}"} for x in d.props]
@@ -325,8 +333,9 @@ def section(app: Any) -> None:
             v3.VSelect(v_model=("prop_shape",), items=("shapes", shapes), id="prop-shape", label="Shape", **_FIELD)
             v3.VBtn("Add prop", id="btn-add-prop", size="small", variant="tonal",
                     click="trigger('add_prop', [prop_shape])")  # fmt: skip
+        mesh_props.section(**_FIELD)
         v3.VSelect(v_model=("prop_picked",), items=("stage_props.map((p) => p.name)",), id="prop-picked",
-                   label="Prop", v_if="stage_props.length", **_FIELD)  # fmt: skip
+                   label="Prop", v_if="stage_props.length", clearable=True, **_FIELD)  # fmt: skip
         with html.Div(v_if="prop_picked && prop_place.length", classes="d-flex", style="gap: 4px", id="prop-place"):
             for k, label in enumerate(("x", "y", "z", "turn x", "turn y", "turn z", "scale")):
                 v3.VTextField(label=label, model_value=(f"prop_place[{k}]",), id=f"prop-{label.replace(' ', '-')}",

@@ -27,7 +27,7 @@ from trame.widgets import vuetify3 as v3
 
 from .download import file_name_js
 from .passes import PASSES, Figure, passes_job
-from .picture import LIGHTS, PROJECTIONS, PictureSettings, picture_job, picture_settings
+from .picture import LIGHTS, PROJECTIONS, PictureSettings, picture_job, picture_settings, picture_worker
 from .security import failure, page_trigger
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
@@ -71,7 +71,7 @@ class PictureActions:
     meshes: Any
     body: Any
     server: Any
-    picture_turn: asyncio.Lock  # (one picture renders at a time: the WebApp's)
+    _picture_worker: Any = None  # (``picture.picture_worker``, made at the first picture)
     _pictures: dict[str, bytes]  # (made, not taken yet: the WebApp's)
     _picture_tasks: set[Any]
     state: Any
@@ -138,9 +138,10 @@ class PictureActions:
         return picture_job(self.picture_props(checked), self.scene.renderer, checked)
 
     async def _run(self, job: Any) -> bytes:
-        """``job``'s bytes, made on a worker thread, one picture at a time (its memory bounded)."""
-        async with self.picture_turn:
-            return await asyncio.get_running_loop().run_in_executor(None, job)
+        """``job``'s bytes, made on the picture worker (``picture.picture_worker``: one picture at a time)."""
+        if self._picture_worker is None:
+            self._picture_worker = picture_worker()
+        return await asyncio.get_running_loop().run_in_executor(self._picture_worker, job)
 
     def _pass_job(self, checked: PictureSettings, kind: str) -> Any:
         """The job making pass ``kind``'s PNG (or with ``"zip"`` every pass's file in one ZIP) of the pose

@@ -338,8 +338,8 @@ class SceneView:
             elif kind == "root":
                 point = positions[sk.root] if root_target is None else root_target
                 color = ROOT
-            elif kind == "look":
-                if look is None:
+            elif kind != "target":  # (the look handle; a prop's are placed by fabrik3d_web.prop_handles)
+                if kind != "look" or look is None:
                     continue
                 point, color = look[0], LOOK if look[1] else FREE_LOOK
             elif name in targets:

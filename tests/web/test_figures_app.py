@@ -114,3 +114,26 @@ def test_a_bad_call_from_a_page_names_the_problem_and_changes_nothing(app: WebAp
     getattr(app.figures, call)(*args)
     assert message in app.state.error_message
     assert (app.state.figures, app.state.figure_place, app.state.stage_props, app.state.stage_contacts) == before
+
+
+def test_a_hand_on_a_prop_follows_the_prop_when_it_is_moved(app: WebApp) -> None:
+    """A hand put on a prop's point (a block beside the figure, its corner within reach) stays on it when
+    the prop is moved by typed values: the document solves the figures whose hands are on it
+    (``Document.replace_prop``)."""
+    name = sc.add_prop(app.document, "block")
+    x, y, z = app.figures.prop_frame(name)["position"]
+    app.figures.place_prop(name, x - 0.25, y + 0.5, z - 0.2, 0, 0, 0, 1)
+    app.figures.add_contact("hand_l", f"prop:{name}")
+    assert app.state.error_message == ""
+
+    def hand_and_gap() -> tuple[np.ndarray, float]:
+        hand = np.array(app.figures.stage_point(app.document.selected, "hand_l"))
+        frame = app.figures.prop_frame(name)  # (unturned: the point is the prop's position and the offset)
+        return hand, float(np.linalg.norm(hand - (np.array(frame["position"]) + app.document.contacts[0].offset)))
+
+    before, gap = hand_and_gap()
+    assert gap * 1e3 <= 5.0
+    app.figures.place_prop(name, x - 0.25, y + 0.6, z - 0.1, 0, 0, 0, 1)
+    assert app.state.error_message == ""
+    after, gap = hand_and_gap()
+    assert gap * 1e3 <= 5.0 and np.linalg.norm(after - before) > 0.12  # (the hand moved with the prop)
