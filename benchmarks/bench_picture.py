@@ -1,4 +1,4 @@
-"""Picture benchmark: a PNG of the web UI's view (``fabrik3d_web.picture.render_picture``, off screen in its
+"""Picture benchmark: a PNG of the web UI's view (``fabrik3d_web.view.picture.render_picture``, off screen in its
 own window) at 1024, 2048 and 4096 pixels square, against the view's own still image rendered and grabbed
 in the same process (``baseline``: 960 x 720, as the page's 3D view; its pixels over the picture's
 scale the ratio).
@@ -9,7 +9,7 @@ passes (render, grab, PNG encode); ``vs view`` is the picture's time over the vi
 2048 x 2048 in at most 2 s. Check: each PNG has the size asked and the mannequin in it.
 
 Control images (issue 54): ``all passes`` renders the openpose, depth, normal and outline passes of the same
-view at 1024 x 1024 (``fabrik3d_web.passes.passes_job``: the copies, one draw, the outline, OpenPose, and
+view at 1024 x 1024 (``fabrik3d_web.view.passes.passes_job``: the copies, one draw, the outline, OpenPose, and
 every PNG and the JSON encoded); aim at most 1.5 s. ``render --frames 0:120`` runs the command line on a
 keyed scene (121 frames, all four passes at 512 x 512, each PNG written) against ``bake`` of the same frames,
 both as commands (each process's start included); aim at most 2x the bake plus 0.3 s a frame (``--quick``:
@@ -29,8 +29,8 @@ from pathlib import Path
 
 import common
 import numpy as np
-from fabrik3d_web.passes import PASSES, Figure, passes_job
-from fabrik3d_web.picture import picture_settings, render_picture
+from fabrik3d_web.view.passes import PASSES, Figure, passes_job
+from fabrik3d_web.view.picture import picture_settings, render_picture
 from PIL import Image
 from vtkmodules.vtkRenderingCore import vtkWindowToImageFilter
 

@@ -8,7 +8,7 @@ when it shows the library (the count and the first page of 50 names and thumbnai
 connection: nothing cached by the library); a page far in; one pose read (an apply); a pose saved
 (replaced), one deleted and a new one saved; every pose read (``load_library``); the import of the JSON
 file into a new database; the first page in a new process; and the web controller's whole list
-(``fabrik3d_web.poses``: the page plus the starter poses, as base64 data URLs). Column ``ms`` is the
+(``fabrik3d_web.document.poses``: the page plus the starter poses, as base64 data URLs). Column ``ms`` is the
 best of the passes, ``first ms`` the first call. Aim (issue 53): a 10,000-pose library opens in at most
 1 s. Checks: the page holds 50 rows and the count, every pose reads back.
 
@@ -105,7 +105,7 @@ def main() -> int:
         ms = float(child.stdout.strip())
         rows.append(["database", "open in a new process", count, ms, ms])
         opened = max(opened or 0.0, ms)
-        from fabrik3d_web.controller import Controller
+        from fabrik3d_web.document.controller import Controller
 
         c = Controller()
         c.set_library_path(str(db))

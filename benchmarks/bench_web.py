@@ -6,7 +6,7 @@ in the 3D view:
 
 * latency: the time from a mouse move (the page's ``mousemove`` event) to the first
   new image of the view after it (drawn in the view's canvas: ``fabrik-image``,
-  ``fabrik3d_web.view_js``). Each measured move follows a "primer" move 40 ms before it
+  ``fabrik3d_web.view.view_js``). Each measured move follows a "primer" move 40 ms before it
   (after a rest, vtk.js calls a move a start of moving, which the page sends as a press)
   and is followed by 350 ms of rest, so that the image counted is the one that move produced;
 * frames per second while the mouse moves continuously, as a real mouse does: a move
@@ -463,7 +463,7 @@ async def shape_latencies(page: Any, count: int) -> list[float]:
 
 # (the ring's turn before the last drag: the check that the drag moved the hand reads the last case's pose)
 CASES = ("camera", "hand", "hand, within reach", "hand, limits off", "hand, ring", "hand, mannequin")
-# The Z ring's radius on the page in the Front view (CSS pixels: ``fabrik3d_web.rings.RING_PX``), and the
+# The Z ring's radius on the page in the Front view (CSS pixels: ``fabrik3d_web.view.rings.RING_PX``), and the
 # angle on it (degrees, counterclockwise from the right) where a ring drag starts: off the edge-on X and Y rings.
 RING_PX, RING_START = 46.0, -45.0
 # The ring's continuous drag turns the hand back and forth this many degrees either way (within the wrist's
@@ -477,7 +477,7 @@ def breakdown(size: tuple[float, float], moves: int) -> list[list[Any]]:
     (at the drag's quality), p50 and p95 in ms, for the circular drags of the hand cases (the mannequin's skinning
     where it is shown)."""
     from fabrik3d_web.app import WebApp
-    from fabrik3d_web.delivery import INTERACTIVE_QUALITY
+    from fabrik3d_web.view.delivery import INTERACTIVE_QUALITY
     from trame.app import get_server
 
     rows = []

@@ -186,7 +186,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def _cmd_render(args: argparse.Namespace) -> int:
     try:  # the pictures are rendered with VTK, an extra: import it only for this command
-        from fabrik3d_web import passes
+        from fabrik3d_web.view import passes
     except ImportError as exc:
         raise ValueError(f"render needs the extra fabrik3d[web]: pip install 'fabrik3d[web]' ({exc})") from None
     return cmd_render(args, passes, _solve_scene)

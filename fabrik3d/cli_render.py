@@ -7,7 +7,7 @@ keys' baked frames as numbered PNG sequences.
 A scene file of several figures (version 4, ``fabrik3d.io.stage``) renders every figure not hidden, its
 contacts kept (its props are not drawn); its keys bake together for ``--frames``.
 
-The pictures are rendered by the web package (``fabrik3d_web.passes``: VTK, off screen), which ``fabrik3d.cli``
+The pictures are rendered by the web package (``fabrik3d_web.view.passes``: VTK, off screen), which ``fabrik3d.cli``
 imports only inside the command and hands to ``cmd_render``: this module imports no front end. Everything
 is checked before anything is written (the size, the passes, the folder, the frames, outputs that would
 replace the scene); each file is written whole or not at all (``fabrik3d.io.files.write_atomic``: a killed
@@ -33,7 +33,7 @@ from fabrik3d.io.stage import stage_file
 from fabrik3d.io.stage_bake import bake_stage, stage_animation
 from fabrik3d.io.stage_pose import solve_stage
 
-# As fabrik3d_web.picture's MIN_SIDE, MAX_SIDE and fabrik3d_web.passes's PASSES (tests check they agree: the
+# As fabrik3d_web.view.picture's MIN_SIDE, MAX_SIDE and fabrik3d_web.view.passes's PASSES (tests check they agree: the
 # parser checks the arguments without importing VTK).
 MIN_SIDE, MAX_SIDE = 16, 4096
 PASSES = ("openpose", "depth", "normal", "outline")
@@ -95,7 +95,7 @@ def add_render_parser(sub: Any, frames: Any, pose_options: Callable[[Any], None]
 
 
 def cmd_render(args: argparse.Namespace, passes: ModuleType, solve_scene: Callable[..., Any]) -> int:
-    """``fabrik3d render`` (module docstring) with the web package's ``passes`` module (``fabrik3d_web.passes``)
+    """``fabrik3d render`` (module docstring) with the web package's ``passes`` module (``fabrik3d_web.view.passes``)
     and ``solve_scene(scene, args)`` (the CLI's pose options applied)."""
     from fabrik3d.cli_pose import apply_targets
 

@@ -1,7 +1,7 @@
 """What every view draws, on plain numpy arrays: limit rims, pole chains and homes, a skeleton's size,
 bone tubes and limit outlines.
 
-The web UI (``fabrik3d_web.scene_view``) and the notebook view (``fabrik3d.notebook``) turn these
+The web UI (``fabrik3d_web.view.scene_view``) and the notebook view (``fabrik3d.notebook``) turn these
 into their own geometry (VTK polygons, pythreejs line segments); the rules live here once. No
 graphics library is imported. Conventions as everywhere: positions in scene units, ``(n, 3)``;
 world frames ``(n, 4)`` quaternions (x, y, z, w); joint limits in degrees, their axes in world

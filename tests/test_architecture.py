@@ -2,7 +2,8 @@
 
 Every import statement counts: at module level, inside functions and under ``if TYPE_CHECKING:``
 (a type-only cycle is still a cycle for a reader). Modules are named as they are imported:
-``fabrik3d.x.y`` for the library, ``fabrik3d_web.x`` for ``web/``.
+``fabrik3d.x.y`` for the library, ``fabrik3d_web.x.y`` for ``web/`` (its subpackages: ``web/view/x.py`` is
+``fabrik3d_web.view.x``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,24 @@ OLD_PATHS = tuple(
 UI_PACKAGES = ("trame", "vtk", "vtkmodules", "pythreejs", "ipywidgets", "fabrik3d_web")
 MAX_LINES = 400
 
+# The web app's layers (web/'s subpackages, docs/architecture.md), lowest first, and what each may import of
+# ``fabrik3d_web`` (itself included) and which packages it must not import at all. ``SHARED``: the top-level
+# modules the drags and panels may use (what a page may do, closed pages, memory), which import no layer;
+# ``COMPOSERS``: the app, which composes the layers, and its start-up. Nothing may import a composer but
+# ``serve`` (the app).
+WEB = "fabrik3d_web"
+SHARED = (f"{WEB}.security", f"{WEB}.pages", f"{WEB}.memory")
+COMPOSERS = (f"{WEB}.app", f"{WEB}.serve")
+WEB_LAYERS = {
+    "document": ((f"{WEB}.document",), ("trame", "vtk", "vtkmodules", "wslink", "aiohttp")),
+    "view": ((f"{WEB}.view", f"{WEB}.document"), ("trame", "wslink", "aiohttp")),
+    "drags": ((f"{WEB}.drags", f"{WEB}.view", f"{WEB}.document", *SHARED), ()),
+    "panels": ((f"{WEB}.panels", f"{WEB}.drags", f"{WEB}.view", f"{WEB}.document", *SHARED), ()),
+}
+# (module, what it imports) -> why it may all the same. Empty: every module keeps its layer's rules (keep
+# a reason here for any exception rather than widening a layer).
+WEB_EXCEPTIONS: dict[tuple[str, str], str] = {}
+
 
 def module_name(path: Path) -> str:
     rel = path.relative_to(ROOT).with_suffix("")
@@ -49,7 +68,7 @@ def module_name(path: Path) -> str:
 
 @cache
 def modules() -> dict[str, Path]:
-    paths = [*(ROOT / "fabrik3d").rglob("*.py"), *(ROOT / "web").glob("*.py")]
+    paths = [*(ROOT / "fabrik3d").rglob("*.py"), *(ROOT / "web").rglob("*.py")]
     return {module_name(p): p for p in sorted(paths)}
 
 
@@ -164,6 +183,40 @@ def test_the_core_never_imports_a_front_end_nor_any_module_the_old_paths(name: s
     if name not in OLD_PATHS and name != "fabrik3d":
         old = [t for t in targets if t in OLD_PATHS]
         assert old == [], f"{name} imports the old paths {old}: import the layers' modules"
+
+
+def web_layer(name: str) -> str | None:
+    return next((key for key in WEB_LAYERS if under(name, (f"{WEB}.{key}",))), None)
+
+
+def test_every_web_module_has_a_layer_or_is_shared_or_composes() -> None:
+    top = {WEB, *SHARED, *COMPOSERS, *(f"{WEB}.{key}" for key in WEB_LAYERS)}
+    loose = sorted(n for n in modules() if n.startswith(WEB) and n not in top and not web_layer(n))
+    assert loose == [], f"{loose}: put each in document/, view/, drags/ or panels/ (or name it in SHARED)"
+    assert {"fabrik3d_web.document.document", "fabrik3d_web.view.scene_view", "fabrik3d_web.drags.dragging"} <= set(
+        modules()
+    )
+    assert "fabrik3d_web.view.vtk_parts" in internal_edges("fabrik3d_web.panels.hands_panel")
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(modules()) if web_layer(n) or n in SHARED])
+def test_each_web_layer_imports_only_downward(name: str) -> None:
+    """document: numpy and fabrik3d only; view: VTK and the document; drags: the view and the document;
+    panels: trame and everything below; none of them the app (``app``, ``serve``), which composes them."""
+    allowed, banned = WEB_LAYERS[web_layer(name)] if web_layer(name) else ((), ())  # (SHARED: no layer)
+    excused = {target for (module, target) in WEB_EXCEPTIONS if module == name}
+    wrong = sorted(
+        t for t in internal_edges(name) if t.startswith(f"{WEB}.") and not under(t, allowed) and t not in excused
+    )
+    assert wrong == [], f"{name} ({web_layer(name) or 'shared'}) imports {wrong}; it may import {allowed}"
+    packages = sorted({t for t, _, _ in imports(name) if t.split(".")[0] in banned} - excused)
+    assert packages == [], f"{name} ({web_layer(name)}) imports {packages}, which its layer must not"
+
+
+def test_the_web_exceptions_are_still_needed() -> None:
+    for (module, target), reason in WEB_EXCEPTIONS.items():
+        assert reason, (module, target)
+        assert target in internal_edges(module) or target in {t for t, _, _ in imports(module)}, (module, target)
 
 
 def test_web_and_notebook_never_import_the_cli_and_the_cli_loads_the_web_package_only_to_serve_and_render() -> None:

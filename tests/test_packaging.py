@@ -59,9 +59,11 @@ def test_wheel_contains_the_library_and_the_web_app_but_no_tests(wheel: Path) ->
         assert path.relative_to(ROOT).as_posix() in names
     assert not any(t in ("tests", "web", "benchmarks") for t in tops), sorted(tops)
     assert not any("/tests/" in n or n.startswith("tests/") for n in names)
-    # Every module of the web app in the checkout made it into the wheel under its installed name.
-    for path in (ROOT / "web").glob("*.py"):
-        assert f"fabrik3d_web/{path.name}" in names
+    # Every module of the web app in the checkout, its layers' subpackages included, made it into the wheel
+    # under its installed name.
+    for path in (ROOT / "web").rglob("*.py"):
+        assert f"fabrik3d_web/{path.relative_to(ROOT / 'web').as_posix()}" in names
+    assert "fabrik3d_web/view/scene_view.py" in names
 
 
 def test_wheel_installs_and_imports_in_a_fresh_venv(wheel: Path, tmp_path: Path) -> None:
@@ -95,7 +97,8 @@ def test_wheel_installs_and_imports_in_a_fresh_venv(wheel: Path, tmp_path: Path)
             str(python),
             "-c",
             "import fabrik3d, fabrik3d_web; print(fabrik3d.__file__); print(fabrik3d_web.__file__);"
-            "import fabrik3d.presets as p; print(len(p.get('humanoid')))",
+            "import fabrik3d.presets as p; print(len(p.get('humanoid')));"
+            "import fabrik3d_web.document.document",  # (a layer's subpackage; no trame nor VTK)
         ],
         cwd=elsewhere,
         env=env,

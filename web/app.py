@@ -1,6 +1,6 @@
 """The trame web application: ``fabrik3d serve`` opens it. A ``WebApp`` joins the ``Controller`` (what the
 user can do, no UI), the ``SceneView`` (the server-side VTK scene streamed by ``VtkRemoteView``) and the panel
-(``fabrik3d_web.panel``). trame's state is the single source of truth for the page; the contract (docs/web.md):
+(``fabrik3d_web.panels.panel``). trame's state is the single source of truth for the page; the contract (docs/web.md):
 
 * ``joint_names`` (skeleton order), ``pose`` (``[x, y, z]`` per joint), ``targets`` (effector name -> ``[x, y, z]``),
   ``solve_ms``, ``iterations``, ``max_error``, ``error_message``; setting ``targets`` moves the handles and re-solves;
@@ -24,32 +24,33 @@ from trame.widgets import vuetify3 as v3
 from fabrik3d.io.scene import Scene
 from fabrik3d.model import presets
 
-from . import drawer, panel, prop_handles
-from .body_panel import BodyActions
-from .body_view import BodyView
-from .character_panel import CharacterActions
-from .controller import Controller
-from .delivery import ImageDelivery
-from .document import Document
-from .dragging import DragActions
-from .figures_panel import FiguresPanel
-from .handle_stacks import HandleStacks
-from .hands_panel import HandActions
-from .joint_drag import JointDrag
-from .mesh_view import MeshView
+from .document.controller import Controller
+from .document.document import Document
+from .drags import prop_handles
+from .drags.dragging import DragActions
+from .drags.joint_drag import JointDrag
+from .drags.ring_turn import RingTurn
+from .drags.screen_points import ScreenPoints
+from .drags.target_turn import TargetTurn
 from .pages import watch_closed_pages
-from .picture_panel import PictureActions
-from .poses_panel import PoseActions
-from .posing_panel import PosingActions
-from .ring_turn import RingTurn
-from .scene_view import SceneView
-from .screen_points import ScreenPoints
+from .panels import drawer, panel
+from .panels.body_panel import BodyActions
+from .panels.character_panel import CharacterActions
+from .panels.figures_panel import FiguresPanel
+from .panels.hands_panel import HandActions
+from .panels.picture_panel import PictureActions
+from .panels.poses_panel import PoseActions
+from .panels.posing_panel import PosingActions
+from .panels.timeline_panel import TimelineActions, timeline_bar
+from .panels.turning_panel import TurningActions
 from .security import SERVER_OWNED, OwnedState, failure, page_trigger, switched
-from .stage_view import StageView
-from .target_turn import TargetTurn
-from .timeline_panel import TimelineActions, timeline_bar
-from .turning_panel import TurningActions
-from .vtk_parts import check_view
+from .view.body_view import BodyView
+from .view.delivery import ImageDelivery
+from .view.handle_stacks import HandleStacks
+from .view.mesh_view import MeshView
+from .view.scene_view import SceneView
+from .view.stage_view import StageView
+from .view.vtk_parts import check_view
 
 log = logging.getLogger("fabrik3d_web")
 

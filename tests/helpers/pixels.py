@@ -33,7 +33,7 @@ def wood_near(image: np.ndarray, xy: tuple[float, float], box: dict[str, float],
 
 
 def red_pixels(image: np.ndarray) -> int:
-    """How many pixels are the falling centre of mass's red (``fabrik3d_web.body_view.FALLING``), outside the
+    """How many pixels are the falling centre of mass's red (``fabrik3d_web.view.body_view.FALLING``), outside the
     axes' corner (bottom left, whose X axis is red)."""
     h, w, _ = image.shape
     rgb = image.astype(int)

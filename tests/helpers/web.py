@@ -38,7 +38,7 @@ CHROMIUM_FLAGS = [
 VIEWPORT = {"width": 1280, "height": 800}
 
 # In-page probes: image frames of the 3D view and mouse moves, as performance.now(). A frame is an image
-# drawn in the view's canvas (``fabrik-image``, fabrik3d_web.view_js.IMAGES_JS), or before the canvas
+# drawn in the view's canvas (``fabrik-image``, fabrik3d_web.view.view_js.IMAGES_JS), or before the canvas
 # took over, a load of trame-vtk's <img>.
 INSTRUMENT_JS = """() => {
   if (window.__fabrik) return true;
@@ -294,7 +294,7 @@ def drag_to(page: Any, start: tuple[float, float], end: tuple[float, float]) -> 
 
 
 # The side panel's tab (``data-tab``) and group (``data-group``, a collapsible section of a tab) that hold
-# an element (fabrik3d_web.drawer), and whether each is open.
+# an element (fabrik3d_web.panels.drawer), and whether each is open.
 _PLACE_JS = """(sel) => {
   const el = document.querySelector(sel);
   if (!el) return null;

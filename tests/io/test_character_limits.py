@@ -260,7 +260,7 @@ def test_the_web_view_never_hands_a_bad_png_to_vtk(case: str) -> None:
         import sys
         from types import SimpleNamespace
         from vtkmodules.vtkRenderingCore import vtkRenderer
-        from fabrik3d_web.mesh_view import MeshView
+        from fabrik3d_web.view.mesh_view import MeshView
         data = open(sys.argv[1], "rb").read()
         view = MeshView(vtkRenderer())
         print(view._texture(SimpleNamespace(texture=data, texture_mime="image/png")))
@@ -277,7 +277,7 @@ def test_the_web_view_never_hands_a_bad_png_to_vtk(case: str) -> None:
 
 def test_the_web_refuses_a_character_of_too_many_bones_with_its_message() -> None:
     pytest.importorskip("trame")
-    from fabrik3d_web.controller import Controller
+    from fabrik3d_web.document.controller import Controller
 
     c = Controller()
     before = tuple(c.scene.skeleton.names)

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from fabrik3d_web.controller import Controller
+from fabrik3d_web.document.controller import Controller
 
 from fabrik3d import rotations as rot
 from fabrik3d import solve

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import ROOT
-from fabrik3d_web.depth_cues import readout, view_axis
+from fabrik3d_web.view.depth_cues import readout, view_axis
 from helpers import web as wh
 
 pytestmark = pytest.mark.browser

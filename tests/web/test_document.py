@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 import pytest
-from fabrik3d_web import stage_commands as sc
-from fabrik3d_web.controller import Controller
-from fabrik3d_web.document import Document
+from fabrik3d_web.document import stage_commands as sc
+from fabrik3d_web.document.controller import Controller
+from fabrik3d_web.document.document import Document
 
 from fabrik3d.model.placement import quat_conj, quat_mul
 from fabrik3d.stage import Stage

@@ -108,7 +108,7 @@ def test_a_bad_lock_from_the_page_is_no_lock(page) -> None:
 
 
 def test_constrain_meets_the_mouse_ray_on_the_axis_and_the_ground() -> None:
-    from fabrik3d_web.dragging import constrain
+    from fabrik3d_web.drags.dragging import constrain
 
     origin = np.array([0.5, 1.0, 0.0])
     ray = (np.array([0.0, 2.0, 5.0]), np.array([0.3, -0.5, -5.0]))  # from the front, a little above

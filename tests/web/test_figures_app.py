@@ -10,9 +10,9 @@ import zipfile
 
 import numpy as np
 import pytest
-from fabrik3d_web import stage_commands as sc
 from fabrik3d_web.app import WebApp
-from fabrik3d_web.picture import picture_settings, render_picture
+from fabrik3d_web.document import stage_commands as sc
+from fabrik3d_web.view.picture import picture_settings, render_picture
 from PIL import Image
 from trame.app import get_server
 

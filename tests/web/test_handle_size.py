@@ -5,8 +5,8 @@ representation is built). The real scene, rendered off screen, no browser."""
 from __future__ import annotations
 
 import numpy as np
-from fabrik3d_web.scene_view import HANDLE_PX, SceneView
-from fabrik3d_web.vtk_parts import frame_camera
+from fabrik3d_web.view.scene_view import HANDLE_PX, SceneView
+from fabrik3d_web.view.vtk_parts import frame_camera
 
 import fabrik3d
 from fabrik3d.model.presets import FINGERS

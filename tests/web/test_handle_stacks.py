@@ -81,7 +81,11 @@ def test_a_press_on_a_stack_grabs_the_hand_worked_on_last_and_its_label_says_a_c
     assert dragged(page, left) == "hand_r"  # (worked on: the right hand)
     wh.trigger(page, "undo")
     wh.settle(page)
-    wh.wait_until(page, "() => window.trame.state.get('handle_screen').some((h) => h[0].startsWith('hand_r'))")
+    wh.wait_until(  # (the labels of the still image after the undo: the drag's own showed both hands)
+        page,
+        "() => { const h = window.trame.state.get('handle_screen');"
+        " return h.some((x) => x[0].startsWith('hand_r')) && !h.some((x) => x[0].startsWith('hand_l')); }",
+    )
     labels = [h[0] for h in wh.get_state(page, "handle_screen")]
     assert not any(t.startswith("hand_l") for t in labels), labels
     assert any(t.startswith("hand_r") and "a click: the next" in t for t in labels), labels

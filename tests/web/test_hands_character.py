@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from fabrik3d_web.controller import Controller
+from fabrik3d_web.document.controller import Controller
 from helpers.character_asset import write_character
 
 from fabrik3d.solver.hands import finger_joints

@@ -1,5 +1,5 @@
-"""Hand shapes, copy and paste and the pose library in the web UI's controller (fabrik3d_web.hands,
-fabrik3d_web.poses), without a browser: the real library."""
+"""Hand shapes, copy and paste and the pose library in the web UI's controller (fabrik3d_web.document.hands,
+fabrik3d_web.document.poses), without a browser: the real library."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from fabrik3d_web.controller import Controller
+from fabrik3d_web.document.controller import Controller
 
 import fabrik3d
 from fabrik3d.solver.hands import palm_center

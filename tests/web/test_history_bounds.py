@@ -8,8 +8,8 @@ import gc
 import weakref
 from pathlib import Path
 
-from fabrik3d_web.controller import Controller
-from fabrik3d_web.history import HISTORY_CHARACTERS
+from fabrik3d_web.document.controller import Controller
+from fabrik3d_web.document.history import HISTORY_CHARACTERS
 from helpers.character_asset import write_character
 
 

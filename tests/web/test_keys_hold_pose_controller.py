@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fabrik3d_web.controller import Controller
+from fabrik3d_web.document.controller import Controller
 
 REACH_0 = [0.3, 1.15, 0.3]  # the left hand in front of the chest (frame 0)
 REACH_30 = [0.45, 1.0, 0.25]  # lower and to the side (frame 30)

@@ -6,7 +6,7 @@ import json
 import math
 
 import numpy as np
-from fabrik3d_web.controller import Controller
+from fabrik3d_web.document.controller import Controller
 
 import fabrik3d
 from fabrik3d import Cone, Skeleton

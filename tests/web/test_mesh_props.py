@@ -11,8 +11,8 @@ import struct
 import numpy as np
 import pytest
 from fabrik3d_web.app import WebApp
-from fabrik3d_web.characters import MAX_CHARACTER_BYTES
-from fabrik3d_web.mesh_props import MAX_MESH_FILES
+from fabrik3d_web.document.characters import MAX_CHARACTER_BYTES
+from fabrik3d_web.panels.mesh_props import MAX_MESH_FILES
 from helpers.character_asset import glb_bytes
 from helpers.prop_asset import expected, table_file, table_glb
 from trame.app import get_server

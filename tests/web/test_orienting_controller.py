@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 import pytest
-from fabrik3d_web.controller import Controller
-from fabrik3d_web.orienting import turned_about
+from fabrik3d_web.document.controller import Controller
+from fabrik3d_web.document.orienting import turned_about
 
 import fabrik3d
 import fabrik3d.solver.fk

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import pytest
-from fabrik3d_web.drawer import TABS
+from fabrik3d_web.panels.drawer import TABS
 from helpers import web as wh
 
 pytestmark = pytest.mark.browser

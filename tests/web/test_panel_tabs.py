@@ -12,7 +12,7 @@ import io
 
 import pytest
 from conftest import require_executable
-from fabrik3d_web.drawer import HINT, TABS
+from fabrik3d_web.panels.drawer import HINT, TABS
 from helpers import web as wh
 from PIL import Image
 

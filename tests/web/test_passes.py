@@ -1,4 +1,4 @@
-"""Control images (issue 54, ``fabrik3d_web.passes``), rendered off screen with real VTK: depth (a hand
+"""Control images (issue 54, ``fabrik3d_web.view.passes``), rendered off screen with real VTK: depth (a hand
 reaching toward the camera brighter than the chest, a figure 1 m behind darker, the background 0), normals in
 ControlNet 1.1's normal-BAE convention (red left, green up, blue toward the viewer: a sphere, the mannequin's
 head), the outline on the silhouette, OpenPose from the same camera, the files and the zip, bad input."""
@@ -11,8 +11,8 @@ import zipfile
 
 import numpy as np
 import pytest
-from fabrik3d_web import pass_images, passes
-from fabrik3d_web.pass_render import PassRenderer, Surface, pixels, surfaces_of
+from fabrik3d_web.view import pass_images, passes
+from fabrik3d_web.view.pass_render import PassRenderer, Surface, pixels, surfaces_of
 from PIL import Image
 from vtkmodules.vtkFiltersSources import vtkSphereSource
 from vtkmodules.vtkRenderingCore import vtkActor, vtkCamera, vtkPolyDataMapper
@@ -189,7 +189,7 @@ def test_files_and_zip(body, reach) -> None:
 
 def test_the_passes_of_the_web_view_props(body, reach) -> None:
     """``passes_job`` takes the Picture panel's inputs: the view's props, its renderer and the settings."""
-    from fabrik3d_web.picture import picture_settings
+    from fabrik3d_web.view.picture import picture_settings
     from vtkmodules.vtkRenderingCore import vtkRenderer
 
     view = vtkRenderer()
@@ -219,7 +219,7 @@ def test_bad_input_is_named(call, message: str) -> None:
 
 
 def test_the_cli_checks_agree_with_the_web_package() -> None:
-    from fabrik3d_web import picture
+    from fabrik3d_web.view import picture
 
     from fabrik3d import cli_render
 

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 import pytest
-from fabrik3d_web.picture import PictureSettings, picture_camera, picture_settings, render_picture
+from fabrik3d_web.view.picture import PictureSettings, picture_camera, picture_settings, render_picture
 from PIL import Image
 from vtkmodules.util.numpy_support import vtk_to_numpy
 from vtkmodules.vtkRenderingCore import vtkCoordinate, vtkRenderer, vtkRenderWindow, vtkWindowToImageFilter

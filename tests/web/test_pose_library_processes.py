@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from fabrik3d_web import poses
-from fabrik3d_web.controller import Controller
+from fabrik3d_web.document import poses
+from fabrik3d_web.document.controller import Controller
 
 import fabrik3d
 from fabrik3d.model.pose_library import Pose
@@ -32,7 +32,7 @@ N = 300
 APP_WRITER = textwrap.dedent(
     """
     import os, sys, time
-    from fabrik3d_web.controller import Controller
+    from fabrik3d_web.document.controller import Controller
     tag, n, start = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     c = Controller()
     c.library_rows()  # (as the app does when it starts: the old default is imported now)
@@ -151,7 +151,7 @@ def test_the_panel_pages_through_a_library_and_an_apply_reads_one_pose(tmp_path:
 UNREADABLE = textwrap.dedent(
     """
     import json
-    from fabrik3d_web.controller import Controller
+    from fabrik3d_web.document.controller import Controller
     c = Controller()
     rows, problem = c.library_rows()
     out = {"path": str(c.library_path), "problem": problem, "saved": [r["name"] for r in rows if r["saved"]]}

@@ -4,7 +4,7 @@ a bad request is named and changes nothing."""
 from __future__ import annotations
 
 import pytest
-from fabrik3d_web.controller import Controller
+from fabrik3d_web.document.controller import Controller
 
 
 def test_the_hang_arrow_lets_an_arm_follow_and_undo_brings_it_back() -> None:

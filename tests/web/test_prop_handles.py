@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 from fabrik3d_web.app import WebApp
-from fabrik3d_web.prop_handles import MOVE, SCALE, SCALE_PX
+from fabrik3d_web.drags.prop_handles import MOVE, SCALE, SCALE_PX
 from trame.app import get_server
 
 from fabrik3d.model.placement import SCALE_RANGE, Transform, frame_transform, quat_conj, quat_mul, rotate

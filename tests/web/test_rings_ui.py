@@ -20,7 +20,7 @@ pytestmark = pytest.mark.browser
 BODY = presets.get("humanoid")
 MM = 1e-3
 ARTIFACTS = ROOT / "tests" / "artifacts"
-# The rings' radii on the page (CSS pixels): ``fabrik3d_web.rings.RING_PX`` and ``VIEW_RING_PX``.
+# The rings' radii on the page (CSS pixels): ``fabrik3d_web.view.rings.RING_PX`` and ``VIEW_RING_PX``.
 RING, VIEW_RING = 46.0, 56.0
 
 

@@ -5,7 +5,7 @@
    measured against a target set later (it was red there), and the frames between follow the keyed poses.
 2. Hover labels name a character's handles by role (``hand_l``), the bone's name in brackets.
 3. Every download gets its own name: the scene's or character's, what it holds, the frame when the
-   timeline has keys, the browser's local date and time (``fabrik3d_web.download.file_name_js``, run in node).
+   timeline has keys, the browser's local date and time (``fabrik3d_web.panels.download.file_name_js``, run in node).
 4. ``Anim .glb`` with the Mannequin box on holds the mannequin's body skinned to the bones, which the
    Khronos validator passes and three.js moves with the bones where fabrik3d does.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import JS_DIR, require_executable, require_node_modules
-from fabrik3d_web.controller import Controller
+from fabrik3d_web.document.controller import Controller
 from helpers.character_asset import write_character
 from helpers.validator import validate
 
@@ -86,8 +86,8 @@ def test_goals_hold_before_their_first_key_where_no_key_holds_a_pose() -> None:
 
 
 def test_hover_labels_name_a_characters_handles_by_role_with_the_bone_in_brackets(tmp_path: Path) -> None:
-    from fabrik3d_web.delivery import ImageDelivery, role_names
-    from fabrik3d_web.scene_view import SceneView
+    from fabrik3d_web.view.delivery import ImageDelivery, role_names
+    from fabrik3d_web.view.scene_view import SceneView
 
     model = load_character(write_character(tmp_path, "hero", "mixamo"))
     scene = SceneView(lambda *_: None, lambda *_: None, lambda *_: None)
@@ -118,7 +118,7 @@ def test_hover_labels_name_a_characters_handles_by_role_with_the_bone_in_bracket
 def download_names(filename: str, cases: list[dict], tz: str = "Asia/Kolkata") -> list[str]:
     """The names ``file_name_js(filename)`` gives in node for each case: ``file_stem``, ``frame``,
     ``key_frames`` and ``time`` (milliseconds since 1970, UTC), in time zone ``tz``."""
-    from fabrik3d_web.download import file_name_js
+    from fabrik3d_web.panels.download import file_name_js
 
     node = require_executable("node", "apt-get install nodejs")
     script = """

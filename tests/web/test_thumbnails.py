@@ -6,8 +6,9 @@ from __future__ import annotations
 import io
 
 import numpy as np
-from fabrik3d_web import poses_panel, thumbnails
-from fabrik3d_web.controller import Controller
+from fabrik3d_web.document.controller import Controller
+from fabrik3d_web.panels import poses_panel
+from fabrik3d_web.view import thumbnails
 from PIL import Image
 
 import fabrik3d

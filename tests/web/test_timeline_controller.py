@@ -1,4 +1,4 @@
-"""The timeline and the undo history of the web UI without a browser (fabrik3d_web.timeline, .history):
+"""The timeline and the undo history of the web UI without a browser (fabrik3d_web.document.timeline, .history):
 the real controller and the real solver."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from fabrik3d_web.controller import Controller
+from fabrik3d_web.document.controller import Controller
 
 from fabrik3d.animation import Animation, Key, bake
 from fabrik3d.io.scene import Scene, parse_scene
@@ -162,7 +162,7 @@ def test_a_frame_far_ahead_of_the_bake_shows_a_preview_then_its_baked_pose() -> 
     """Issue 32 item 8: right after a key edit on a long range, a frame the user goes to far ahead of the
     background bake shows at once the curve through the keys' poses, and its baked pose once the bake
     reaches it; a near frame is baked at once; an edit on a preview keeps the edit."""
-    from fabrik3d_web.timeline import QUICK_BAKE
+    from fabrik3d_web.document.timeline import QUICK_BAKE
 
     from fabrik3d.model.key_poses import pose_curve
 

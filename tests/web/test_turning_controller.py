@@ -1,11 +1,11 @@
-"""Turning joints in the web UI's controller (fabrik3d_web.turning), without a browser: the real solver."""
+"""Turning joints in the web UI's controller (fabrik3d_web.document.turning), without a browser: the real solver."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from conftest import missing_tool
-from fabrik3d_web.controller import Controller
+from fabrik3d_web.document.controller import Controller
 
 from fabrik3d import rotations as rot
 from fabrik3d.solver.fk import turn_joint

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import ROOT, missing_tool
-from fabrik3d_web import controller as ctl
-from fabrik3d_web.controller import Controller
+from fabrik3d_web.document import controller as ctl
+from fabrik3d_web.document.controller import Controller
 
 import fabrik3d
 from fabrik3d.io.scene import Scene, parse_scene
@@ -347,7 +347,7 @@ def _bone_points(app) -> np.ndarray:
 
 
 def test_moving_a_target_updates_the_actors_handles_and_state(web) -> None:
-    from fabrik3d_web import scene_view
+    from fabrik3d_web.view import scene_view
 
     app = web
     hand = app.controller.scene.skeleton.index("hand_l")
@@ -479,7 +479,7 @@ def test_target_screen_position_is_in_css_pixels_from_the_top_left(web) -> None:
 
 
 def test_limit_fans_follow_the_constraint_definitions() -> None:
-    from fabrik3d_web.limits import limit_fans
+    from fabrik3d_web.view.limits import limit_fans
 
     sk = presets.get("humanoid")
     (cone_pts, cone_tris), (hinge_pts, hinge_tris) = limit_fans(sk, sk.rest_positions, sk.rest_frames, 2.0)
@@ -596,7 +596,7 @@ def test_serve_refuses_a_malformed_scene_file(tmp_path) -> None:
 
 
 def test_limits_can_be_shown_for_chosen_joints(web) -> None:
-    from fabrik3d_web.limits import limit_fans
+    from fabrik3d_web.view.limits import limit_fans
 
     app = web
     cones, hinges = app.scene._limit_polys
@@ -827,7 +827,7 @@ def test_a_primitive_s_base_colour_image_becomes_the_actor_s_texture(fmt: str) -
     import io
     from types import SimpleNamespace
 
-    from fabrik3d_web.mesh_view import MeshView
+    from fabrik3d_web.view.mesh_view import MeshView
     from PIL import Image
     from vtkmodules.util.numpy_support import vtk_to_numpy
     from vtkmodules.vtkRenderingCore import vtkRenderer

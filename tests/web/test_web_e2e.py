@@ -143,7 +143,7 @@ CANVAS_JS = """() => { const c = document.querySelector('#view3d canvas.fabrik-i
 
 
 def test_a_drags_small_images_fill_the_view_and_the_still_one_comes_at_full_size(app) -> None:
-    """The view's images are drawn in its canvas (fabrik3d_web.view_js.IMAGES_JS), not trame-vtk's <img>."""
+    """The view's images are drawn in its canvas (fabrik3d_web.view.view_js.IMAGES_JS), not trame-vtk's <img>."""
     page = app
     box = wh.view_box(page)
     start = wh.handle_point(page, "hand_l")

@@ -134,7 +134,7 @@ def test_the_server_s_messages_reach_the_page_as_array_buffers_and_everything_st
 
 
 def test_the_help_dialog_lists_every_shortcut(page) -> None:
-    from fabrik3d_web.panel import SHORTCUTS
+    from fabrik3d_web.panels.panel import SHORTCUTS
 
     page.locator("#view3d").click(position={"x": 20, "y": 400})  # (the view has the focus, not a field)
     page.keyboard.press("?")
@@ -183,7 +183,7 @@ def test_the_wheel_zooms_toward_the_cursor(page) -> None:
 
 
 def test_a_page_closed_in_the_middle_of_a_drag_leaves_the_view_working(served) -> None:
-    """The server holds trame-vtk's stream while something moves (fabrik3d_web.delivery): a page
+    """The server holds trame-vtk's stream while something moves (fabrik3d_web.view.delivery): a page
     that goes away with the mouse still down must not leave it held for the next page."""
     srv, b = served
     gone = wh.open_page(b, srv.url)

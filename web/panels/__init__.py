@@ -1,0 +1,4 @@
+"""The panels: the page's toolbar, side panel, tabs and timeline bar (trame and Vuetify layout) and the
+triggers and callbacks behind their controls, most of them parts of ``fabrik3d_web.app.WebApp``. They may
+import trame and every layer below (drags, view, document) and the shared modules, never the app itself,
+which composes them (tests/test_architecture.py)."""

@@ -1,0 +1,109 @@
+"""The panel's "Turn a joint" section and what the user does in it: choose a joint (in the list or
+by clicking it in the view) and turn it with three sliders or typed angles (``fabrik3d_web.document.turning``).
+
+``TurningActions`` is a part of ``fabrik3d_web.app.WebApp``; ``section`` declares the layout. State:
+``selected_joint`` (the page may set it), ``turnable_joints`` (every joint, the root too) and
+``joint_angles`` (``[x, y, z]`` degrees of the selected joint's turn as applied, read back from the pose:
+after a turn beyond its limits, the stop; the server's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from trame.decorators import change
+from trame.widgets import html
+from trame.widgets import vuetify3 as v3
+
+from ..security import page_trigger
+
+_FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
+
+
+class TurningActions:
+    """The section's triggers (each reports a bad argument in ``error_message``)."""
+
+    controller: Any
+    state: Any
+
+    _attempt: Callable[..., Any]  # (the WebApp's)
+    _publish: Callable[..., None]  # (the WebApp's)
+    _own: Callable[..., None]  # (the WebApp's)
+
+    @change("selected_joint")
+    def select_joint(self, selected_joint: Any, **_: Any) -> None:
+        """The user chose the joint to turn."""
+        self._publish_angles()
+
+    @page_trigger("begin_turn")
+    def begin_turn(self) -> None:
+        """The user started dragging an angle's slider (one undo step for the whole drag)."""
+        self.controller.begin_drag()
+
+    @page_trigger("end_turn")
+    def end_turn(self) -> None:
+        """The user let go of an angle's slider."""
+        self.controller.end_drag()
+        self._publish()
+
+    @page_trigger("turn_joint")
+    def turn_joint(self, name: Any, angles: Any, sliding: Any = False) -> None:
+        """The user turned a joint: its Euler angles ``[x, y, z]`` in degrees (``sliding``: during a
+        slider's drag, whose undo step ``begin_turn`` made)."""
+        self._attempt(lambda: self.controller.turn(name, angles, undoable=sliding is not True))
+        self._publish()
+
+    def _publish_angles(self) -> None:
+        c, name, joints = self.controller, self.state.selected_joint, self.controller.turnable_joints()
+        if name not in joints:  # (another skeleton: its first arm's joint, or its first joint)
+            name = next((j for j in joints if "shoulder" in j or "upperarm" in j), joints[0] if joints else None)
+            self.state.selected_joint = name
+        angles = None if name is None else c.joint_angles(name)
+        self._own({"turnable_joints": joints, "joint_angles": angles or [0.0, 0.0, 0.0]})
+
+
+def section(app: Any) -> None:
+    """The joint to turn and its three angles (sliders from -180 to 180 degrees, and typed values)."""
+    html.Div(
+        "Choose a joint (or Alt + click it in the view; Alt + drag around it turns it) and turn it: X and Z "
+        "bend it, Y twists it about its bone, from its rest pose, within its own limits (the angles then show "
+        "what it took); the joints below follow, nothing else moves (the root turns the whole body).",
+        classes="text-caption text-medium-emphasis mt-n2",
+    )
+    v3.VSelect(
+        label="Joint",
+        v_model=("selected_joint", "shoulder_l"),
+        items=("turnable_joints",),
+        id="turn-joint",
+        **_FIELD,
+    )
+    for axis, label in enumerate("XYZ"):
+        with html.Div(classes="d-flex align-center", style="gap: 6px"):
+            html.Div(label, classes="text-body-2", style="width: 14px")
+            v3.VSlider(
+                model_value=(f"joint_angles[{axis}]",),
+                min=-180,
+                max=180,
+                step=1,
+                classes=f"turn-slider-{label.lower()}",
+                hide_details=True,
+                density="compact",
+                start="trigger('begin_turn')",
+                end="trigger('end_turn')",
+                update_modelValue=(
+                    f"trigger('turn_joint', [selected_joint, joint_angles.map((a, k) => k === {axis} ? $event : a), "
+                    "true])"
+                ),
+            )
+            v3.VTextField(
+                model_value=(f"joint_angles[{axis}].toFixed(1)",),
+                change=(
+                    f"trigger('turn_joint', [selected_joint, joint_angles.map((a, k) => k === {axis} ? "
+                    "Number($event.target.value) : a)])"
+                ),
+                id=f"turn-angle-{label.lower()}",
+                style="max-width: 84px",
+                suffix="°",
+                **_FIELD,
+            )
