@@ -201,3 +201,34 @@ def test_undo_of_a_contact_puts_both_figures_back_where_they_were() -> None:
     assert d.undo() and d.contacts == []
     for s, b in zip(d.slots, before):
         np.testing.assert_allclose(s.controller.result.positions, b, atol=1e-12)
+
+
+def test_a_stage_file_opens_its_character_figures_with_their_characters(tmp_path) -> None:
+    """A figure whose scene names a character (a file beside the stage file) reopens as that character, not
+    as its skeleton alone, and the scene saved again names the same file; uploaded without its folder, the
+    figure shows as its skeleton and still names the file."""
+    import dataclasses
+
+    from helpers.character_asset import write_character
+
+    import fabrik3d
+    from fabrik3d.io.character import load_character
+    from fabrik3d.io.scene import Scene
+    from fabrik3d.io.stage import Figure, load_stage, parse_stage, save_stage
+    from fabrik3d.model.placement import Placement
+
+    model = load_character(write_character(tmp_path, "hero"))
+    hero = Scene(model.skeleton, character={"file": "hero.glb", "rig_map": dict(model.rig_map)})
+    first = Figure("Ann", Scene(fabrik3d.presets.get("humanoid")), Placement())
+    save_stage(Stage([first, Figure("Hero", hero, Placement([1.0, 0.0, 0.0]))]), tmp_path / "duo.json")
+    d = Document(Controller(Scene(fabrik3d.presets.get("humanoid"))))
+    d.load_stage(load_stage(tmp_path / "duo.json"), "duo.json", undoable=False)
+    c = d.find("Hero").controller
+    assert c.character is not None and tuple(c.character.skeleton.names) == tuple(model.skeleton.names)
+    assert d.find("Ann").controller.character is None
+    again = parse_stage(d.scene_json())
+    assert again.figures[1].scene.character["file"] == "hero.glb"
+    uploaded = dataclasses.replace(load_stage(tmp_path / "duo.json"), mesh_files=None)  # (no folder: an upload)
+    d.load_stage(uploaded, "duo.json")
+    assert d.find("Hero").controller.character is None
+    assert parse_stage(d.scene_json()).figures[1].scene.character["file"] == "hero.glb"

@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import fabrik3d
 from fabrik3d.io import gltf
-from fabrik3d.io.character import Character, character_from_bytes, load_character
+from fabrik3d.io.character import Character, character_from_bytes, load_character, scene_character
 from fabrik3d.io.character_export import character_bytes
 from fabrik3d.io.scene import Scene
 from fabrik3d.io.take import Take
@@ -129,3 +130,13 @@ class Characters:
                 "use: fabrik3d export MODEL.gltf --target ... -o OUT.gltf"
             )
         return character_bytes(self.character, pose=pose, take=take, name=name)
+
+
+def figure_character(figure: Any, folder: Any, source: str) -> Character | None:
+    """The character a figure's scene names, read from the folder of the stage file ``source`` (``folder``:
+    ``Stage.mesh_files`` as ``load_stage`` sets it); None without one, or where the folder is not known (a
+    stage uploaded from the page: the figure shows as its skeleton and keeps the file's name, so that the
+    scene saved again still names it)."""
+    if figure.scene.character is None or not isinstance(folder, (str, os.PathLike)):
+        return None
+    return scene_character(figure.scene, Path(folder) / source)

@@ -39,6 +39,7 @@ from fabrik3d.model.placement import Placement, Transform, quat_conj, quat_mul
 from fabrik3d.model.props import Hold, Prop, check_name
 from fabrik3d.solver import together
 
+from .characters import figure_character
 from .controller import Controller
 
 SPACING = 0.9  # metres between a new figure and the one it is placed beside
@@ -145,11 +146,12 @@ class Document:
     def load_stage(self, stage: Stage, source: str = "scene", undoable: bool = True) -> None:
         """Make ``stage`` the document (a controller per figure, each its scene's rest solved); one undo step
         (none with ``undoable`` False: the scene a server opens on); its mesh props' files that are found
-        (``Stage.mesh_files``) are kept. All or nothing: a figure or a mesh file that fails to load leaves the
-        document as it was."""
+        (``Stage.mesh_files``) are kept, and its figures' characters (``characters.figure_character``). All or
+        nothing: a figure or a file that fails to load leaves the document as it was."""
         slots = []
         for i, f in enumerate(stage.figures):
-            c = Controller(f.scene, source)
+            character = figure_character(f, stage.mesh_files, source)
+            c = Controller(f.scene, source if character is None else f.scene.character["file"], character)
             for name, point in f.scene.targets.items():
                 c._check_point(point, f"{source}: figures[{i}].targets.{name}")
             slots.append(FigureSlot(f.name, c, f.placement, tuple(float(x) for x in f.tint), f.hidden, f.locked))
