@@ -137,3 +137,38 @@ def test_a_hand_on_a_prop_follows_the_prop_when_it_is_moved(app: WebApp) -> None
     assert app.state.error_message == ""
     after, gap = hand_and_gap()
     assert gap * 1e3 <= 5.0 and np.linalg.norm(after - before) > 0.12  # (the hand moved with the prop)
+
+
+def test_the_timeline_shows_every_figure_at_its_frame(app: WebApp) -> None:
+    """Figure 1 keyed (its left hand raised at frame 30), Figure 2 selected: going to frame 30, stepping
+    back and playing show Figure 1 at those frames too (issue 52: the timeline played the selected
+    figure only), in the view as well; the background bake then shows its baked frame."""
+    from fabrik3d_web.document import stage_frames
+
+    one = app.document.find("Figure 1").controller
+    rest = one.result.positions[one.scene.skeleton.index("hand_l")].copy()
+    one.set_key()
+    one.go_to_frame(30)
+    one.move_target("hand_l", rest + [0.0, 0.45, 0.25])
+    one.set_key()
+    one.go_to_frame(0)
+    assert app.document.selected == "Figure 2"
+
+    def hand_one() -> np.ndarray:
+        return np.array(app.figures.stage_point("Figure 1", "hand_l"))
+
+    low = hand_one()
+    app.scrub(30)  # (the page set the frame: a click on the ruler)
+    assert app.controller.frame == 30 and one.frame == 30
+    high = hand_one()
+    assert high[1] - low[1] > 0.3
+    drawn = app.figures.view._figures["Figure 1"].xyz  # (Figure 1's tubes: the bone ends in the view)
+    assert np.max(drawn[:, 1]) - np.max(app.document.in_view(app.document.find("Figure 1"))[0][:, 1]) == 0.0
+    app.step_frame(-15)
+    assert one.frame == 15 and low[1] < hand_one()[1] < high[1]
+    while stage_frames.bake_ahead(app.document, 4)[0]:
+        pass
+    assert one.previewing is None
+    baked = one.result.positions.copy()
+    one.go_to_frame(15)
+    np.testing.assert_array_equal(one.result.positions, baked)  # (the frame shown is the baked one)

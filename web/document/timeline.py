@@ -192,6 +192,12 @@ class Timeline:
         self.go_to_frame(f)
         return True
 
+    @property
+    def unbaked(self) -> bool:
+        """Whether frames of the range are still to bake (the keys, or what they are solved with, changed)."""
+        anim = self.animation
+        return bool(anim.keys) and anim.start + self._baked_count() <= anim.last
+
     def bake_ahead(self, frames: int) -> bool:
         """Bake up to ``frames`` more frames of the range (after a key edit the web app bakes the range
         in the background, so that scrubbing finds every frame baked); whether frames remain."""

@@ -19,6 +19,7 @@ from trame.decorators import change
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
+from ..document import stage_frames as frames
 from ..security import page_trigger
 from .download import download_button
 
@@ -87,7 +88,8 @@ class TimelineActions:
         c = self.controller
         if isinstance(step, bool) or not isinstance(step, int):
             self.report(f"step_frame: expected a whole number of frames, got {str(step)[:40]!r}")
-        elif self._attempt(c.go_to_frame, min(max(c.frame + step, c.animation.start), c.animation.last), True):
+        elif self._attempt(frames.go_to_frame, self.document, min(max(c.frame + step, c.animation.start),
+                                                                  c.animation.last), True):  # fmt: skip
             self._frame_first()
             return
         self._publish()
@@ -152,7 +154,7 @@ class TimelineActions:
         """The user moved the timeline's frame (the slider, a click on the ruler or a typed number)."""
         if frame == self.controller.frame:
             return
-        if not self._attempt(self.controller.go_to_frame, frame, True):
+        if not self._attempt(frames.go_to_frame, self.document, frame, True):  # (every figure: stage_frames)
             self._publish()
         elif not self._scrubbing:
             self._frame_first()  # (a click on the slider or a key marker, a typed frame: as an arrow key's)
@@ -207,7 +209,7 @@ class TimelineActions:
                         first, t0, f = anim.start, time.perf_counter(), anim.start
                 if f != c.frame:
                     with self.state:
-                        self._attempt(c.go_to_frame, f)
+                        self._attempt(frames.go_to_frame, self.document, f)
                         self._show_frame()
                 if f == anim.last and not self.state.loop:
                     break
@@ -230,14 +232,13 @@ class TimelineActions:
         self._prebake_task = asyncio.ensure_future(self._bake_in_background())
 
     async def _bake_in_background(self) -> None:
-        c = self.controller
         while True:
             if self._dragging:
                 await asyncio.sleep(0.1)
                 continue
             try:
-                more = c.bake_ahead(PREBAKE_FRAMES)
-                if c.previewing is not None and c.refine_preview():  # (the frame shown as a preview, baked)
+                more, refined = frames.bake_ahead(self.document, PREBAKE_FRAMES)  # (every figure's keys)
+                if refined:  # (a frame shown as a preview, baked)
                     with self.state:
                         self._publish()
             except Exception:  # (a scrub to the frame reports it; the banner is not touched from here)
