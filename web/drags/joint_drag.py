@@ -21,7 +21,7 @@ import numpy as np
 from fabrik3d import rotations as rot
 from fabrik3d.solver.fk import joint_turn
 
-from ..view.vtk_parts import display_ray, toward_viewer
+from ..view.vtk_parts import MouseWatch, display_ray, toward_viewer
 
 # A press within this many render-window pixels of a joint picks it.
 PICK_PX = 14.0
@@ -105,16 +105,10 @@ class JointDrag(MouseTurn):
 
     def _watch_joint_drags(self) -> None:
         """Observe the interactor's left button and moves (once, at start)."""
-        it = self.scene.interactor
         self._turning: dict[str, Any] | None = None
-        self._joint_tags = {
-            event: it.AddObserver(event, handler, PRIORITY)
-            for event, handler in (
-                ("LeftButtonPressEvent", self._press_joint),
-                ("MouseMoveEvent", self._turn_joint_by_mouse),
-                ("LeftButtonReleaseEvent", self._release_joint),
-            )
-        }
+        self._joint_mouse = MouseWatch(
+            self.scene.interactor, self._press_joint, self._turn_joint_by_mouse, self._release_joint, PRIORITY
+        )
 
     def joint_at(self, x: float, y: float) -> str | None:
         """The joint (the root too) nearest to render-window pixel ``(x, y)`` within ``PICK_PX``, or None;
@@ -144,7 +138,7 @@ class JointDrag(MouseTurn):
 
     def _take(self, event: str) -> None:
         """Keep the event from the camera style and the widgets."""
-        self.scene.interactor.GetCommand(self._joint_tags[event]).SetAbortFlag(1)
+        self._joint_mouse.take(event)
 
     def _press_joint(self, it: Any, event: str) -> None:
         if not (it.GetAltKey() or self.state.alt_held is True):  # (the page tells the Alt key: vtk.js does not)

@@ -37,7 +37,7 @@ from fabrik3d.model.props import Prop
 from ..pages import watch_closed_pages
 from ..security import failure, page_trigger
 from ..view.rings import CATCH_PX, PICK_PX, Rings
-from ..view.vtk_parts import finish
+from ..view.vtk_parts import MouseWatch, finish
 from .dragging import constrain
 from .joint_drag import PRIORITY
 
@@ -136,15 +136,9 @@ class PropHandles:
         self.centre = np.zeros(3)
         self.drag: PropDrag | None = None
         self._placed: dict[str, tuple[float, ...]] = {}  # (kind -> where its widget was put last)
-        it = self.scene.interactor
-        self._tags = {
-            event: it.AddObserver(event, handler, RING_PRIORITY)
-            for event, handler in (
-                ("LeftButtonPressEvent", self._press_ring),
-                ("MouseMoveEvent", self._turn_by_mouse),
-                ("LeftButtonReleaseEvent", self._release_ring),
-            )
-        }
+        self._mouse = MouseWatch(
+            self.scene.interactor, self._press_ring, self._turn_by_mouse, self._release_ring, RING_PRIORITY
+        )
         self.scene.renderer.AddObserver("StartEvent", lambda *_: self._place_scale())  # (the camera may have moved)
         for hook in (self.server.controller.on_client_connected, self.server.controller.on_client_exited):
             hook.add(self.drop)
@@ -293,7 +287,7 @@ class PropHandles:
 
     # -- the rings' turns (the interactor's events, ahead of the camera and the figure's rings) ----------
     def _take(self, event: str) -> None:
-        self.scene.interactor.GetCommand(self._tags[event]).SetAbortFlag(1)
+        self._mouse.take(event)
 
     def _press_ring(self, it: Any, event: str) -> None:
         if self.rings.owner is None or self.state.rotate_held is True or self.state.alt_held is True:

@@ -23,6 +23,7 @@ import numpy as np
 from fabrik3d import rotations as rot
 
 from ..document.orienting import turned_about
+from ..view.vtk_parts import MouseWatch
 from .dragging import AXES
 from .joint_drag import PRIORITY, MouseTurn
 
@@ -37,16 +38,10 @@ class TargetTurn(MouseTurn):
 
     def _watch_target_turns(self) -> None:
         """Observe the interactor's left button and moves (once, at start)."""
-        it = self.scene.interactor
         self._target_turning: dict[str, Any] | None = None
-        self._target_tags = {
-            event: it.AddObserver(event, handler, PRIORITY)
-            for event, handler in (
-                ("LeftButtonPressEvent", self._press_to_turn),
-                ("MouseMoveEvent", self._turn_target_by_mouse),
-                ("LeftButtonReleaseEvent", self._release_turn),
-            )
-        }
+        self._target_mouse = MouseWatch(
+            self.scene.interactor, self._press_to_turn, self._turn_target_by_mouse, self._release_turn, PRIORITY
+        )
 
     def sphere_at(self, x: float, y: float) -> tuple[str, str] | None:
         """``(kind, name)`` of the target or root sphere under render-window pixel ``(x, y)``, or None."""
@@ -61,7 +56,7 @@ class TargetTurn(MouseTurn):
         return found
 
     def _take_turn_event(self, event: str) -> None:
-        self.scene.interactor.GetCommand(self._target_tags[event]).SetAbortFlag(1)
+        self._target_mouse.take(event)
 
     def _press_to_turn(self, it: Any, event: str) -> None:
         if self.state.rotate_held is not True:

@@ -284,3 +284,19 @@ def display_ray(renderer: Any, x: float, y: float) -> tuple[np.ndarray, np.ndarr
         w = np.array(renderer.GetWorldPoint(), dtype=float)
         ends.append(w[:3] / w[3] if w[3] else w[:3])
     return ends[0], ends[1] - ends[0]
+
+
+class MouseWatch:
+    """The left button's press, the mouse's moves and the button's release on ``interactor`` (a
+    ``vtkRenderWindowInteractor``), each to its handler ``(interactor, event name)``, observed at ``priority``
+    (above the widgets' and the camera style's): a handler may take its event (``take``) so that nothing
+    below it sees the event."""
+
+    def __init__(self, interactor: Any, press: Any, move: Any, release: Any, priority: float) -> None:
+        self.interactor = interactor
+        pairs = (("LeftButtonPressEvent", press), ("MouseMoveEvent", move), ("LeftButtonReleaseEvent", release))
+        self.tags = {event: interactor.AddObserver(event, handler, priority) for event, handler in pairs}
+
+    def take(self, event: str) -> None:
+        """Keep ``event`` (its name) from the observers below this one (the widgets, the camera style)."""
+        self.interactor.GetCommand(self.tags[event]).SetAbortFlag(1)
