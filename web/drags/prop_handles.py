@@ -8,8 +8,8 @@ a press on one turning the prop about its axis by the angle the mouse sweeps, as
 it scales the prop uniformly by the ratio of the distances, within the library's ``SCALE_RANGE``.
 
 A held prop's handles change its hold offset (its transform relative to the joint, which it follows
-afterwards). Each drag is one undo step of the document, taken at its first change (a click is none); no figure
-moves (a contact on the prop's point is kept by its figure's next solve, as after a typed place). A value the
+afterwards). Each drag is one undo step of the document, taken at its first change (a click is none); only the
+figures with a hand on one of the prop's points move, to keep it there (``Document.replace_prop``). A value the
 library refuses (``Transform``, ``Prop``) changes nothing and shows as one line in ``error_message``. Frames
 flow as a target drag's: ``ImageDelivery.set_moving`` on press and release, ``push_now`` per change.
 
