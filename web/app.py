@@ -35,14 +35,14 @@ from .drags.target_turn import TargetTurn
 from .pages import watch_closed_pages
 from .panels import drawer, panel
 from .panels.body_panel import BodyActions
-from .panels.character_panel import CharacterActions
+from .panels.character_panel import CharacterPanel
 from .panels.figures_panel import FiguresPanel
 from .panels.hands_panel import HandActions
 from .panels.picture_panel import PictureActions
 from .panels.poses_panel import PoseActions
 from .panels.posing_panel import PosingActions
 from .panels.timeline_panel import TimelineActions, timeline_bar
-from .panels.turning_panel import TurningActions
+from .panels.turning_panel import TurningPanel
 from .security import SERVER_OWNED, OwnedState, failure, page_trigger, switched
 from .view.body_view import BodyView
 from .view.delivery import ImageDelivery
@@ -63,8 +63,6 @@ class WebApp(
     RingTurn,
     PosingActions,
     TimelineActions,
-    TurningActions,
-    CharacterActions,
     HandActions,
     PoseActions,
     PictureActions,
@@ -94,13 +92,15 @@ class WebApp(
         self._watch_rings()
         self._dragging: tuple[str, str] | None = None
         self._playback: asyncio.Task[None] | None = None
-        self._pictures: dict[str, bytes] = {}
-        self._picture_tasks: set[asyncio.Future[None]] = set()
+        self._pictures, self._picture_tasks = {}, set()  # (PictureActions': made and not taken; being made)
         self.owned = OwnedState(self.server.state)
         self._own = self.owned.set
         self.figures = FiguresPanel(self.server, self.document, StageView(self.scene.renderer),
                                     self.scene.renderer.GetActiveCamera, self._show_skeleton, self._publish,
                                     self.report, self._own)  # fmt: skip
+        self.turning = TurningPanel(self.server, self.document, self._attempt, self._publish, self.report, self._own)
+        self.character_panel = CharacterPanel(self.server, self.document, self.meshes, self.scene, self._render,
+                                              self.report, self._own)  # fmt: skip
         preset = source if source in presets.names() else None
         self.state.update({"preset": preset, "scene_upload": None, "limits_on": True, "show_limits": False})
         self.state.update({"limit_joints": [], "show_poles": False, "recording": False, "playing": False, "fps": 0.0})
@@ -329,7 +329,7 @@ class WebApp(
         c = self.controller
         self.hide_rings()
         self.scene.set_skeleton(c.scene.skeleton, c.size, c.head_name())
-        self._show_character()
+        self.character_panel.show()
         self._show_body_skeleton()
         sk = c.scene.skeleton
         stiff = [n for n, v in c.posing.stiffness.items() if v > 0.0] or [sk.names[j] for j in sk.order[1:2]]
@@ -362,7 +362,7 @@ class WebApp(
         self._show_pose()
         settings = {"tolerance": c.tolerance, "max_iterations": c.max_iterations, "recording": c.recording}
         self.state.update({**settings, **c.timeline_state()})
-        self._publish_angles()
+        self.turning.publish()
         self._publish_hands()
         self._publish_body()
         self.figures.publish()

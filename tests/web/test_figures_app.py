@@ -149,7 +149,7 @@ def test_the_timeline_shows_every_figure_at_its_frame(app: WebApp) -> None:
     rest = one.result.positions[one.scene.skeleton.index("hand_l")].copy()
     one.set_key()
     one.go_to_frame(30)
-    one.move_target("hand_l", rest + [0.0, 0.45, 0.25])
+    one.move_target("hand_l", np.add(rest, (0.0, 0.45, 0.25)))
     one.set_key()
     one.go_to_frame(0)
     assert app.document.selected == "Figure 2"

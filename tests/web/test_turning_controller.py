@@ -103,12 +103,12 @@ def test_the_angles_shown_are_the_turn_applied() -> None:
     app.state.ready()
     app.state.selected_joint = "elbow_l"
     app.state.flush()
-    app.turn_joint("elbow_l", [60, 0, 0])
+    app.turning.turn_joint("elbow_l", [60, 0, 0])
     assert app.state.joint_angles[0] == pytest.approx(60.0, abs=1.0)
-    app.turn_joint("elbow_l", [-40, 0, 0])  # straighter than straight: the stop, from the bent side
+    app.turning.turn_joint("elbow_l", [-40, 0, 0])  # straighter than straight: the stop, from the bent side
     assert app.state.joint_angles == pytest.approx([0.0, 0.0, 0.0], abs=1e-6)
-    app.turn_joint("elbow_l", [170, 0, 0])  # beyond the far stop
+    app.turning.turn_joint("elbow_l", [170, 0, 0])  # beyond the far stop
     assert app.state.joint_angles[0] == pytest.approx(150.0, abs=1.0)
-    app.turn_joint("neck", [0, 30, 0])
+    app.turning.turn_joint("neck", [0, 30, 0])
     assert app.controller.joint_angles("neck") == pytest.approx([0.0, 30.0, 0.0], abs=1e-6)
     assert "pelvis" in app.state.turnable_joints

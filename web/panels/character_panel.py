@@ -1,7 +1,8 @@
 """The panel's character line and what the user does with it: show or hide the skinned meshes of an
 opened character (``fabrik3d_web.document.characters``, ``fabrik3d_web.view.mesh_view``).
 
-``CharacterActions`` is a part of ``fabrik3d_web.app.WebApp``; ``section`` declares the layout.
+``CharacterPanel`` is a component (it gets what it reads and calls explicitly); ``section`` declares the
+layout.
 State: ``character`` (the server's: ``null``, or ``{name, convention, joints, bones, primitives,
 vertices, notes}``), ``show_mesh`` (the page may set it).
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from trame.decorators import change
+from trame.decorators import TrameApp, change
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
@@ -19,15 +20,32 @@ from ..security import switched
 from ..view.delivery import role_names
 
 
-class CharacterActions:
-    """Show or hide the meshes; the character's summary for the panel."""
+@TrameApp()
+class CharacterPanel:
+    """Show or hide the meshes; the character's summary for the panel (the selected figure's character).
 
-    controller: Any
-    meshes: Any
-    scene: Any
+    Args:
+        server: the trame server (its state).
+        document: the scene document (``document.controller``: the selected figure's).
+        meshes: the view's character meshes (``fabrik3d_web.view.mesh_view.MeshView``).
+        scene: the 3D scene (``fabrik3d_web.view.scene_view.SceneView``: its handles' hover labels).
+        render: renders the view (``WebApp._render``).
+        report: shows a message in the page's error banner.
+        own: sets server-owned state.
+    """
 
-    _render: Callable[..., None]  # (the WebApp's)
-    _own: Callable[..., None]  # (the WebApp's)
+    def __init__(self, server: Any, document: Any, meshes: Any, scene: Any, render: Callable[[], None],
+                 report: Callable[[str], None], own: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
+        self.server, self.document, self.meshes, self.scene = server, document, meshes, scene
+        self._render, self.report, self._own = render, report, own
+
+    @property
+    def state(self) -> Any:
+        return self.server.state
+
+    @property
+    def controller(self) -> Any:
+        return self.document.controller
 
     @change("show_mesh")
     def switch_mesh(self, show_mesh: Any, **_: Any) -> None:
@@ -39,7 +57,7 @@ class CharacterActions:
                 self.meshes.show(self.controller.skinned())
             self._render()
 
-    def _show_character(self) -> None:
+    def show(self) -> None:
         """Put the controller's character (or none) in the view and its summary in the state."""
         ch = self.controller.character
         self.meshes.set_character(ch)

@@ -1,7 +1,8 @@
 """The panel's "Turn a joint" section and what the user does in it: choose a joint (in the list or
 by clicking it in the view) and turn it with three sliders or typed angles (``fabrik3d_web.document.turning``).
 
-``TurningActions`` is a part of ``fabrik3d_web.app.WebApp``; ``section`` declares the layout. State:
+``TurningPanel`` is a component (it gets what it reads and calls explicitly, as
+``fabrik3d_web.panels.figures_panel.FiguresPanel``); ``section`` declares the layout. State:
 ``selected_joint`` (the page may set it), ``turnable_joints`` (every joint, the root too) and
 ``joint_angles`` (``[x, y, z]`` degrees of the selected joint's turn as applied, read back from the pose:
 after a turn beyond its limits, the stop; the server's).
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from trame.decorators import change
+from trame.decorators import TrameApp, change
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
@@ -21,20 +22,36 @@ from ..security import page_trigger
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
 
 
-class TurningActions:
-    """The section's triggers (each reports a bad argument in ``error_message``)."""
+@TrameApp()
+class TurningPanel:
+    """The section's triggers (each reports a bad argument in ``error_message``), on the selected figure.
 
-    controller: Any
-    state: Any
+    Args:
+        server: the trame server (its state).
+        document: the scene document (``document.controller``: the selected figure's, which turns).
+        attempt: runs a user action, its failure shown in the banner (``WebApp._attempt``).
+        publish: publishes the selected figure's state and renders (``WebApp._publish``).
+        report: shows a message in the page's error banner.
+        own: sets server-owned state.
+    """
 
-    _attempt: Callable[..., Any]  # (the WebApp's)
-    _publish: Callable[..., None]  # (the WebApp's)
-    _own: Callable[..., None]  # (the WebApp's)
+    def __init__(self, server: Any, document: Any, attempt: Callable[..., Any], publish: Callable[[], None],
+                 report: Callable[[str], None], own: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
+        self.server, self.document = server, document
+        self._attempt, self._publish, self.report, self._own = attempt, publish, report, own
+
+    @property
+    def state(self) -> Any:
+        return self.server.state
+
+    @property
+    def controller(self) -> Any:
+        return self.document.controller
 
     @change("selected_joint")
     def select_joint(self, selected_joint: Any, **_: Any) -> None:
         """The user chose the joint to turn."""
-        self._publish_angles()
+        self.publish()
 
     @page_trigger("begin_turn")
     def begin_turn(self) -> None:
@@ -54,7 +71,8 @@ class TurningActions:
         self._attempt(lambda: self.controller.turn(name, angles, undoable=sliding is not True))
         self._publish()
 
-    def _publish_angles(self) -> None:
+    def publish(self) -> None:
+        """The section's state: the joints to turn and the selected one's angles."""
         c, name, joints = self.controller, self.state.selected_joint, self.controller.turnable_joints()
         if name not in joints:  # (another skeleton: its first arm's joint, or its first joint)
             name = next((j for j in joints if "shoulder" in j or "upperarm" in j), joints[0] if joints else None)
