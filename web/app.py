@@ -40,7 +40,7 @@ from .panels.figures_panel import FiguresPanel
 from .panels.hands_panel import HandActions
 from .panels.picture_panel import PictureActions
 from .panels.poses_panel import PoseActions
-from .panels.posing_panel import PosingActions
+from .panels.posing_panel import PosingPanel
 from .panels.timeline_panel import TimelineActions, timeline_bar
 from .panels.turning_panel import TurningPanel
 from .security import SERVER_OWNED, OwnedState, failure, page_trigger, switched
@@ -61,7 +61,6 @@ class WebApp(
     JointDrag,
     TargetTurn,
     RingTurn,
-    PosingActions,
     TimelineActions,
     HandActions,
     PoseActions,
@@ -99,6 +98,7 @@ class WebApp(
                                     self.scene.renderer.GetActiveCamera, self._show_skeleton, self._publish,
                                     self.report, self._own)  # fmt: skip
         self.turning = TurningPanel(self.server, self.document, self._attempt, self._publish, self.report, self._own)
+        self.posing = PosingPanel(self.server, self.document, self._attempt, self._publish, self.report)
         self.character_panel = CharacterPanel(self.server, self.document, self.meshes, self.scene, self._render,
                                               self.report, self._own)  # fmt: skip
         preset = source if source in presets.names() else None

@@ -2,7 +2,7 @@
 joint where its chain stops (chain reach), mirror the pose, set a joint's stiffness
 (``fabrik3d_web.document.posing``).
 
-``PosingActions`` is a part of ``fabrik3d_web.app.WebApp``; ``section`` declares the layout.
+``PosingPanel`` is a component (it gets what it reads and calls explicitly); ``section`` declares the layout.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from trame.decorators import TrameApp
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
@@ -18,13 +19,30 @@ from ..security import page_trigger
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
 
 
-class PosingActions:
-    """The Posing section's triggers (each reports a bad argument in ``error_message``)."""
+@TrameApp()
+class PosingPanel:
+    """The Posing section's triggers (each reports a bad argument in ``error_message``), on the selected figure.
 
-    controller: Any
+    Args:
+        server: the trame server (its state).
+        document: the scene document (``document.controller``: the selected figure's).
+        attempt: runs a user action, its failure shown in the banner (``WebApp._attempt``).
+        publish: publishes the selected figure's state and renders (``WebApp._publish``).
+        report: shows a message in the page's error banner.
+    """
 
-    _attempt: Callable[..., Any]  # (the WebApp's)
-    _publish: Callable[..., None]  # (the WebApp's)
+    def __init__(self, server: Any, document: Any, attempt: Callable[..., Any], publish: Callable[[], None],
+                 report: Callable[[str], None]) -> None:  # fmt: skip
+        self.server, self.document = server, document
+        self._attempt, self._publish, self.report = attempt, publish, report
+
+    @property
+    def state(self) -> Any:
+        return self.server.state
+
+    @property
+    def controller(self) -> Any:
+        return self.document.controller
 
     @page_trigger("pin_effector")
     def pin_effector(self, name: Any) -> None:
@@ -109,7 +127,7 @@ def section(app: Any) -> None:
             label="reach",
             model_value=("reach_of[row.name]",),
             items=("reach_options[row.name]",),
-            update_modelValue=(app.set_reach, "[row.name, $event]"),
+            update_modelValue=(app.posing.set_reach, "[row.name, $event]"),
             id=("'reach-' + row.name",),
             **_FIELD,
         )
@@ -155,7 +173,7 @@ def section(app: Any) -> None:
         )
         v3.VSlider(
             model_value=("stiffness_of[stiffness_joint] || 0",),
-            end=(app.set_stiffness, "[stiffness_joint, $event]"),
+            end=(app.posing.set_stiffness, "[stiffness_joint, $event]"),
             min=0,
             max=1,
             step=0.05,
