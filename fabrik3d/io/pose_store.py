@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import stat
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,9 @@ APPLICATION_ID = 0x46334450  # "F3DP", PRAGMA application_id of a library databa
 SCHEMA_VERSION = 1
 # A writer waits this long (seconds) for another writer's transaction before giving up.
 BUSY_TIMEOUT = 60.0
+# Seconds between a writer's tries to begin its transaction where SQLite answered "locked" at once
+# (``_begin_writing``).
+BUSY_RETRY_S = 0.02
 # A pose's JSON text (its thumbnail apart) over this many characters is refused when read.
 MAX_POSE_CHARS = 256 * 1024
 _SCHEMA = (
@@ -143,10 +147,7 @@ def _writing(path: Path) -> Iterator[Any]:
     """A connection inside one write transaction (committed on a normal exit, else rolled back),
     the layout made in a new or empty database."""
     _existing_file(path)
-    with _errors(path), contextlib.closing(_connect(path, "rwc")) as db:
-        _layout(db, path)  # (a database of something else is refused before anything is written to it)
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("BEGIN IMMEDIATE")
+    with _errors(path), contextlib.closing(_begin_writing(path)) as db:
         try:
             if not _layout(db, path):
                 for statement in _SCHEMA:
@@ -157,6 +158,33 @@ def _writing(path: Path) -> Iterator[Any]:
                 db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+
+def _begin_writing(path: Path) -> Any:
+    """A connection to ``path`` (made if missing) in WAL mode inside its write transaction (``BEGIN
+    IMMEDIATE``), a database of something else refused before anything is written to it. SQLite's busy
+    handler waits for another writer's transaction, but some of its lock paths answer "database is locked"
+    at once (three processes opening a new library together, one of them turning it to WAL): those are
+    tried again every ``BUSY_RETRY_S`` until ``BUSY_TIMEOUT``."""
+    sqlite3 = _sqlite(path)
+    deadline = time.monotonic() + BUSY_TIMEOUT
+    while True:
+        db = _connect(path, "rwc")
+        try:
+            _layout(db, path)
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("BEGIN IMMEDIATE")
+            return db
+        except sqlite3.OperationalError as exc:
+            db.close()
+            code = getattr(exc, "sqlite_errorcode", None)  # (with its extended bits: BUSY_RECOVERY, ...)
+            busy = "locked" in str(exc) if code is None else code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(BUSY_RETRY_S)
+        except BaseException:
+            db.close()
+            raise
 
 
 def _existing_file(path: Path) -> bool:
