@@ -18,10 +18,11 @@ from trame.widgets import vuetify3 as v3
 
 from ..security import switched
 from ..view.delivery import role_names
+from .component import PanelComponent
 
 
 @TrameApp()
-class CharacterPanel:
+class CharacterPanel(PanelComponent):
     """Show or hide the meshes; the character's summary for the panel (the selected figure's character).
 
     Args:
@@ -38,14 +39,6 @@ class CharacterPanel:
                  report: Callable[[str], None], own: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
         self.server, self.document, self.meshes, self.scene = server, document, meshes, scene
         self._render, self.report, self._own = render, report, own
-
-    @property
-    def state(self) -> Any:
-        return self.server.state
-
-    @property
-    def controller(self) -> Any:
-        return self.document.controller
 
     @change("show_mesh")
     def switch_mesh(self, show_mesh: Any, **_: Any) -> None:

@@ -36,12 +36,13 @@ from ..document.document import Document
 from ..security import page_trigger
 from ..view.stage_view import StageView, carry_camera
 from . import mesh_props
+from .component import PanelComponent
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
 
 
 @TrameApp()
-class FiguresPanel:
+class FiguresPanel(PanelComponent):
     """The figures, props and contacts of ``document`` (module docstring).
 
     Args:
@@ -67,10 +68,6 @@ class FiguresPanel:
         self.server.state.update({"add_preset": "humanoid", "prop_shape": "box", "prop_picked": None,
                                   "hold_joint": "hand_r"})  # fmt: skip
         self.server.state.update({"contact_effector": None, "contact_anchor": None, "contact_joint": None})
-
-    @property
-    def state(self) -> Any:
-        return self.server.state
 
     # -- what the view shows ---------------------------------------------------------------------------
     def draw(self) -> None:

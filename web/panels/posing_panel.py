@@ -15,12 +15,13 @@ from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
 from ..security import page_trigger
+from .component import PanelComponent
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
 
 
 @TrameApp()
-class PosingPanel:
+class PosingPanel(PanelComponent):
     """The Posing section's triggers (each reports a bad argument in ``error_message``), on the selected figure.
 
     Args:
@@ -35,14 +36,6 @@ class PosingPanel:
                  report: Callable[[str], None]) -> None:  # fmt: skip
         self.server, self.document = server, document
         self._attempt, self._publish, self.report = attempt, publish, report
-
-    @property
-    def state(self) -> Any:
-        return self.server.state
-
-    @property
-    def controller(self) -> Any:
-        return self.document.controller
 
     @page_trigger("pin_effector")
     def pin_effector(self, name: Any) -> None:

@@ -18,12 +18,13 @@ from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
 from ..security import page_trigger
+from .component import PanelComponent
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
 
 
 @TrameApp()
-class TurningPanel:
+class TurningPanel(PanelComponent):
     """The section's triggers (each reports a bad argument in ``error_message``), on the selected figure.
 
     Args:
@@ -39,14 +40,6 @@ class TurningPanel:
                  report: Callable[[str], None], own: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
         self.server, self.document = server, document
         self._attempt, self._publish, self.report, self._own = attempt, publish, report, own
-
-    @property
-    def state(self) -> Any:
-        return self.server.state
-
-    @property
-    def controller(self) -> Any:
-        return self.document.controller
 
     @change("selected_joint")
     def select_joint(self, selected_joint: Any, **_: Any) -> None:
