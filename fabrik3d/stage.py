@@ -34,7 +34,7 @@ from fabrik3d.io.stage_gltf import (
 from fabrik3d.io.stage_pose import StagePose, solve_stage
 from fabrik3d.model.contacts import Contact
 from fabrik3d.model.placement import Placement, Transform
-from fabrik3d.model.props import SHAPES, Hold, Prop, prop_mesh, standing
+from fabrik3d.model.props import SHAPES, Hold, Prop, nearest_on_surface, prop_mesh, standing
 
 __all__ = [
     "SHAPES",
@@ -52,6 +52,7 @@ __all__ = [
     "export_stage_pose",
     "load_prop_file",
     "load_stage",
+    "nearest_on_surface",
     "parse_stage",
     "prop_mesh",
     "prop_surface",

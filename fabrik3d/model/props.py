@@ -222,6 +222,36 @@ def vertex_normals(points: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
 
 
+def nearest_on_surface(point: Any, vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """The point ``(3,)`` of a triangle mesh (``vertices`` ``(v, 3)``, ``triangles`` ``(t, 3)``, as
+    ``prop_mesh`` gives them) nearest ``point`` ``(3,)``, in the same frame and units (metres): on a
+    triangle's face where the point lies over it, else on its nearest edge or corner. Where a hand is
+    put on a prop (a contact), its point on the prop's own surface, not its box's."""
+    p = checks.point(point, "point")
+    v = np.asarray(vertices, dtype=np.float64).reshape(-1, 3)
+    t = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    if not len(t):
+        raise ValueError("triangles: none; a surface needs at least one")
+    a, b, c = v[t[:, 0]], v[t[:, 1]], v[t[:, 2]]
+    candidates = []
+    for u, w in ((a, b), (b, c), (c, a)):  # (each edge: the point of the segment nearest p)
+        e = w - u
+        s = np.clip(np.einsum("ij,ij->i", p - u, e) / np.maximum(np.einsum("ij,ij->i", e, e), 1e-300), 0.0, 1.0)
+        candidates.append(u + s[:, None] * e)
+    n = np.cross(b - a, c - a)
+    nn = np.einsum("ij,ij->i", n, n)
+    face = p - (np.einsum("ij,ij->i", p - a, n) / np.maximum(nn, 1e-300))[:, None] * n
+    # (over the face: on the inner side of all three edges; a degenerate triangle has its edges only)
+    inside = nn > 1e-24
+    for u, w in ((a, b), (b, c), (c, a)):
+        inside &= np.einsum("ij,ij->i", np.cross(w - u, face - u), n) >= 0.0
+    candidates.append(np.where(inside[:, None], face, np.inf))
+    points = np.stack(candidates)  # (4, t, 3)
+    gaps = np.linalg.norm(points - p, axis=2)
+    k, i = np.unravel_index(int(np.argmin(gaps)), gaps.shape)
+    return points[k, i].copy()
+
+
 def _fitted(surface: Surface, size: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``surface`` centred on its bounding box and stretched to ``size`` ``(3,)`` (``prop_mesh``)."""
     v = np.asarray(surface.vertices, dtype=float).reshape(-1, 3)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fabrik3d.model.placement import Placement, Transform, quat_mul
-from fabrik3d.model.props import SHAPES, Prop, prop_mesh, standing
+from fabrik3d.model.props import SHAPES, Prop, nearest_on_surface, prop_mesh, standing
 
 
 @pytest.mark.parametrize("shape", [s for s in SHAPES if s != "mesh"])
@@ -95,3 +95,55 @@ def test_a_mesh_prop_is_drawn_as_its_bounding_box() -> None:
     vertices, _, _ = prop_mesh(prop)
     np.testing.assert_allclose(vertices.max(axis=0) - vertices.min(axis=0), [0.5, 1.8, 0.4])
     np.testing.assert_array_equal(vertices, prop_mesh(Prop("box", "box", (0.5, 1.8, 0.4)))[0])
+
+
+def _brute_nearest(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray, n: int = 120) -> float:
+    """The distance from ``p`` to a dense grid of the triangle's points (barycentric), its edges included."""
+    u, v = np.meshgrid(np.linspace(0, 1, n), np.linspace(0, 1, n))
+    keep = u + v <= 1.0
+    u, v = u[keep], v[keep]
+    pts = a + u[:, None] * (b - a) + v[:, None] * (c - a)
+    return float(np.linalg.norm(pts - p, axis=1).min())
+
+
+coords = st.floats(-1.0, 1.0, allow_nan=False)
+vec = st.tuples(coords, coords, coords).map(np.array)
+
+
+@settings(max_examples=60, deadline=None)
+@given(vec, vec, vec, vec)
+def test_the_nearest_point_of_a_triangle_is_on_it_and_nearest(a, b, c, p) -> None:  # type: ignore[no-untyped-def]
+    """Against a dense grid of the triangle's points: never farther than the grid's nearest (within its
+    spacing), never nearer than any point of the triangle can be, and on the triangle itself."""
+    got = nearest_on_surface(p, np.stack([a, b, c]), np.array([[0, 1, 2]]))
+    brute = _brute_nearest(p, a, b, c)
+    spacing = 2.0 * max(np.linalg.norm(b - a), np.linalg.norm(c - a), np.linalg.norm(c - b)) / 119
+    assert np.linalg.norm(got - p) <= brute + 1e-9
+    assert np.linalg.norm(got - p) >= brute - spacing
+    assert _brute_nearest(got, a, b, c, 200) <= spacing  # (on the triangle)
+
+
+@pytest.mark.parametrize("shape", ["sphere", "cylinder", "capsule", "box"])
+def test_the_nearest_point_of_a_shape_is_on_its_own_surface_not_its_box(shape: str) -> None:
+    """A point beside a round shape's box corner lands on the round surface (a sphere's radius away from
+    its centre), not on the box; a box's stays on the box's face."""
+    prop = Prop("p", shape, size=(0.4, 0.4, 0.4))
+    vertices, _, triangles = prop_mesh(prop, 48)
+    corner = np.array([0.5, 0.5, 0.5])
+    got = nearest_on_surface(corner, vertices, triangles)
+    if shape == "sphere":
+        assert abs(np.linalg.norm(got) - 0.2) <= 0.002  # (the faceted sphere: within its facets' depth)
+        assert np.allclose(got / np.linalg.norm(got), corner / np.linalg.norm(corner), atol=0.07)  # (a facet apart)
+    elif shape == "box":
+        assert np.allclose(got, [0.2, 0.2, 0.2])
+    else:
+        assert np.linalg.norm(got) < np.linalg.norm([0.2, 0.2, 0.2]) - 0.02  # (inside the box's corner)
+    inside = nearest_on_surface([0.0, 0.0, 0.01], vertices, triangles)  # (from within: out)
+    assert np.linalg.norm(inside) > 0.1
+
+
+def test_nearest_on_surface_refuses_bad_input() -> None:
+    with pytest.raises(ValueError, match="point"):
+        nearest_on_surface([0.0, float("nan"), 0.0], np.zeros((3, 3)), np.array([[0, 1, 2]]))
+    with pytest.raises(ValueError, match="triangles: none"):
+        nearest_on_surface([0.0, 0.0, 0.0], np.zeros((3, 3)), np.zeros((0, 3), int))

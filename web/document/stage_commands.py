@@ -16,10 +16,11 @@ import numpy as np
 
 from fabrik3d import checks
 from fabrik3d import rotations as rot
+from fabrik3d.io.prop_file import prop_surface
 from fabrik3d.io.stage import MAX_CONTACTS, MAX_PROPS, Figure, Stage
 from fabrik3d.model.contacts import Contact
 from fabrik3d.model.placement import Transform, frame_transform
-from fabrik3d.model.props import SHAPES, Hold, standing
+from fabrik3d.model.props import SHAPES, Hold, nearest_on_surface, standing
 
 from .document import Document
 
@@ -103,7 +104,8 @@ def add_contact(doc: Document, figure: Any, effector: Any, on_figure: Any = None
         sk = slot.controller.scene.skeleton
         if effector in sk.end_effectors:
             hand = slot.placement.to_world(slot.controller.result.positions[sk.index(effector)])
-            offset = _nearest_on_box(doc.prop_world(prop).inverse().apply(hand), prop.size)
+            vertices, _, triangles = prop_surface(prop, doc.mesh_files)  # (its own surface, a mesh's too)
+            offset = nearest_on_surface(doc.prop_world(prop).inverse().apply(hand), vertices, triangles)
     contact = Contact(figure, effector, on_figure, joint, on_prop, offset)
     if len(doc.contacts) >= MAX_CONTACTS:
         raise ValueError(f"contacts: a scene holds at most {MAX_CONTACTS}")
@@ -120,14 +122,3 @@ def remove_contact(doc: Document, index: Any) -> None:
         raise ValueError(f"contact: expected an index 0..{len(doc.contacts) - 1}, got {str(index)[:20]!r}")
     doc.step()
     del doc.contacts[index]
-
-
-def _nearest_on_box(point: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """The point of a box of ``size`` (centred, in its frame) nearest ``point``, on its surface."""
-    half = np.asarray(size) / 2
-    inside = np.clip(point, -half, half)
-    if np.any(np.abs(point) > half):
-        return inside
-    k = int(np.argmin(half - np.abs(point)))  # inside: out through the nearest face
-    inside[k] = np.copysign(half[k], point[k] if point[k] != 0 else 1.0)
-    return inside
