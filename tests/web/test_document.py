@@ -232,3 +232,20 @@ def test_a_stage_file_opens_its_character_figures_with_their_characters(tmp_path
     d.load_stage(uploaded, "duo.json")
     assert d.find("Hero").controller.character is None
     assert parse_stage(d.scene_json()).figures[1].scene.character["file"] == "hero.glb"
+
+
+def test_a_hand_put_on_a_ball_lands_on_the_ball_not_on_its_box() -> None:
+    """A contact on a round prop takes the point of its own surface nearest the hand
+    (``nearest_on_surface``): on a ball, a point at its radius from its centre, toward the hand."""
+    d = doc()
+    name = sc.add_prop(d, "sphere")
+    hand = world_joint(d, "Figure 1", "hand_l")
+    radius = float(d.prop(name).size[0]) / 2
+    sc.place_prop(d, name, hand + 0.15)  # (the hand off the ball's box corner)
+    sc.add_contact(d, "Figure 1", "hand_l", on_prop=name)
+    offset = d.contacts[0].offset
+    assert abs(float(np.linalg.norm(offset)) - radius) <= 0.01 * radius  # (on the ball: its facets' depth)
+    toward = -np.array([0.15, 0.15, 0.15]) / np.linalg.norm([0.15, 0.15, 0.15])
+    assert float(np.dot(offset / np.linalg.norm(offset), toward)) > 0.99
+    gap = np.linalg.norm(world_joint(d, "Figure 1", "hand_l") - (d.prop_world(d.prop(name)).apply(offset)))
+    assert gap * 1e3 <= 5.0  # (and the hand went there)
