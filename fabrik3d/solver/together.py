@@ -17,6 +17,7 @@ their reaches allow, with the gap reported (``Together.gaps``). Shapes: points `
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -24,6 +25,9 @@ from typing import NamedTuple
 import numpy as np
 
 from fabrik3d.model.placement import Placement, rotate
+from fabrik3d.model.posing import Posing
+from fabrik3d.model.skeleton import Skeleton
+from fabrik3d.solver.hang import limb_of
 from fabrik3d.solver.result import SolveResult
 
 # The most rounds of solves for one change; each solves every figure of the group once.
@@ -157,3 +161,41 @@ def solve_together(
             break
         best = worst
     return Together(current, rounds, gaps)
+
+
+# A handshake's meeting point lies below the two limbs' tops by this share of their mean reach (the
+# humanoid's arm, 0.63 m from its clavicle: 0.38 m below it, 1.05 m high, the upper arm hanging and the
+# forearm forward, a little down).
+CLASP_DROP = 0.6
+# Two figures face each other when their forward directions (+Z of each) make at least this angle's
+# cosine apart (opposite: -1) and each stands in front of the other.
+FACING_COS = -0.5
+
+
+def clasp_point(
+    a: tuple[Skeleton, np.ndarray, Placement, str], b: tuple[Skeleton, np.ndarray, Placement, str]
+) -> np.ndarray | None:
+    """Where two figures' hands that take each other (a handshake) naturally meet, in the world ``(3,)``
+    (metres): between the tops of the two limbs (``hang.limb_of``: the clavicles), ``CLASP_DROP`` of their
+    mean reach below them. ``None`` where the figures do not face each other (``FACING_COS``: two figures
+    hand in hand side by side meet where their hands hang, halfway) or an effector has no limb.
+
+    ``a``, ``b``: each figure's skeleton, its pose's positions ``(n, 3)`` (its own coordinates), its
+    placement and the effector's name."""
+    tops, reaches, fronts = [], [], []
+    for skeleton, positions, placement, effector in (a, b):
+        e = skeleton.index(effector)
+        limb = limb_of(skeleton, skeleton.posing or Posing(), e)
+        if not limb:
+            return None
+        rest = skeleton.rest_positions
+        chain = [e, *limb]
+        reaches.append(sum(float(np.linalg.norm(rest[j] - rest[k])) for j, k in itertools.pairwise(chain)))
+        tops.append(placement.to_world(np.asarray(positions)[limb[-1]]))
+        fronts.append(rotate(placement.rotation, np.array([0.0, 0.0, 1.0])))
+    across = (tops[1] - tops[0]) * [1.0, 0.0, 1.0]
+    if float(fronts[0] @ fronts[1]) > FACING_COS or fronts[0] @ across <= 0.0 or fronts[1] @ across >= 0.0:
+        return None
+    point = (tops[0] + tops[1]) / 2
+    point[1] -= CLASP_DROP * (reaches[0] + reaches[1]) / 2
+    return point

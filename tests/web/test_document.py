@@ -249,3 +249,31 @@ def test_a_hand_put_on_a_ball_lands_on_the_ball_not_on_its_box() -> None:
     assert float(np.dot(offset / np.linalg.norm(offset), toward)) > 0.99
     gap = np.linalg.norm(world_joint(d, "Figure 1", "hand_l") - (d.prop_world(d.prop(name)).apply(offset)))
     assert gap * 1e3 <= 5.0  # (and the hand went there)
+
+
+def test_two_free_hands_of_facing_figures_meet_at_a_handshakes_height_and_side_by_side_where_they_hang() -> None:
+    """A new clasp between free hands (``together.clasp_point``): facing figures shake hands in front, at about
+    elbow height, the upper arms hanging and the forearms forward; figures side by side hold hands low, where
+    their hands hang; a hand the user placed meets the other halfway, where it is."""
+    d = handshake()  # (0.8 m apart, facing each other)
+    hands = [world_joint(d, n, "hand_r") for n in ("Figure 1", "Figure 2")]
+    assert np.linalg.norm(hands[0] - hands[1]) < 2e-3
+    assert 0.95 <= hands[0][1] <= 1.15  # (hanging, they were at 0.81 m)
+    for name in ("Figure 1", "Figure 2"):
+        shoulder, elbow, hand = (world_joint(d, name, j) for j in ("shoulder_r", "elbow_r", "hand_r"))
+        upper = (elbow - shoulder) / np.linalg.norm(elbow - shoulder)
+        fore = (hand - elbow) / np.linalg.norm(hand - elbow)
+        assert upper[1] < -0.8 and abs(fore[1]) < 0.5, (name, upper, fore)  # (hanging; forward)
+    beside = doc()
+    beside.add_figure()
+    beside.place_figure("Figure 2", [0.6, 0.0, 0.0], 0)
+    hung = world_joint(beside, "Figure 1", "hand_l")[1]
+    sc.add_contact(beside, "Figure 1", "hand_l", "Figure 2", "hand_r")
+    assert abs(world_joint(beside, "Figure 1", "hand_l")[1] - hung) < 0.05
+    placed = doc()
+    placed.add_figure()
+    placed.place_figure("Figure 2", [-0.35, 0.0, 0.8], 180)
+    placed.controller.move_target("hand_r", np.add(placed.controller.effector_point("hand_r"), [0.0, 0.3, 0.2]))
+    high = world_joint(placed, "Figure 2", "hand_r")
+    sc.add_contact(placed, "Figure 1", "hand_r", "Figure 2", "hand_r")
+    assert world_joint(placed, "Figure 1", "hand_r")[1] > 0.9 and world_joint(placed, "Figure 1", "hand_r")[1] < high[1]

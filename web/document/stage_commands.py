@@ -21,6 +21,7 @@ from fabrik3d.io.stage import MAX_CONTACTS, MAX_PROPS, Figure, Stage
 from fabrik3d.model.contacts import Contact
 from fabrik3d.model.placement import Transform, frame_transform
 from fabrik3d.model.props import SHAPES, Hold, nearest_on_surface, standing
+from fabrik3d.solver import together
 
 from .document import Document
 
@@ -114,7 +115,27 @@ def add_contact(doc: Document, figure: Any, effector: Any, on_figure: Any = None
           [*doc.contacts, contact])  # fmt: skip
     doc.step()
     doc.contacts.append(contact)
+    _clasp(doc, contact)
     doc.settle([contact.figure])
+
+
+def _clasp(doc: Document, contact: Contact) -> None:
+    """Two free hands of figures facing each other, just joined, meet at a handshake's height
+    (``together.clasp_point``), not where they hung; hands the user placed meet halfway where they are."""
+    if contact.on_figure is None:
+        return
+    ends = [(doc.find(contact.figure), contact.effector), (doc.find(contact.on_figure), contact.joint)]
+    if any(name not in s.controller.scene.skeleton.end_effectors or name in s.controller.targets for s, name in ends):
+        return
+    point = together.clasp_point(
+        *((s.controller.scene.skeleton, s.controller.result.positions, s.placement, name) for s, name in ends)
+    )
+    if point is None:
+        return
+    for s, name in ends:
+        c = s.controller
+        c.result = c._solve({**c.targets, name: s.placement.to_local(point)}, c.root_target, c.poles,
+                            c.result.positions, c.result.rotations)  # fmt: skip
 
 
 def remove_contact(doc: Document, index: Any) -> None:
