@@ -192,20 +192,25 @@ def load_character(path: str | os.PathLike[str], rig_map: Any = None) -> Charact
     return character_from_bytes(files.read_bytes(p), str(p), base_dir=p.parent, rig_map=rig_map)
 
 
-def scene_character(scene: Any, scene_path: str | os.PathLike[str]) -> Character | None:
+def scene_character(scene: Any, scene_path: str | os.PathLike[str], where: str | None = None) -> Character | None:
     """The character a scene file names (``Scene.character``: its file relative to the scene file's
-    folder, opened with the scene's rig map), or None. ``ValueError`` naming the scene when the file
-    cannot be read or its skeleton is not the scene's (its joint names differ).
+    folder, opened with the scene's rig map), or None. ``ValueError`` naming ``where`` (default
+    ``"SCENE: character"``) when the file cannot be read or its skeleton is not the scene's (its joint names
+    differ), on one line.
 
     Only a file inside the scene file's folder is opened, as a glTF's URIs are read: a name that is
     absolute, has a drive, a backslash, a ``..`` part or a NUL, or that leads out of the folder
     (symlinks resolved), is refused before anything is opened."""
     if scene.character is None:
         return None
-    path = files.inside(Path(scene_path).parent, scene.character["file"], f"{scene_path}: character.file")
-    character = load_character(path, scene.character["rig_map"] or None)
+    at = f"{scene_path}: character" if where is None else where
+    path = files.inside(Path(scene_path).parent, scene.character["file"], f"{at}.file")
+    try:
+        character = load_character(path, scene.character["rig_map"] or None)
+    except ValueError as exc:
+        raise ValueError(f"{at}: {exc}") from None
     if tuple(character.skeleton.names) != tuple(scene.skeleton.names):
-        raise ValueError(f"{scene_path}: character {scene.character['file']!r}: its joints are not the scene's")
+        raise ValueError(f"{at} {scene.character['file']!r}: its joints are not the scene's")
     return character
 
 

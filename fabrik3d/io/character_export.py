@@ -33,7 +33,7 @@ from fabrik3d.io.gltf_format import BIN_CHUNK, DATA_URI, JSON_CHUNK, free_name
 from fabrik3d.io.gltf_import import _local_matrix, node_parents
 from fabrik3d.io.take import Take
 
-__all__ = ["character_bytes", "export_character", "matrix_quaternions"]
+__all__ = ["character_bytes", "export_character", "matrix_quaternions", "posed_document"]
 
 
 def export_character(
@@ -67,6 +67,55 @@ def character_bytes(character: Character, pose: Any = None, take: Take | None = 
 
 def _document(character: Character, pose: Any, take: Take | None, name: str) -> tuple[dict[str, Any], bytes]:
     """A copy of the document with the pose and the take, and the new binary data."""
+    blob = _Blob()
+    doc, animation = posed_document(character, pose, take, blob)
+    if animation is None:
+        return doc, b""
+    animations = doc.setdefault("animations", [])
+    taken = {a.get("name") for a in animations if isinstance(a.get("name"), str)}
+    animations.append({"name": free_name(name, taken), **animation})
+    new_buffer = character.container == "gltf" or _needs_new_buffer(doc)
+    buffer = len(doc.setdefault("buffers", [])) if new_buffer else 0
+    view0, acc0 = len(doc.setdefault("bufferViews", [])), len(doc.setdefault("accessors", []))
+    offset = 0 if new_buffer else _aligned(doc["buffers"][0].get("byteLength", 0))
+    for view in blob.views:
+        view["buffer"] = buffer
+        view["byteOffset"] += offset
+    for acc in blob.accessors:
+        acc["bufferView"] += view0
+    for sampler in animation["samplers"]:
+        sampler["input"] += acc0
+        sampler["output"] += acc0
+    doc["bufferViews"] += blob.views
+    doc["accessors"] += blob.accessors
+    if new_buffer and character.container == "glb":
+        doc["buffers"].append(
+            {"byteLength": len(blob.data()), "uri": DATA_URI + base64.b64encode(blob.data()).decode()}
+        )
+        return doc, b""
+    return doc, blob.data()
+
+
+def posed_document(
+    character: Character, pose: Any = None, take: Take | None = None, blob: _Blob | None = None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A copy of ``character``'s document with ``pose`` on its bones' nodes, and ``take`` as an animation.
+
+    The one rule of a character's pose and keys, for its own file (``export_character``) and for a stage's
+    (``fabrik3d.io.stage_character``).
+
+    Args:
+        character: the character.
+        pose: a ``SolveResult`` or ``(positions (n, 3), rotations (n, 4))`` of its skeleton; ``None`` keeps
+            the file's pose.
+        take: a ``Take`` of its skeleton, or ``None``.
+        blob: where the take's keys go (a ``fabrik3d.io.gltf._Blob``: its accessors and buffer views; a new
+            one when ``None``).
+
+    Returns:
+        ``(document, animation)``: ``animation`` is ``{"channels", "samplers"}`` (its samplers' accessors are
+        ``blob``'s, its channels' nodes the document's), or ``None`` without a take.
+    """
     doc = copy.deepcopy(character.document)
     nodes = doc["nodes"]
     if pose is not None:
@@ -74,7 +123,7 @@ def _document(character: Character, pose: Any, take: Take | None, name: str) -> 
         for b, k in enumerate(character.bone_nodes):
             _set_trs(nodes[k], t[b], q[b])
     if take is None:
-        return doc, b""
+        return doc, None
     if not isinstance(take, Take) or take.skeleton.names != character.skeleton.names:
         raise ValueError("take: expected a Take of the character's skeleton (Take(character.skeleton, ...))")
     times = take.times.astype(np.float32)
@@ -85,8 +134,7 @@ def _document(character: Character, pose: Any, take: Take | None, name: str) -> 
     q = np.array([f[1] for f in frames])  # (m, nb, 4)
     for k in range(1, len(q)):  # continuous quaternion signs, key to key
         q[k][np.sum(q[k] * q[k - 1], axis=1) < 0] *= -1.0
-    blob = _Blob()
-    blob.size = 0
+    blob = _Blob() if blob is None else blob
     key_times = blob.add(times[:, None], "SCALAR", min_max=True)
     samplers: list[dict[str, Any]] = []
     channels: list[dict[str, Any]] = []
@@ -109,29 +157,7 @@ def _document(character: Character, pose: Any, take: Take | None, name: str) -> 
         for path, values, kind in keys:
             channels.append({"sampler": len(samplers), "target": {"node": int(k), "path": path}})
             samplers.append({"input": key_times, "interpolation": "LINEAR", "output": blob.add(values, kind)})
-    animations = doc.setdefault("animations", [])
-    taken = {a.get("name") for a in animations if isinstance(a.get("name"), str)}
-    animations.append({"name": free_name(name, taken), "channels": channels, "samplers": samplers})
-    new_buffer = character.container == "gltf" or _needs_new_buffer(doc)
-    buffer = len(doc.setdefault("buffers", [])) if new_buffer else 0
-    view0, acc0 = len(doc.setdefault("bufferViews", [])), len(doc.setdefault("accessors", []))
-    offset = 0 if new_buffer else _aligned(doc["buffers"][0].get("byteLength", 0))
-    for view in blob.views:
-        view["buffer"] = buffer
-        view["byteOffset"] += offset
-    for acc in blob.accessors:
-        acc["bufferView"] += view0
-    for sampler in samplers:
-        sampler["input"] += acc0
-        sampler["output"] += acc0
-    doc["bufferViews"] += blob.views
-    doc["accessors"] += blob.accessors
-    if new_buffer and character.container == "glb":
-        doc["buffers"].append(
-            {"byteLength": len(blob.data()), "uri": DATA_URI + base64.b64encode(blob.data()).decode()}
-        )
-        return doc, b""
-    return doc, blob.data()
+    return doc, {"channels": channels, "samplers": samplers}
 
 
 def _needs_new_buffer(doc: dict[str, Any]) -> bool:

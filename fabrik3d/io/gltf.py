@@ -326,6 +326,13 @@ class _Blob:
         self.accessors.append(accessor)
         return len(self.accessors) - 1
 
+    def append(self, raw: bytes) -> int:
+        """Append raw bytes (another document's buffer, an image), 4-byte aligned; returns their byte offset."""
+        at = self.size
+        self.parts.append(raw + b"\0" * (-len(raw) % 4))
+        self.size += len(self.parts[-1])
+        return at
+
     def data(self) -> bytes:
         return b"".join(self.parts)
 

@@ -23,6 +23,11 @@ transform is relative to its joint's frame); ``contacts`` are ``fabrik3d.model.c
 A file of version 1-3 reads as a stage of one figure named ``FIRST_NAME``; ``fabrik3d.load_scene``
 reads a version 4 file of one figure at the origin, with no props or contacts, as its scene.
 Errors name the place in the file, e.g. ``figures[1].joints[4].parent: unknown joint 'hipp'``.
+
+A figure whose scene names a rigged character (``character``: ``{"file": "hero.glb", ...}``) holds it once its
+file is opened (``Figure.character``, not part of the file): ``load_stage`` opens it beside the scene file, as
+``fabrik3d.io.character.scene_character`` does (the same checks and limits), and the stage's glTF files write
+its own skinned meshes (``fabrik3d.io.stage_character``).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ import numpy as np
 from fabrik3d import checks
 from fabrik3d.io import files
 from fabrik3d.io import scene as scene_io
+from fabrik3d.io.character import Character, scene_character
 from fabrik3d.io.scene import FIGURE_KEYS, STAGE_VERSION, Scene, figure_body
 from fabrik3d.model import presets
 from fabrik3d.model.contacts import Contact
@@ -66,6 +72,9 @@ class Figure:
         placement: where it stands and which way it faces.
         tint: ``(3,)`` RGB in 0..1, its colour in views.
         hidden: drawn or not; locked: whether contacts may pull it.
+        character: the rigged character whose skeleton the scene's is (``fabrik3d.io.character.Character``:
+            its meshes are written with the figure), or None; not part of the file (``load_stage`` opens the
+            one ``scene.character`` names).
     """
 
     name: str
@@ -74,11 +83,17 @@ class Figure:
     tint: np.ndarray = field(default_factory=lambda: np.array(TINTS[0]))
     hidden: bool = False
     locked: bool = False
+    character: Character | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         check_name(self.name, "name")
         if not isinstance(self.scene, Scene):
             raise ValueError(f"scene: expected a Scene, got {type(self.scene).__name__}")
+        if self.character is not None and (
+            not isinstance(self.character, Character)
+            or tuple(self.character.skeleton.names) != tuple(self.scene.skeleton.names)
+        ):
+            raise ValueError("character: expected the Character whose skeleton the scene's is (the same joints)")
         if not isinstance(self.placement, Placement):
             raise ValueError(f"placement: expected a Placement, got {type(self.placement).__name__}")
         t = checks.point(self.tint, "tint")
@@ -267,21 +282,38 @@ def parse_stage(text: str | bytes, source: str = "scene", max_joints: int | None
     return files.parse_json(text, source, lambda data: Stage.from_dict(data, max_joints))
 
 
-def load_stage(path: str | os.PathLike[str]) -> Stage:
+def load_stage(path: str | os.PathLike[str], characters: bool = True) -> Stage:
     """Read a scene file of any version as a stage, its mesh props' files beside it (``Stage.mesh_files``: the
-    file's folder); ``ValueError`` naming the file and the place of any problem."""
+    file's folder) and, with ``characters``, its figures' characters opened (``open_characters``); ``ValueError``
+    naming the file and the place of any problem."""
     stage = parse_stage(files.read_bytes(path), str(path))
     stage.mesh_files = Path(path).parent
+    return open_characters(stage, path) if characters else stage
+
+
+def open_characters(stage: Stage, path: str | os.PathLike[str]) -> Stage:
+    """Give each figure of ``stage`` whose scene names a character (and that holds none yet) that character,
+    read from the folder of the scene file ``path`` (``fabrik3d.io.character.scene_character``: only a file
+    inside that folder, of at most ``fabrik3d.io.files.MAX_FILE_BYTES``, whose joints are the scene's);
+    returns ``stage``. ``ValueError`` naming the file and ``figures[i].character`` when one cannot be opened,
+    the figures then unchanged."""
+    opened = {}
+    for i, f in enumerate(stage.figures):
+        if f.scene.character is not None and f.character is None:
+            opened[i] = scene_character(f.scene, path, where=f"{path}: figures[{i}].character")
+    for i, character in opened.items():
+        stage.figures[i].character = character
     return stage
 
 
 def stage_file(arg: str) -> Stage | None:
-    """The stage in the scene file ``arg`` when it is more than one scene's (``Stage.is_plain``); None for a
-    preset's name, a file that is not there (``scene_or_preset`` says why), or one scene's file."""
+    """The stage in the scene file ``arg`` when it is more than one scene's (``Stage.is_plain``), its figures'
+    characters opened (``open_characters``); None for a preset's name, a file that is not there
+    (``scene_or_preset`` says why), or one scene's file (its character is not opened here)."""
     if arg in presets.names() or not os.path.isfile(arg):
         return None
-    stage = load_stage(arg)
-    return None if stage.is_plain else stage
+    stage = load_stage(arg, characters=False)
+    return None if stage.is_plain else open_characters(stage, arg)
 
 
 def save_stage(stage: Stage, path: str | os.PathLike[str]) -> None:

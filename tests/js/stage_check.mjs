@@ -24,6 +24,10 @@ globalThis.ProgressEvent ??= class ProgressEvent extends Event {
   }
 };
 
+// Under node there is no image decoding: a plugin gives every texture an empty one (a character's texture;
+// what is checked here is where things are).
+const noTextures = () => ({ name: "no_textures", loadTexture: async () => new THREE.Texture() });
+
 function sample(scene, objects, time) {
   scene.updateMatrixWorld(true);
   const p = new THREE.Vector3();
@@ -44,7 +48,7 @@ function sample(scene, objects, time) {
 async function check(file) {
   const bytes = fs.readFileSync(file);
   const data = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
-  const gltf = await new GLTFLoader().parseAsync(data, "");
+  const gltf = await new GLTFLoader().register(noTextures).parseAsync(data, "");
   const assoc = gltf.parser.associations;
   const names = gltf.parser.json.nodes.map((n) => n.name ?? null);
   const nodeOf = (o) => assoc.get(o)?.nodes;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -206,9 +207,7 @@ def test_undo_of_a_contact_puts_both_figures_back_where_they_were() -> None:
 def test_a_stage_file_opens_its_character_figures_with_their_characters(tmp_path) -> None:
     """A figure whose scene names a character (a file beside the stage file) reopens as that character, not
     as its skeleton alone, and the scene saved again names the same file; uploaded without its folder, the
-    figure shows as its skeleton and still names the file."""
-    import dataclasses
-
+    figure shows as its skeleton and still names the file; the glTF files write the character's own meshes."""
     from helpers.character_asset import write_character
 
     import fabrik3d
@@ -228,7 +227,11 @@ def test_a_stage_file_opens_its_character_figures_with_their_characters(tmp_path
     assert d.find("Ann").controller.character is None
     again = parse_stage(d.scene_json())
     assert again.figures[1].scene.character["file"] == "hero.glb"
-    uploaded = dataclasses.replace(load_stage(tmp_path / "duo.json"), mesh_files=None)  # (no folder: an upload)
+    assert d.stage().figures[1].character is c.character
+    glb = d.pose_glb()
+    names = [n.get("name") for n in json.loads(glb[20 : 20 + int.from_bytes(glb[12:16], "little")])["nodes"]]
+    assert "Hero Body" in names and "Hero body" not in names and "Ann body" in names
+    uploaded = parse_stage((tmp_path / "duo.json").read_bytes())  # (no folder, no character opened: an upload)
     d.load_stage(uploaded, "duo.json")
     assert d.find("Hero").controller.character is None
     assert parse_stage(d.scene_json()).figures[1].scene.character["file"] == "hero.glb"

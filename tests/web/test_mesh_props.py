@@ -72,6 +72,25 @@ def test_an_uploaded_mesh_is_a_prop_of_its_triangles_until_undone(app: WebApp) -
     assert app.state.stage_props == []
 
 
+def test_undo_takes_an_uploaded_mesh_prop_and_its_file_away_and_redo_brings_them_back(app: WebApp) -> None:
+    """Adding a mesh prop is one undo step, its file with it: undone, neither the prop nor the file is left (the
+    file no longer counts among the scene's); redone, both are back and drawn; a file of the same name uploaded
+    again and undone leaves the first file's content."""
+    upload(app, "table.glb", table_glb())
+    first = app.document.mesh_files["table.glb"]
+    app.undo()
+    assert app.document.props == [] and app.document.mesh_files == {} and app.figures.view._props == {}
+    app.redo()
+    assert [p.name for p in app.document.props] == ["table"] and app.document.mesh_files == {"table.glb": first}
+    assert drawn_triangles(app, "table") == 18
+    doc, blob = table_file()
+    doc["nodes"][1]["scale"] = [2.0, 1.0, 1.0]  # (another table of the same name: wider)
+    upload(app, "table.glb", glb_bytes(doc, blob))
+    assert app.document.mesh_files["table.glb"] is not first and len(app.document.props) == 2
+    app.undo()
+    assert [p.name for p in app.document.props] == ["table"] and app.document.mesh_files == {"table.glb": first}
+
+
 def test_a_gltf_with_its_buffer_inside_and_a_gltf_of_another_name(app: WebApp) -> None:
     doc, blob = table_file()
     doc["buffers"] = [{"uri": "data:application/octet-stream;base64," + base64.b64encode(blob).decode(),

@@ -133,10 +133,10 @@ class Characters:
 
 
 def figure_character(figure: Any, folder: Any, source: str) -> Character | None:
-    """The character a figure's scene names, read from the folder of the stage file ``source`` (``folder``:
-    ``Stage.mesh_files`` as ``load_stage`` sets it); None without one, or where the folder is not known (a
-    stage uploaded from the page: the figure shows as its skeleton and keeps the file's name, so that the
-    scene saved again still names it)."""
-    if figure.scene.character is None or not isinstance(folder, (str, os.PathLike)):
-        return None
+    """The character a figure's scene names: the one the library's ``load_stage`` opened (``Figure.character``),
+    else read from the folder of the stage file ``source`` (``folder``: ``Stage.mesh_files`` as ``load_stage``
+    sets it); None without one, or where the folder is not known (a stage uploaded from the page: the figure
+    shows as its skeleton and keeps the file's name, so that the scene saved again still names it)."""
+    if figure.character is not None or figure.scene.character is None or not isinstance(folder, (str, os.PathLike)):
+        return figure.character
     return scene_character(figure.scene, Path(folder) / source)

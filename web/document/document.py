@@ -65,6 +65,7 @@ class _Snapshot:
     contacts: tuple[Contact, ...]
     selected: str
     poses: tuple[fabrik3d.SolveResult, ...]  # (each figure's: a command's settle moves them)
+    mesh_files: tuple[tuple[str, PropFile], ...]  # (the uploaded files: adding a mesh prop adds its file)
 
 
 class Document:
@@ -106,9 +107,10 @@ class Document:
         raise ValueError(f"prop: no prop {str(name)[:64]!r}")
 
     def stage(self) -> Stage:
-        """The document as the library's ``Stage`` (each figure's current scene)."""
-        figures = [Figure(s.name, s.controller.current_scene(), s.placement, np.array(s.tint), s.hidden, s.locked)
-                   for s in self.slots]  # fmt: skip
+        """The document as the library's ``Stage`` (each figure's current scene, and its character: the glTF files
+        write its own skin)."""
+        figures = [Figure(s.name, s.controller.current_scene(), s.placement, np.array(s.tint), s.hidden, s.locked,
+                          s.controller.character) for s in self.slots]  # fmt: skip
         return Stage(figures, list(self.props), list(self.contacts), self.mesh_files)
 
     @property
@@ -336,14 +338,16 @@ class Document:
         self._redo.clear()
 
     def _snapshot(self) -> _Snapshot:
-        return _Snapshot(tuple(dataclasses.replace(s) for s in self.slots), tuple(self.props),
-                         tuple(self.contacts), self.selected, tuple(self.poses()))  # fmt: skip
+        return _Snapshot(tuple(dataclasses.replace(s) for s in self.slots), tuple(self.props), tuple(self.contacts),
+                         self.selected, tuple(self.poses()), tuple(self.mesh_files.items()))  # fmt: skip
 
     def _restore(self, snap: _Snapshot) -> None:
         self.slots = [dataclasses.replace(s) for s in snap.slots]
         self.props, self.contacts, self.selected = list(snap.props), list(snap.contacts), snap.selected
         for s, pose in zip(self.slots, snap.poses):
             s.controller.result = pose
+        self.mesh_files.clear()  # (the same dict: the view and the stage read it)
+        self.mesh_files.update(snap.mesh_files)
 
     # -- helpers -------------------------------------------------------------------------------------
     def free_name(self, base: str, taken: Sequence[Any] | None = None) -> str:

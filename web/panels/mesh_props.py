@@ -6,9 +6,11 @@ prop of its triangles (``fabrik3d.io.prop_file``).
 character reader's checks and limits; a ``.gltf`` must carry its buffers inside it, as a browser uploads one
 file), keeps the file read in ``Document.mesh_files`` under its name (a file of the same name replaces it; at
 most ``MAX_MESH_FILES``), and adds a ``"mesh"`` prop named after the file standing on the floor in front of the
-selected figure, its size the file's bounding box: one undo step. On any problem a ``ValueError`` names it and
-nothing changes. The view (``fabrik3d_web.view.stage_view``) and the glTF downloads draw the file's triangles; the
-scene file names the file, which must sit beside it when the scene is opened elsewhere (docs/stage.md).
+selected figure, its size the file's bounding box: one undo step, the file with it (``Document.mesh_files`` is
+part of the document's undo: undone, the prop goes and the files are as they were). On any problem a
+``ValueError`` names it and nothing changes. The view (``fabrik3d_web.view.stage_view``) and the glTF downloads
+draw the file's triangles; the scene file names the file, which must sit beside it when the scene is opened
+elsewhere (docs/stage.md).
 
 ``MeshUploads`` is the panel's part (state ``mesh_upload``: the upload field's value, which the page writes);
 ``section`` declares the field.
@@ -55,16 +57,9 @@ def add_mesh_prop(doc: Document, upload: Any) -> str:
     except ValueError as exc:
         raise ValueError(f"{name}: {exc}") from None
     stem = re.sub(r"\.(glb|gltf)$", "", file, flags=re.IGNORECASE)[:48] or "mesh"
-    was = doc.mesh_files.get(file)
+    name = add_standing(doc, stem, "mesh", size=extent, file=file)  # (its undo step: the files as they were)
     doc.mesh_files[file] = mesh
-    try:
-        return add_standing(doc, stem, "mesh", size=extent, file=file)
-    except ValueError:  # (nothing changes: the file that was there is put back)
-        if was is None:
-            del doc.mesh_files[file]
-        else:
-            doc.mesh_files[file] = was
-        raise
+    return name
 
 
 def missing(doc: Document, prop: Prop) -> bool:
