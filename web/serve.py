@@ -47,6 +47,7 @@ def serve(
         ValueError: for an unknown preset or a bad scene or character file, before the server starts.
     """
 
+    memory.settle_allocator()  # (before the app's first threads: web/memory.py)
     if character is not None:
         model = load_character(character, rig_map)
         app = WebApp(scene=Scene(model.skeleton), source=_short(character), character=model)
