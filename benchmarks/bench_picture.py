@@ -74,7 +74,9 @@ def main() -> int:
     cases = [(n, "#ffffff") for n in sizes] + [(sizes[-1] if args.quick else 2048, "transparent")]
     for n, background in cases:
         s = picture_settings({"width": n, "height": n, "background": background})
-        seconds, png = best(lambda s=s: render_picture(app.picture_props(s), app.scene.renderer, s), args.repeats)
+        seconds, png = best(
+            lambda s=s: render_picture(app.pictures.picture_props(s), app.scene.renderer, s), args.repeats
+        )
         rows.append([f"{n} x {n}", background, seconds, common.ratio(seconds, base)])
         image = np.array(Image.open(io.BytesIO(png)))
         body = image[..., 3] > 127 if background == "transparent" else image.sum(axis=2) < 3 * 250
@@ -88,7 +90,7 @@ def main() -> int:
     figure = Figure(sk, app.controller.result.positions, app.controller.result.rotations)
 
     def all_passes() -> dict[str, bytes]:
-        return passes_job(app.picture_props(s), app.scene.renderer, s, PASSES, [figure])().files()
+        return passes_job(app.pictures.picture_props(s), app.scene.renderer, s, PASSES, [figure])().files()
 
     seconds, made = best(all_passes, args.repeats)
     rows.append([f"all passes {n} x {n}", "black", seconds, common.ratio(seconds, base)])

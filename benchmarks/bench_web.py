@@ -508,7 +508,7 @@ def breakdown(size: tuple[float, float], moves: int) -> list[list[Any]]:
             iren.SetEventInformation(round(center[0] + r * math.cos(a)), round(center[1] + r * math.sin(a)))
             iren.MouseMoveEvent()
             times["solve"].append(app.controller.solve_ms)
-            times["skin"].append(app.skin_ms if app.state.show_mannequin else 0.0)
+            times["skin"].append(app.body_panel.skin_ms if app.state.show_mannequin else 0.0)
             t0 = time.perf_counter()
             window.Render()
             t1 = time.perf_counter()

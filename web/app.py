@@ -34,14 +34,14 @@ from .drags.screen_points import ScreenPoints
 from .drags.target_turn import TargetTurn
 from .pages import watch_closed_pages
 from .panels import drawer, panel
-from .panels.body_panel import BodyActions
+from .panels.body_panel import BodyPanel
 from .panels.character_panel import CharacterPanel
 from .panels.figures_panel import FiguresPanel
-from .panels.hands_panel import HandActions
-from .panels.picture_panel import PictureActions
-from .panels.poses_panel import PoseActions
+from .panels.hands_panel import HandsPanel
+from .panels.picture_panel import PicturePanel
+from .panels.poses_panel import PosesPanel
 from .panels.posing_panel import PosingPanel
-from .panels.timeline_panel import TimelineActions, timeline_bar
+from .panels.timeline_panel import TimelinePanel, timeline_bar
 from .panels.turning_panel import TurningPanel
 from .security import SERVER_OWNED, OwnedState, failure, page_trigger, switched
 from .view.body_view import BodyView
@@ -56,18 +56,7 @@ log = logging.getLogger("fabrik3d_web")
 
 
 @TrameApp()
-class WebApp(
-    DragActions,
-    JointDrag,
-    TargetTurn,
-    RingTurn,
-    TimelineActions,
-    HandActions,
-    PoseActions,
-    PictureActions,
-    BodyActions,
-    ScreenPoints,
-):
+class WebApp(DragActions, JointDrag, TargetTurn, RingTurn):
     """The web UI of one scene (see the module docstring).
 
     Args:
@@ -89,9 +78,9 @@ class WebApp(
         self._watch_joint_drags()
         self._watch_target_turns()
         self._watch_rings()
+        self.delivery = ImageDelivery(self.server, self.scene, self.stacks)  # (its VTK observers after the drags')
         self._dragging: tuple[str, str] | None = None
         self._playback: asyncio.Task[None] | None = None
-        self._pictures, self._picture_tasks = {}, set()  # (PictureActions': made and not taken; being made)
         self.owned = OwnedState(self.server.state)
         self._own = self.owned.set
         self.figures = FiguresPanel(self.server, self.document, StageView(self.scene.renderer),
@@ -99,18 +88,29 @@ class WebApp(
                                     self.report, self._own)  # fmt: skip
         self.turning = TurningPanel(self.server, self.document, self._attempt, self._publish, self.report, self._own)
         self.posing = PosingPanel(self.server, self.document, self._attempt, self._publish, self.report)
+        self.body_panel = BodyPanel(self.server, self.document, self.scene, self.body, self._attempt, self._publish,
+                                    self._render, self._show_skeleton, self.report, self._own)  # fmt: skip
+        self.poses = PosesPanel(self.server, self.document, self.scene, self._attempt, self._publish,
+                                self.clear_selection, self.report, self._own)  # fmt: skip
+        self.timeline = TimelinePanel(self.server, self.document, self.delivery, lambda: getattr(self, "view", None),
+                                      self._attempt, self._publish, self._show_pose, self._file,
+                                      lambda: self._dragging, self.report, self._own)  # fmt: skip
+        self.pictures = PicturePanel(self.server, self.document, self.scene, self.meshes, self.body, self.figures,
+                                     self._publish, self.report, self._own)  # fmt: skip
+        self.hands = HandsPanel(self.server, self.document, self.scene, self.delivery, self._attempt, self._publish,
+                                self._show_pose, self._render, self.report, self._own)  # fmt: skip
+        self.screen_points = ScreenPoints(self.server, self.document, self.scene, self.delivery, self.display_point,
+                                          self.report)  # fmt: skip
         self.character_panel = CharacterPanel(self.server, self.document, self.meshes, self.scene, self._render,
                                               self.report, self._own)  # fmt: skip
         preset = source if source in presets.names() else None
         self.state.update({"preset": preset, "scene_upload": None, "limits_on": True, "show_limits": False})
         self.state.update({"limit_joints": [], "show_poles": False, "recording": False, "playing": False, "fps": 0.0})
         self._own({"presets": list(presets.names()), "error_message": "", "selected_effector": "", "rings_on": ""})
-        self._own({"pictures_done": [], "pictures_failed": []})
         self._show_skeleton()
         self._publish()
-        self._publish_library()
+        self.poses.publish_library()
         self._build_ui()
-        self.delivery = ImageDelivery(self.server, self.scene, self.stacks)
         prop_handles.PropHandles(self)  # (the picked prop's handles in the view: ``self.figures.handles``)
         self.server.controller.on_client_connected.add(self.page_connected)
         self.server.controller.on_client_exited.add(self.page_connected)
@@ -284,7 +284,7 @@ class WebApp(
             for k, t in enumerate(c.take_times):
                 await asyncio.sleep(max(0.0, t - (time.perf_counter() - start)))
                 self.scene.show_pose(c.take_positions[k], c.take_rotations[k], {}, None, [])
-                self._show_body(c.take_positions[k], c.take_rotations[k])
+                self.body_panel.show(c.take_positions[k], c.take_rotations[k])
                 self._render()
         finally:
             with self.state:
@@ -330,7 +330,7 @@ class WebApp(
         self.hide_rings()
         self.scene.set_skeleton(c.scene.skeleton, c.size, c.head_name())
         self.character_panel.show()
-        self._show_body_skeleton()
+        self.body_panel.show_skeleton()
         sk = c.scene.skeleton
         stiff = [n for n, v in c.posing.stiffness.items() if v > 0.0] or [sk.names[j] for j in sk.order[1:2]]
         self.state.update({"limit_joints": [], "limits_on": c.limits, "stiffness_joint": stiff[0] if stiff else None})
@@ -352,7 +352,7 @@ class WebApp(
         )
         if c.character is not None and self.meshes.visible:
             self.meshes.show(c.skinned())
-        self._show_body()
+        self.body_panel.show()
         self.follow_rings()
         self.figures.draw()
 
@@ -363,10 +363,10 @@ class WebApp(
         settings = {"tolerance": c.tolerance, "max_iterations": c.max_iterations, "recording": c.recording}
         self.state.update({**settings, **c.timeline_state()})
         self.turning.publish()
-        self._publish_hands()
-        self._publish_body()
+        self.hands.publish()
+        self.body_panel.publish()
         self.figures.publish()
-        self._prebake()
+        self.timeline.prebake()
         self._own(
             {
                 **c.state(),

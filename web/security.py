@@ -285,7 +285,9 @@ class OwnedState:
         """Put back every owned key whose value in ``state`` is not the one the server set, and say so."""
         if state.get("error_message", None) == "":
             self.values["error_message"] = ""
-        wrong = sorted(k for k, v in self.values.items() if state.get(k, v) != v)
+        # (a key that a watcher run first in this flush, a panel's, set again since ``state`` was read holds
+        # the server's value: no page's write)
+        wrong = sorted(k for k, v in self.values.items() if state.get(k, v) != v and self.state[k] != v)
         if wrong:
             self.state.update({k: self.values[k] for k in wrong})
             self.set({"error_message": f"{', '.join(wrong)}: set by the server, a page cannot change it"})

@@ -193,11 +193,11 @@ def test_the_apps_callbacks() -> None:
     s.floor_on = False
     s.flush()
     assert c.scene.floor is None and not c.scene.balance and s.balance_on is False
-    app.set_proportion("leg", 1.2)
+    app.body_panel.set_proportion("leg", 1.2)
     assert c.scene.proportions.leg == 1.2 and s.proportions["leg"] == 1.2
     assert app.body.has_mesh and app.scene.skeleton is c.scene.skeleton
-    app.set_proportion("leg", "long")
+    app.body_panel.set_proportion("leg", "long")
     assert "leg" in s.error_message and c.scene.proportions.leg == 1.2
-    assert app.skin_ms < 50.0
+    assert app.body_panel.skin_ms < 50.0
     glb = c.pose_glb(mannequin=True)
     assert b"mannequin wood" in glb and b"mannequin wood" not in c.pose_glb()

@@ -81,16 +81,16 @@ def test_the_picture_and_the_openpose_pass_show_every_figure_and_prop(app: WebAp
     app.figures.refresh()
     app.reset_camera("front")
     s = picture_settings({"width": 480, "height": 360, "background": "#ffffff", "floor": False})
-    image = np.array(Image.open(io.BytesIO(render_picture(app.picture_props(s), app.scene.renderer, s))))
+    image = np.array(Image.open(io.BytesIO(render_picture(app.pictures.picture_props(s), app.scene.renderer, s))))
     x, y = pixel_of(app, "Figure 1", "spine_02")  # (render pixels: the picture is the view's size)
     patch = image[int(360 - y) - 3 : int(360 - y) + 4, int(x) - 3 : int(x) + 4, :3]
     assert patch.min() < 200, "the other figure is not in the picture"
     app.figures.flag_figure("Figure 1", "hidden", True)
-    image = np.array(Image.open(io.BytesIO(render_picture(app.picture_props(s), app.scene.renderer, s))))
+    image = np.array(Image.open(io.BytesIO(render_picture(app.pictures.picture_props(s), app.scene.renderer, s))))
     patch = image[int(360 - y) - 3 : int(360 - y) + 4, int(x) - 3 : int(x) + 4, :3]
     assert patch.min() > 240, "a hidden figure is in the picture"
     app.figures.flag_figure("Figure 1", "hidden", False)
-    with zipfile.ZipFile(io.BytesIO(app._pass_job(s, "zip")())) as z:  # (every pass, the OpenPose JSON too)
+    with zipfile.ZipFile(io.BytesIO(app.pictures._pass_job(s, "zip")())) as z:  # (every pass, the OpenPose JSON too)
         people = json.loads(z.read(next(n for n in z.namelist() if n.endswith(".json"))))["people"]
     assert len(people) == 2  # one person a figure
 
@@ -158,13 +158,13 @@ def test_the_timeline_shows_every_figure_at_its_frame(app: WebApp) -> None:
         return np.array(app.figures.stage_point("Figure 1", "hand_l"))
 
     low = hand_one()
-    app.scrub(30)  # (the page set the frame: a click on the ruler)
+    app.timeline.scrub(30)  # (the page set the frame: a click on the ruler)
     assert app.controller.frame == 30 and one.frame == 30
     high = hand_one()
     assert high[1] - low[1] > 0.3
     drawn = app.figures.view._figures["Figure 1"].xyz  # (Figure 1's tubes: the bone ends in the view)
     assert np.max(drawn[:, 1]) - np.max(app.document.in_view(app.document.find("Figure 1"))[0][:, 1]) == 0.0
-    app.step_frame(-15)
+    app.timeline.step_frame(-15)
     assert one.frame == 15 and low[1] < hand_one()[1] < high[1]
     while stage_frames.bake_ahead(app.document, 4)[0]:
         pass

@@ -38,7 +38,7 @@ def app():
 def picture(app, **settings) -> np.ndarray:
     """The app's picture as an array ``(h, w, 3 or 4)`` (through its trigger's own steps)."""
     s = picture_settings(settings)
-    png = render_picture(app.picture_props(s), app.scene.renderer, s)
+    png = render_picture(app.pictures.picture_props(s), app.scene.renderer, s)
     return np.array(Image.open(io.BytesIO(png)))
 
 
@@ -171,12 +171,12 @@ def test_overlays_only_when_asked_and_the_view_unchanged(app) -> None:
         more = picture(app, width=W, height=H, background="#000000", **{overlay: True})
         assert (more.sum(axis=2) > 0).sum() > (plain.sum(axis=2) > 0).sum() + 200, overlay
     s = picture_settings({})
-    assert app.scene.bone_actor not in app.picture_props(s)  # (the sticks hide in the body)
-    assert app.scene.bone_actor in app.picture_props(picture_settings({"sticks": True}))
+    assert app.scene.bone_actor not in app.pictures.picture_props(s)  # (the sticks hide in the body)
+    assert app.scene.bone_actor in app.pictures.picture_props(picture_settings({"sticks": True}))
     app.state.show_mannequin = False
     app.state.flush()
     try:
-        assert app.scene.bone_actor in app.picture_props(s)  # (no body: the sticks are the figure)
+        assert app.scene.bone_actor in app.pictures.picture_props(s)  # (no body: the sticks are the figure)
     finally:
         app.state.show_mannequin = True
         app.state.flush()
@@ -201,7 +201,7 @@ def test_bad_settings_are_named_and_nothing_is_made(app, settings, message: str)
     with pytest.raises(ValueError, match=message):
         picture_settings(settings)
     app.state.error_message = ""
-    assert asyncio.run(app.export_picture(settings)) is None
+    assert asyncio.run(app.pictures.export_picture(settings)) is None
     assert message in app.state.error_message
-    asyncio.run(app.export_picture())  # (a call without the settings is named too)
+    asyncio.run(app.pictures.export_picture())  # (a call without the settings is named too)
     assert "export_picture" in app.state.error_message

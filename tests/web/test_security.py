@@ -178,6 +178,30 @@ def test_server_owned_state_is_put_back_and_reported(page: Any, key: str, value:
     wh.wait_until(page, "() => window.trame.state.get('error_message') === ''", 15)
 
 
+def test_a_key_a_panel_sets_in_the_same_flush_is_no_page_write() -> None:
+    """A panel's watcher that runs before the app's guard (a component's are registered first: issue 52) and
+    sets a server-owned key (the copy chip's scope when the grabbed handle changes) is the server's doing;
+    a page's write of that key is still put back and reported."""
+    from fabrik3d_web.security import OwnedState
+    from trame.app import get_server
+
+    state = get_server("fabrik3d-test-owned-state", client_type="vue3").state
+    state.ready()
+    owned = OwnedState(state)
+    owned.set({"selected_effector": "", "copy_scope": "the whole pose"})
+    state.flush()
+    state.change("selected_effector")(lambda selected_effector, **_: owned.set({"copy_scope": selected_effector}))
+    state.change("selected_effector", "copy_scope", "error_message")(lambda **values: owned.refuse_writes(values))
+    owned.set({"selected_effector": "hand_l"})
+    state.flush()
+    assert state.copy_scope == "hand_l" and not state.error_message
+    state.copy_scope = "the left leg"  # (as a page writes it)
+    state.flush()
+    assert (
+        state.copy_scope == "hand_l" and state.error_message == "copy_scope: set by the server, a page cannot change it"
+    )
+
+
 @pytest.mark.parametrize(
     ("name", "args", "message"),
     [

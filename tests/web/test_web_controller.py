@@ -471,10 +471,10 @@ def test_pole_handles_show_on_demand_and_drag_the_pole(web) -> None:
 def test_target_screen_position_is_in_css_pixels_from_the_top_left(web) -> None:
     app = web
     x, y, _, height = app.scene.handle_display_position("target", "head")
-    sx, sy = app.target_screen_position("head")
+    sx, sy = app.screen_points.target_screen_position("head")
     assert (sx, sy) == pytest.approx((x, height - y))  # still ratio 1: CSS pixels == window pixels
-    assert app.target_screen_position("pelvis") is not None  # the root has a handle too
-    assert app.target_screen_position("nope") is None
+    assert app.screen_points.target_screen_position("pelvis") is not None  # the root has a handle too
+    assert app.screen_points.target_screen_position("nope") is None
     assert "no handle" in app.state.error_message
 
 
@@ -720,7 +720,7 @@ def test_pole_handles_carry_labels_at_the_natural_elbows_and_the_mantle_has_no_h
     app.state.flush()
     tips = {name for kind, name in app.scene.handles if kind == "target"}
     assert "mantle" not in tips and len(tips) == 8  # (a rigid root: the mantle cannot move)
-    assert app.target_screen_position("mantle") is None
+    assert app.screen_points.target_screen_position("mantle") is None
     assert "no handle called 'mantle'" in app.state.error_message
 
 
@@ -768,13 +768,13 @@ def test_mirror_pose_is_one_undo_step_and_refuses_a_bad_side() -> None:
 def test_timeline_and_joint_triggers_name_bad_arguments_and_change_nothing(web) -> None:
     app = web
     frame, pose = app.controller.frame, app.controller.result.positions.copy()
-    app.step_frame("2")
+    app.timeline.step_frame("2")
     assert "step_frame: expected a whole number of frames, got '2'" in app.state.error_message
-    app.toggle_timeline()
+    app.timeline.toggle_timeline()
     assert "animation: set a key first" in app.state.error_message
-    assert app.joint_screen_position("elbo_l") is None
+    assert app.screen_points.joint_screen_position("elbo_l") is None
     assert "joint_screen_position: no joint called 'elbo_l'" in app.state.error_message
-    x, y = app.joint_screen_position("elbow_l")
+    x, y = app.screen_points.joint_screen_position("elbow_l")
     assert math.isfinite(x) and math.isfinite(y)
     assert app.controller.frame == frame
     np.testing.assert_array_equal(app.controller.result.positions, pose)

@@ -83,6 +83,7 @@ class DragActions:
     scene: Any
     state: Any
     delivery: Any
+    timeline: Any  # (the timeline's panel: its frame slider held, ``scrubbing``)
     _dragging: tuple[str, str] | None
 
     _attempt: Callable[..., Any]  # (the WebApp's)
@@ -182,7 +183,7 @@ class DragActions:
         a camera's turn or a scrub that a page left in the middle (its button never released) ends
         where it was, its undo step too, and the view renders again: trame-vtk's stream, held while
         something moved, is released for the pages still open (issue 33 item 8)."""
-        scrubbing, self._scrubbing = getattr(self, "_scrubbing", False), False
+        scrubbing, self.timeline.scrubbing = self.timeline.scrubbing, False
         if self._dragging is not None or any(
             getattr(self, k, None) is not None for k in ("_turning", "_target_turning")
         ):

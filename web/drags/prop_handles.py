@@ -125,7 +125,8 @@ def beside(renderer: Any, point: np.ndarray, dx: float, dy: float) -> np.ndarray
 class PropHandles:
     """The picked prop's handles and rings in the view of ``app`` (a ``fabrik3d_web.app.WebApp``: its
     ``scene``, ``document``, ``figures``, ``delivery``, ``stacks``, the drag lock and ray of
-    ``DragActions``, the sweep of ``MouseTurn``, ``display_point``, ``report``); see the module docstring.
+    ``DragActions``, the sweep of ``MouseTurn``, ``display_point``, ``screen_points``, ``report``); see the module
+    docstring.
     ``app.figures.handles`` is set to it (``FiguresPanel.draw`` calls ``follow``)."""
 
     def __init__(self, app: Any) -> None:
@@ -383,4 +384,4 @@ class PropHandles:
             raise ValueError(f"handle: expected move or scale, got {checks.quoted(handle)}")
         if self.shown is None:
             raise ValueError("prop_handle_screen_position: no prop is picked")
-        return self.app._css(*self.scene.handle_display_position(kind, self.shown))
+        return self.app.screen_points.css(*self.scene.handle_display_position(kind, self.shown))

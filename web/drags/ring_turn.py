@@ -35,7 +35,7 @@ class RingTurn:
     state: Any
     controller: Any
     figures: Any  # (the Scene tab's figures: a click on another figure selects it)
-    display_point: Callable[..., Any]  # (the ScreenPoints part's)
+    display_point: Callable[..., Any]  # (the JointDrag part's)
 
     begin_target_turn: Callable[..., None]  # (the TargetTurn part's)
     begin_joint_turn: Callable[..., None]  # (the JointDrag part's)

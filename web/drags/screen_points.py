@@ -1,7 +1,8 @@
 """Where things are on the page, for tests and automation: a handle's or a joint's point in the 3D
 view, in CSS pixels from the view's top-left (docs/web.md, the state contract).
 
-``ScreenPoints`` is a part of ``fabrik3d_web.app.WebApp``.
+``ScreenPoints`` is a component (it gets what it reads and calls explicitly, as the panels':
+``fabrik3d_web.panels.component``); the app holds it as ``screen_points``.
 """
 
 from __future__ import annotations
@@ -9,20 +10,42 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from trame.decorators import TrameApp
+
 from ..security import page_trigger
 from ..view.delivery import STILL_RATIO
 
 
+@TrameApp()
 class ScreenPoints:
-    """The triggers ``target_screen_position`` and ``joint_screen_position``."""
+    """The triggers ``target_screen_position`` and ``joint_screen_position`` (each reports a bad argument in
+    ``error_message``), of the selected figure.
 
-    controller: Any
-    scene: Any
-    state: Any
-    delivery: Any
+    Args:
+        server: the trame server (its state).
+        document: the scene document (``document.controller``: the selected figure's).
+        scene: the 3D scene (``fabrik3d_web.view.scene_view.SceneView``: its handles and render window).
+        delivery: the view's image stream (``fabrik3d_web.view.delivery.ImageDelivery``: the view's size on the
+            page).
+        display_point: render-window pixels of a world point (``JointDrag.display_point``).
+        report: shows a message in the page's error banner.
+    """
 
-    report: Callable[..., None]  # (the WebApp's)
-    display_point: Callable[..., tuple[float, float]]  # (the JointDrag part's)
+    def __init__(self, server: Any, document: Any, scene: Any, delivery: Any,
+                 display_point: Callable[[Any], tuple[float, float]],
+                 report: Callable[[str], None]) -> None:  # fmt: skip
+        self.server, self.document, self.scene, self.delivery = server, document, scene, delivery
+        self.display_point, self.report = display_point, report
+
+    @property
+    def state(self) -> Any:
+        """trame's state (the page's and the server's)."""
+        return self.server.state
+
+    @property
+    def controller(self) -> Any:
+        """The selected figure's controller."""
+        return self.document.controller
 
     @page_trigger("target_screen_position")
     def target_screen_position(self, name: Any, pole: Any = False) -> list[float] | None:
@@ -35,7 +58,7 @@ class ScreenPoints:
             self.state.flush()
             return None
         x, y, width, height = self.scene.handle_display_position(kind, name)
-        return self._css(x, y, width, height)
+        return self.css(x, y, width, height)
 
     @page_trigger("joint_screen_position")
     def joint_screen_position(self, name: Any) -> list[float] | None:
@@ -46,9 +69,9 @@ class ScreenPoints:
             self.state.flush()
             return None
         x, y = self.display_point(self.controller.result.positions[sk.index(name)])
-        return self._css(x, y, *self.scene.render_window.GetSize())
+        return self.css(x, y, *self.scene.render_window.GetSize())
 
-    def _css(self, x: float, y: float, width: int, height: int) -> list[float]:
+    def css(self, x: float, y: float, width: int, height: int) -> list[float]:
         """Render-window pixels (origin bottom-left) as CSS pixels from the view's top-left."""
         css = self.delivery.view_css_size()
         if css is None:  # before the page reported its size: the window is the CSS size times the still ratio

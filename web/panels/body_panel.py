@@ -8,6 +8,9 @@ without it), ``show_com`` (the centre of mass, its shadow and the support area),
 mannequin's body); the server's: ``com``, ``com_inside``, ``has_feet``, ``has_mannequin``,
 ``proportions`` (name -> value; null: not the humanoid). Triggers: ``set_proportion(name, value)``
 (a proportion slider let go: one undo step).
+
+``BodyPanel`` is a component (it gets what it reads and calls explicitly); ``section`` and
+``proportions_section`` declare the layout.
 """
 
 from __future__ import annotations
@@ -16,33 +19,45 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from trame.decorators import change
+from trame.decorators import TrameApp, change
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
 from ..document.body import BOUNDS, PROPORTIONS
 from ..security import page_trigger, switched
 from ..view.body_view import BodyView, place_grid
+from .component import PanelComponent
 
 _SWITCH = {"density": "compact", "hide_details": True, "inset": True, "color": "primary", "style": "flex: 0 0 auto"}
 LABELS = {"height": "height (m)", "shoulder_width": "shoulders", "hip_width": "hips"}
 
 
-class BodyActions:
-    """The WebApp's part for the body (see the module docstring)."""
+@TrameApp()
+class BodyPanel(PanelComponent):
+    """The body's switches and proportions, and the mannequin, sticks and balance drawn at each pose (see the
+    module docstring), of the selected figure.
 
-    controller: Any
-    state: Any
-    scene: Any
-    body: BodyView
-    skin_ms = 0.0  # the last frame's skinning of the mannequin, milliseconds
-    _body_kind: tuple[bool, bool] | None = None
+    Args:
+        server: the trame server (its state).
+        document: the scene document (``document.controller``: the selected figure's).
+        scene: the 3D scene (``fabrik3d_web.view.scene_view.SceneView``: its bones, joints, handles, floor).
+        body: the mannequin and the balance drawings (``fabrik3d_web.view.body_view.BodyView``).
+        attempt: runs a user action, its failure shown in the banner (``WebApp._attempt``).
+        publish: publishes the selected figure's state and renders (``WebApp._publish``).
+        render: renders the view (``WebApp._render``).
+        show_skeleton: shows a new skeleton of the selected figure (``WebApp._show_skeleton``).
+        report: shows a message in the page's error banner.
+        own: sets server-owned state.
+    """
 
-    _attempt: Callable[..., Any]  # (the WebApp's)
-    _publish: Callable[..., None]  # (the WebApp's)
-    _own: Callable[..., None]  # (the WebApp's)
-    _render: Callable[..., None]  # (the WebApp's)
-    _show_skeleton: Callable[..., None]  # (the WebApp's)
+    def __init__(self, server: Any, document: Any, scene: Any, body: BodyView, attempt: Callable[..., Any],
+                 publish: Callable[[], None], render: Callable[[], None], show_skeleton: Callable[[], None],
+                 report: Callable[[str], None], own: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
+        self.server, self.document, self.scene, self.body = server, document, scene, body
+        self._attempt, self._publish, self._render, self._show_skeleton = attempt, publish, render, show_skeleton
+        self.report, self._own = report, own
+        self.skin_ms = 0.0  # the last frame's skinning of the mannequin, milliseconds
+        self._body_kind: tuple[bool, bool] | None = None
 
     @change("show_mannequin", "show_sticks", "show_com")
     def switch_body_display(self, **_: Any) -> None:
@@ -50,7 +65,7 @@ class BodyActions:
         for name in ("show_mannequin", "show_sticks", "show_com"):
             if not isinstance(self.state[name], bool):
                 switched(self, name, self.state[name], name != "show_sticks" and self.body.has_mesh)
-        self._show_body()
+        self.show()
         self._render()
 
     @change("floor_on")
@@ -78,7 +93,7 @@ class BodyActions:
         self._publish()
 
     # -- shown every frame ----------------------------------------------------------------------
-    def _show_body_skeleton(self) -> None:
+    def show_skeleton(self) -> None:
         """A new skeleton: the mannequin's mesh, the display's defaults for a new kind of body."""
         c = self.controller
         mannequin = c.mannequin()
@@ -93,7 +108,7 @@ class BodyActions:
         else:
             self.body.set_mesh(mannequin.positions, mannequin.normals, mannequin.triangles)
 
-    def _show_body(self, positions: Any = None, rotations: Any = None) -> None:
+    def show(self, positions: Any = None, rotations: Any = None) -> None:
         """The mannequin, the sticks and the balance drawings at the current pose (or the one given)."""
         c, s = self.controller, self.state
         mannequin = bool(s.show_mannequin) and self.body.has_mesh
@@ -111,7 +126,8 @@ class BodyActions:
         for grid in self.scene.floor_actors:
             place_grid(grid, c.ground, c.size)
 
-    def _publish_body(self) -> None:
+    def publish(self) -> None:
+        """The body's state: the proportions (the page's too) and the server's readouts."""
         values = self.controller.body_state()
         self.state.proportions = values.pop("proportions")  # (the sliders write it: the page's too)
         self._own(values)

@@ -1,6 +1,7 @@
-"""What every panel component has (``FiguresPanel``, ``PosingPanel``, ``TurningPanel``, ``CharacterPanel``):
-the trame server's ``state`` and the selected figure's ``controller``, read from the ``server`` and the
-scene ``document`` the component was given."""
+"""What every panel component has (``FiguresPanel``, ``PosingPanel``, ``TurningPanel``, ``CharacterPanel``,
+``BodyPanel``, ``PosesPanel``, ``TimelinePanel``, ``PicturePanel``, ``HandsPanel``): the trame server's
+``state`` and the selected figure's ``controller``, read from the ``server`` and the scene ``document`` the
+component was given."""
 
 from __future__ import annotations
 

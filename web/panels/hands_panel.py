@@ -2,7 +2,7 @@
 give it a shape, curl a finger, spread them, blend by an amount, mirror it onto the other hand
 (``fabrik3d_web.document.hands``).
 
-``HandActions`` is a part of ``fabrik3d_web.app.WebApp``; ``section`` declares the layout. State:
+``HandsPanel`` is a component (it gets what it reads and calls explicitly); ``section`` declares the layout. State:
 ``hand_side`` (``"l"`` or ``"r"``; the page sets it, and grabbing a hand's handle chooses that hand),
 ``hand_sides`` (the sides with fingers: none hides the section's controls), ``hand_curls`` (finger ->
 0..1 measured on the pose shown), ``hand_spread``, ``hand_shape``, ``hand_amount`` (the hand edit's;
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from trame.decorators import change
+from trame.decorators import TrameApp, change
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
@@ -23,28 +23,40 @@ from fabrik3d.solver.hands import SHAPES
 
 from ..security import page_trigger
 from ..view.vtk_parts import check_view, frame_camera
+from .component import PanelComponent
 
 _SLIDER = {"hide_details": True, "density": "compact", "start": "trigger('begin_hand')", "end": "trigger('end_hand')"}
 
 
-class HandActions:
-    """The Hands section's triggers (each reports a bad argument in ``error_message``)."""
+@TrameApp()
+class HandsPanel(PanelComponent):
+    """The Hands section's triggers (each reports a bad argument in ``error_message``), on the selected figure.
 
-    controller: Any
-    state: Any
-    delivery: Any
-    _grabbed_hand = ""
+    Args:
+        server: the trame server (its state).
+        document: the scene document (``document.controller``: the selected figure's).
+        scene: the 3D scene (``fabrik3d_web.view.scene_view.SceneView``: its renderer's camera frames a hand).
+        delivery: the view's image stream (``fabrik3d_web.view.delivery.ImageDelivery``).
+        attempt: runs a user action, its failure shown in the banner (``WebApp._attempt``).
+        publish: publishes the selected figure's state and renders (``WebApp._publish``).
+        show_pose: shows the pose in the 3D scene without publishing (``WebApp._show_pose``).
+        render: renders the view (``WebApp._render``).
+        report: shows a message in the page's error banner.
+        own: sets server-owned state.
+    """
 
-    _attempt: Callable[..., Any]  # (the WebApp's)
-    _publish: Callable[..., None]  # (the WebApp's)
-    _own: Callable[..., None]  # (the WebApp's)
-    _render: Callable[..., None]  # (the WebApp's)
-    _show_pose: Callable[..., None]  # (the WebApp's)
+    def __init__(self, server: Any, document: Any, scene: Any, delivery: Any, attempt: Callable[..., Any],
+                 publish: Callable[[], None], show_pose: Callable[[], None], render: Callable[[], None],
+                 report: Callable[[str], None], own: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
+        self.server, self.document, self.scene, self.delivery = server, document, scene, delivery
+        self._attempt, self._publish, self._show_pose, self._render = attempt, publish, show_pose, render
+        self.report, self._own = report, own
+        self._grabbed_hand = ""  # (the hand's handle grabbed last: it chose the hand)
 
     @change("hand_side")
     def choose_hand(self, hand_side: Any, **_: Any) -> None:
         """The user chose the left or the right hand."""
-        self._publish_hands()
+        self.publish()
 
     @page_trigger("choose_hand_shape")
     def choose_hand_shape(self, shape: Any) -> None:
@@ -122,7 +134,7 @@ class HandActions:
             frame_camera(self.scene.renderer, points, max(extent, 1e-3) * 3.0, view)
             self._render()
 
-    def _publish_hands(self) -> None:
+    def publish(self) -> None:
         """The hand readouts; a hand's handle grabbed since chooses that hand."""
         c, grabbed = self.controller, self.state.selected_effector or ""
         sides = c.hand_sides()

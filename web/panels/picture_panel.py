@@ -4,8 +4,8 @@ the scene (``hero-picture-<time>.png``); or, with the pass selector, one of the 
 image generator (OpenPose, depth, normal, outline: ``fabrik3d_web.view.passes``, the same camera and size),
 or every pass in one ZIP (All passes .zip).
 
-``PictureActions`` is a part of ``fabrik3d_web.app.WebApp``; ``section`` declares the layout. State (the
-page's, sent whole with the download): ``picture_width``, ``picture_height`` (pixels),
+``PicturePanel`` is a component (it gets what it reads and calls explicitly); ``section`` declares the
+layout. State (the page's, sent whole with the download): ``picture_width``, ``picture_height`` (pixels),
 ``picture_lens`` (mm, 0: the view's; one of ``LENS_ITEMS``), ``picture_projection``, ``picture_light``,
 ``picture_background`` (``#rrggbb``), ``picture_transparent``, ``picture_sticks``, ``picture_handles``,
 ``picture_floor``, ``picture_pass`` (``KINDS``). Triggers: ``start_picture(settings, kind)`` -> an id,
@@ -22,12 +22,14 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
+from trame.decorators import TrameApp
 from trame.widgets import client, html
 from trame.widgets import vuetify3 as v3
 
 from ..security import failure, page_trigger
 from ..view.passes import PASSES, Figure, passes_job
 from ..view.picture import LIGHTS, PROJECTIONS, PictureSettings, picture_job, picture_settings, picture_worker
+from .component import PanelComponent
 from .download import file_name_js
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
@@ -64,23 +66,31 @@ SETTINGS_JS = (
 )
 
 
-class PictureActions:
-    """The picture's download (see the module docstring)."""
+@TrameApp()
+class PicturePanel(PanelComponent):
+    """The picture's download (see the module docstring): every figure shown, the selected one first.
 
-    scene: Any
-    meshes: Any
-    body: Any
-    server: Any
-    _picture_worker: Any = None  # (``picture.picture_worker``, made at the first picture)
-    _pictures: dict[str, bytes]  # (made, not taken yet: the WebApp's)
-    _picture_tasks: set[Any]
-    state: Any
-    controller: Any
-    document: Any  # (the scene document: every figure a picture shows)
-    figures: Any  # (the Scene tab's figures: the other figures' and the props' actors)
+    Args:
+        server: the trame server (its state; a picture's file goes as its attachment).
+        document: the scene document (every figure a picture shows).
+        scene: the 3D scene (``fabrik3d_web.view.scene_view.SceneView``: its renderer, bones, handles, floor).
+        meshes: the view's character meshes (``fabrik3d_web.view.mesh_view.MeshView``).
+        body: the mannequin (``fabrik3d_web.view.body_view.BodyView``).
+        figures: the Scene tab's figures (``FiguresPanel``: the other figures' and the props' actors).
+        publish: publishes the selected figure's state (after a failed trigger: ``security.with_state_restored``).
+        report: shows a message in the page's error banner.
+        own: sets server-owned state.
+    """
 
-    _own: Callable[..., None]  # (the WebApp's)
-    report: Callable[..., None]  # (the WebApp's)
+    def __init__(self, server: Any, document: Any, scene: Any, meshes: Any, body: Any, figures: Any,
+                 publish: Callable[[], None], report: Callable[[str], None],
+                 own: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
+        self.server, self.document, self.scene, self.meshes, self.body = server, document, scene, meshes, body
+        self.figures, self._publish, self.report, self._own = figures, publish, report, own
+        self._picture_worker: Any = None  # (``picture.picture_worker``, made at the first picture)
+        self._pictures: dict[str, bytes] = {}  # (made, not taken yet)
+        self._picture_tasks: set[asyncio.Task[None]] = set()  # (being made)
+        own({"pictures_done": [], "pictures_failed": []})
 
     def picture_props(self, settings: PictureSettings) -> list[Any]:
         """The view's props a picture shows: the body (the mannequin or the character's meshes, as shown),

@@ -10,8 +10,8 @@ while they are not, a line over the list says what the next Apply takes. The sta
 thumbnails the project renders itself (``fabrik3d_web.view.thumbnails``), made once per server on a worker
 thread after it is up; the rows get them when they are done.
 
-``PoseActions`` is a part of ``fabrik3d_web.app.WebApp``; ``section`` (copy and paste) and
-``library_section`` declare the layout. State: ``pose_name``, ``pose_parts`` (some of arms, legs,
+``PosesPanel`` is a component (it gets what it reads and calls explicitly); ``section`` (copy and paste)
+and ``library_section`` declare the layout. State: ``pose_name``, ``pose_parts`` (some of arms, legs,
 spine, hands), ``pose_amount`` (0..1) the page sets; ``clipboard_what``, ``copy_scope``,
 ``library_path``, ``library_rows`` (``name``, ``saved``, ``thumbnail``, ``key``: a page of the saved
 poses, then the starter poses), ``library_page`` (``offset``: the page's first saved pose, 0-based;
@@ -27,7 +27,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from trame.decorators import change
+from trame.decorators import TrameApp, change
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 from vtkmodules.vtkImagingCore import vtkImageResize
@@ -39,6 +39,7 @@ from fabrik3d.model.pose_library import PARTS
 from ..document.poses import PAGE_SIZE
 from ..security import page_trigger
 from ..view import thumbnails
+from .component import PanelComponent
 
 log = logging.getLogger("fabrik3d_web")
 
@@ -66,19 +67,31 @@ def view_png(render_window: Any, width: int = THUMBNAIL_WIDTH) -> bytes:
     return bytes(memoryview(writer.GetResult()))
 
 
-class PoseActions:
-    """The copy, paste and library triggers (each reports a problem in ``error_message``)."""
+@TrameApp()
+class PosesPanel(PanelComponent):
+    """The copy, paste and library triggers (each reports a problem in ``error_message``), on the selected figure.
 
-    controller: Any
-    state: Any
-    scene: Any
-    server: Any
-    _thumbnails_asked = False
+    Args:
+        server: the trame server (its state; the starter poses' thumbnails are made once it is up).
+        document: the scene document (``document.controller``: the selected figure's).
+        scene: the 3D scene (``fabrik3d_web.view.scene_view.SceneView``: its render window, a saved pose's
+            thumbnail).
+        attempt: runs a user action, its failure shown in the banner (``WebApp._attempt``).
+        publish: publishes the selected figure's state and renders (``WebApp._publish``).
+        clear_selection: no rings, no limb chosen for Copy (``RingTurn.clear_selection``).
+        report: shows a message in the page's error banner.
+        own: sets server-owned state.
+    """
 
-    clear_selection: Callable[..., None]  # (the RingTurn part's)
-    _attempt: Callable[..., Any]  # (the WebApp's)
-    _publish: Callable[..., None]  # (the WebApp's)
-    _own: Callable[..., None]  # (the WebApp's)
+    def __init__(self, server: Any, document: Any, scene: Any, attempt: Callable[..., Any],
+                 publish: Callable[[], None], clear_selection: Callable[[], None], report: Callable[[str], None],
+                 own: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
+        self.server, self.document, self.scene = server, document, scene
+        self._attempt, self._publish, self.clear_selection = attempt, publish, clear_selection
+        self.report, self._own = report, own
+        self._thumbnails_asked = False
+        self._library_shown = 0  # (the library's publications: the path field is made again at each)
+        self._thumbnails_task: asyncio.Task[None] | None = None
 
     @page_trigger("copy_pose")
     def copy_pose(self) -> None:
@@ -101,20 +114,20 @@ class PoseActions:
     def set_pose_library(self, path: Any) -> None:
         """The user typed the library's file or folder."""
         self._attempt(self.controller.set_library_path, path)
-        self._publish_library()
+        self.publish_library()
 
     @page_trigger("show_library_page")
     def show_library_page(self, offset: Any) -> None:
         """The user asked for another page of saved poses (``offset``: its first row, 0-based)."""
         self._attempt(self.controller.set_library_offset, offset)
-        self._publish_library()
+        self.publish_library()
 
     @page_trigger("save_library_pose")
     def save_library_pose(self, name: Any) -> None:
         """The user clicked "Save pose as" with a name."""
         png = self._attempt(view_png, self.scene.render_window)
         self._attempt(self.controller.save_library_pose, name, png if isinstance(png, bytes) else None)
-        self._publish_library()
+        self.publish_library()
 
     @page_trigger("apply_library_pose")
     def apply_library_pose(self, name: Any, saved: Any, parts: Any, mirrored: Any = False, amount: Any = 1.0) -> None:
@@ -128,22 +141,22 @@ class PoseActions:
     def delete_library_pose(self, name: Any) -> None:
         """The user clicked Delete on a saved pose."""
         self._attempt(self.controller.delete_library_pose, name)
-        self._publish_library()
+        self.publish_library()
 
-    def _publish_library(self) -> None:
+    def publish_library(self) -> None:
         """The library's path, and a page of its rows read again (after a save, a delete, another file or
         page); the path is the server's whatever the read gives (a problem is ``library_problem``)."""
         c = self.controller
         self._own({"library_path": str(c.library_path)})
         rows, problem = c.library_rows()
-        self._library_shown = getattr(self, "_library_shown", 0) + 1
+        self._library_shown += 1
         page = {"offset": c.library_offset, "total": c.library_total, "size": PAGE_SIZE, "shown": self._library_shown}
         self._own({"library_rows": with_thumbnails(rows), "library_problem": problem, "library_page": page})
         self._thumbnails_later()
 
     def _thumbnails_later(self) -> None:
         """Have the starter poses' thumbnails made on a worker thread once the server runs (once)."""
-        if self._thumbnails_asked or thumbnails.cached() or not hasattr(self, "server"):
+        if self._thumbnails_asked or thumbnails.cached():
             return
         self._thumbnails_asked = True
         try:

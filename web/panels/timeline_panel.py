@@ -2,7 +2,8 @@
 play and loop, the frame rate, range and interpolation, and the animation's downloads
 (``fabrik3d_web.document.timeline``).
 
-``TimelineActions`` is a part of ``fabrik3d_web.app.WebApp``; ``timeline_bar`` declares the layout.
+``TimelinePanel`` is a component (it gets what it reads and calls explicitly); ``timeline_bar`` declares the
+layout.
 State (docs/web.md): ``frame``, ``frame_start``, ``frame_end``, ``anim_fps``, ``interpolation`` (the
 page may set them), ``key_frames`` and ``key_here`` (the server's), ``timeline_playing``, ``loop``.
 """
@@ -15,12 +16,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from trame.decorators import change
+from trame.decorators import TrameApp, change
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
 from ..document import stage_frames as frames
 from ..security import page_trigger
+from .component import PanelComponent
 from .download import download_button
 
 log = logging.getLogger("fabrik3d_web")
@@ -45,24 +47,35 @@ _FRAME_AT = (
 )
 
 
-class TimelineActions:
-    """The timeline's triggers and state changes (each reports a problem in ``error_message``)."""
+@TrameApp()
+class TimelinePanel(PanelComponent):
+    """The timeline's triggers and state changes (each reports a problem in ``error_message``), on every
+    figure's frame (``fabrik3d_web.document.stage_frames``), the selected figure's keys.
 
-    controller: Any
-    document: Any
-    state: Any
-    _timeline_task: asyncio.Task[None] | None = None
-    _prebake_task: asyncio.Task[None] | None = None
-    _scrubbing = False
-    _dragging: Any
-    delivery: Any
+    Args:
+        server: the trame server (its state).
+        document: the scene document (``document.controller``: the selected figure's).
+        delivery: the view's image stream (``fabrik3d_web.view.delivery.ImageDelivery``).
+        view: the 3D view (trame-vtk's ``VtkRemoteView``; None before the layout made it).
+        attempt: runs a user action, its failure shown in the banner (``WebApp._attempt``).
+        publish: publishes the selected figure's state and renders (``WebApp._publish``).
+        show_pose: shows the pose in the 3D scene without publishing (``WebApp._show_pose``).
+        file: a download's attachment made by a function, or None (``WebApp._file``).
+        dragging: whether a handle is dragged now (the background bake waits meanwhile).
+        report: shows a message in the page's error banner.
+        own: sets server-owned state.
+    """
 
-    _attempt: Callable[..., Any]  # (the WebApp's)
-    _publish: Callable[..., None]  # (the WebApp's)
-    _file: Callable[..., Any]  # (the WebApp's)
-    _show_pose: Callable[..., None]  # (the WebApp's)
-    report: Callable[..., None]  # (the WebApp's)
-    _own: Callable[..., None]  # (the WebApp's)
+    def __init__(self, server: Any, document: Any, delivery: Any, view: Callable[[], Any],
+                 attempt: Callable[..., Any], publish: Callable[[], None], show_pose: Callable[[], None],
+                 file: Callable[..., Any], dragging: Callable[[], Any], report: Callable[[str], None],
+                 own: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
+        self.server, self.document, self.delivery, self._view = server, document, delivery, view
+        self._attempt, self._publish, self._show_pose, self._file = attempt, publish, show_pose, file
+        self._dragging, self.report, self._own = dragging, report, own
+        self._timeline_task: asyncio.Task[None] | None = None
+        self._prebake_task: asyncio.Task[None] | None = None
+        self.scrubbing = False  # (the frame slider held: ``page_connected`` lets go of it when its page leaves)
 
     @page_trigger("set_key")
     def set_key(self) -> None:
@@ -99,11 +112,7 @@ class TimelineActions:
         image a moment later (``ImageDelivery.image_first``; issue 32: a frame stepped with the arrow
         keys shows as fast as a dragged one)."""
         self._show_pose()
-        delivery = getattr(self, "delivery", None)
-        if delivery is None:
-            self._publish()
-            return
-        delivery.image_first(self._publish_frame_panel)
+        self.delivery.image_first(self._publish_frame_panel)
 
     def _publish_frame_panel(self) -> None:
         with self.state:
@@ -113,7 +122,7 @@ class TimelineActions:
     def begin_scrub(self) -> None:
         """The user took the frame slider: small, quick images until it is let go (as a drag's), and
         the panel's readouts when it is let go (``_show_frame``)."""
-        self._scrubbing = True
+        self.scrubbing = True
         self._stream_frames(True)
 
     @page_trigger("end_scrub")
@@ -121,22 +130,21 @@ class TimelineActions:
         """The user let go of the frame slider: a full-size image and the whole state again, a moment
         later (``ImageDelivery.after_image``: a click on the slider lets go at once, and the frame's small
         image must leave first; the whole state would hold it up by about 85 ms here)."""
-        self._scrubbing = False
+        self.scrubbing = False
 
         def settle() -> None:
-            if self._scrubbing:  # (taken again meanwhile)
+            if self.scrubbing:  # (taken again meanwhile)
                 return
             with self.state:
                 self._stream_frames(False)
                 self._publish()
 
-        delivery = getattr(self, "delivery", None)
-        settle() if delivery is None else delivery.after_image(settle)
+        self.delivery.after_image(settle)
 
     def _stream_frames(self, on: bool) -> None:
         """Show frames as a drag's, small and quick (``on``: each sent by ``_show_frame``), or go
         back to a full-size still image."""
-        view = getattr(self, "view", None)
+        view = self._view()
         if view is None:
             return
         self.delivery.set_moving(on)
@@ -156,7 +164,7 @@ class TimelineActions:
             return
         if not self._attempt(frames.go_to_frame, self.document, frame, True):  # (every figure: stage_frames)
             self._publish()
-        elif not self._scrubbing:
+        elif not self.scrubbing:
             self._frame_first()  # (a click on the slider or a key marker, a typed frame: as an arrow key's)
         else:
             self._show_frame()
@@ -220,7 +228,7 @@ class TimelineActions:
                 self._own({"timeline_playing": False})
                 self._publish()
 
-    def _prebake(self) -> None:
+    def prebake(self) -> None:
         """Bake the range's frames in the background (a few at a time between the page's messages,
         paused while a handle is dragged), so that a scrub shows a baked frame at once."""
         if self._prebake_task is not None and not self._prebake_task.done():
@@ -233,7 +241,7 @@ class TimelineActions:
 
     async def _bake_in_background(self) -> None:
         while True:
-            if self._dragging:
+            if self._dragging():
                 await asyncio.sleep(0.1)
                 continue
             try:
@@ -345,12 +353,12 @@ def timeline_bar(app: Any) -> None:
                 style="max-width: 110px",
                 **_FIELD,
             )
+            t = app.timeline
             download_button(
-                "btn-export-anim-glb", "Anim .glb", "animation.glb", app.export_animation_glb, "model/gltf-binary"
+                "btn-export-anim-glb", "Anim .glb", "animation.glb", t.export_animation_glb, "model/gltf-binary"
             )
-            download_button(
-                "btn-export-anim-json", "Anim .json", "animation.json", app.export_animation_json, "application/json"
-            )
+            download_button("btn-export-anim-json", "Anim .json", "animation.json", t.export_animation_json,
+                            "application/json")  # fmt: skip
 
 
 def _ruler() -> None:
