@@ -17,9 +17,6 @@ from typing import Any
 
 from trame.app import get_server
 from trame.decorators import TrameApp, change
-from trame.ui.vuetify3 import SinglePageWithDrawerLayout
-from trame.widgets import html
-from trame.widgets import vuetify3 as v3
 
 from fabrik3d.io.scene import Scene
 from fabrik3d.model import presets
@@ -27,13 +24,13 @@ from fabrik3d.model import presets
 from .document.controller import Controller
 from .document.document import Document
 from .drags import prop_handles
-from .drags.dragging import DragActions
+from .drags.dragging import DragActions, Held
 from .drags.joint_drag import JointDrag
 from .drags.ring_turn import RingTurn
 from .drags.screen_points import ScreenPoints
 from .drags.target_turn import TargetTurn
 from .pages import watch_closed_pages
-from .panels import drawer, panel
+from .panels import drawer
 from .panels.body_panel import BodyPanel
 from .panels.character_panel import CharacterPanel
 from .panels.figures_panel import FiguresPanel
@@ -41,7 +38,7 @@ from .panels.hands_panel import HandsPanel
 from .panels.picture_panel import PicturePanel
 from .panels.poses_panel import PosesPanel
 from .panels.posing_panel import PosingPanel
-from .panels.timeline_panel import TimelinePanel, timeline_bar
+from .panels.timeline_panel import TimelinePanel
 from .panels.turning_panel import TurningPanel
 from .security import SERVER_OWNED, OwnedState, failure, page_trigger, switched
 from .view.body_view import BodyView
@@ -56,7 +53,7 @@ log = logging.getLogger("fabrik3d_web")
 
 
 @TrameApp()
-class WebApp(DragActions, JointDrag, TargetTurn, RingTurn):
+class WebApp:
     """The web UI of one scene (see the module docstring).
 
     Args:
@@ -71,18 +68,26 @@ class WebApp(DragActions, JointDrag, TargetTurn, RingTurn):
     ) -> None:
         self.server = server or get_server(None, client_type="vue3")
         self.document = Document(Controller(scene, source, character))  # (its figures, props and contacts)
-        self.scene = SceneView(self.grab_handle, self.drag_handle, self.release_handle)
+        self.owned = OwnedState(self.server.state)
+        self._own = self.owned.set
+        self.held = Held()  # (what the user holds down in the view: a handle, a joint's or a target's turn)
+        self.scene = SceneView(lambda *a: self.drags.grab_handle(*a), lambda *a: self.drags.drag_handle(*a),
+                               lambda *a: self.drags.release_handle(*a))  # (``self.drags``, made below)  # fmt: skip
         self.meshes, self.body = MeshView(self.scene.renderer), BodyView(self.scene.renderer)
         self.scene.label_layer = self.body.overlay
         self.stacks = HandleStacks(self.scene)
-        self._watch_joint_drags()
-        self._watch_target_turns()
-        self._watch_rings()
+        self.rings = RingTurn(self.server, self.document, self.scene, lambda: self.figures, self._own, self._render,
+                              self.report, self._publish)  # fmt: skip
+        # (``self.delivery`` is made after the drags, whose VTK observers go first: the joint's turn's, the
+        # target's, the rings' presses')
+        turns = (self.server, self.document, self.held, self.scene, lambda: self.delivery, self._attempt,
+                 self._publish, self._show_pose, self.rings.show_rings)  # fmt: skip
+        self.drags = DragActions(*turns, self.stacks, lambda: self.timeline, self._own)
+        self.joint_drag = JointDrag(*turns)
+        self.target_turn = TargetTurn(*turns, self.drags.drag_lock, self._own, self.stacks)
+        self.rings.watch(self.joint_drag, self.target_turn)
         self.delivery = ImageDelivery(self.server, self.scene, self.stacks)  # (its VTK observers after the drags')
-        self._dragging: tuple[str, str] | None = None
         self._playback: asyncio.Task[None] | None = None
-        self.owned = OwnedState(self.server.state)
-        self._own = self.owned.set
         self.figures = FiguresPanel(self.server, self.document, StageView(self.scene.renderer),
                                     self.scene.renderer.GetActiveCamera, self._show_skeleton, self._publish,
                                     self.report, self._own)  # fmt: skip
@@ -91,16 +96,16 @@ class WebApp(DragActions, JointDrag, TargetTurn, RingTurn):
         self.body_panel = BodyPanel(self.server, self.document, self.scene, self.body, self._attempt, self._publish,
                                     self._render, self._show_skeleton, self.report, self._own)  # fmt: skip
         self.poses = PosesPanel(self.server, self.document, self.scene, self._attempt, self._publish,
-                                self.clear_selection, self.report, self._own)  # fmt: skip
+                                self.rings.clear_selection, self.report, self._own)  # fmt: skip
         self.timeline = TimelinePanel(self.server, self.document, self.delivery, lambda: getattr(self, "view", None),
                                       self._attempt, self._publish, self._show_pose, self._file,
-                                      lambda: self._dragging, self.report, self._own)  # fmt: skip
+                                      lambda: self.held.dragging, self.report, self._own)  # fmt: skip
         self.pictures = PicturePanel(self.server, self.document, self.scene, self.meshes, self.body, self.figures,
                                      self._publish, self.report, self._own)  # fmt: skip
         self.hands = HandsPanel(self.server, self.document, self.scene, self.delivery, self._attempt, self._publish,
                                 self._show_pose, self._render, self.report, self._own)  # fmt: skip
-        self.screen_points = ScreenPoints(self.server, self.document, self.scene, self.delivery, self.display_point,
-                                          self.report)  # fmt: skip
+        self.screen_points = ScreenPoints(self.server, self.document, self.scene, self.delivery,
+                                          self.joint_drag.display_point, self.report)  # fmt: skip
         self.character_panel = CharacterPanel(self.server, self.document, self.meshes, self.scene, self._render,
                                               self.report, self._own)  # fmt: skip
         preset = source if source in presets.names() else None
@@ -110,11 +115,11 @@ class WebApp(DragActions, JointDrag, TargetTurn, RingTurn):
         self._show_skeleton()
         self._publish()
         self.poses.publish_library()
-        self._build_ui()
+        self.ui = drawer.page(self)  # (the layout; ``self.view``: the 3D view in it)
         prop_handles.PropHandles(self)  # (the picked prop's handles in the view: ``self.figures.handles``)
-        self.server.controller.on_client_connected.add(self.page_connected)
-        self.server.controller.on_client_exited.add(self.page_connected)
-        watch_closed_pages(self.server, self.page_connected)
+        self.server.controller.on_client_connected.add(self.drags.page_connected)
+        self.server.controller.on_client_exited.add(self.drags.page_connected)
+        watch_closed_pages(self.server, self.drags.page_connected)
 
     @property
     def state(self) -> Any:
@@ -124,23 +129,6 @@ class WebApp(DragActions, JointDrag, TargetTurn, RingTurn):
     def controller(self) -> Controller:
         """The selected figure's: what the panels act on."""
         return self.document.controller
-
-    # -- layout (declared once) ---------------------------------------------------------------
-    def _build_ui(self) -> None:
-        with SinglePageWithDrawerLayout(self.server, width=400) as layout:
-            layout.title.set_text("fabrik3d")
-            layout.footer.hide()
-            with layout.toolbar:
-                panel.toolbar(self)
-            with layout.drawer:
-                drawer.drawer(self)
-            with layout.content:
-                with v3.VContainer(fluid=True, classes="pa-0 fill-height d-flex flex-column"):
-                    with html.Div(style="position: relative; flex: 1 1 auto; width: 100%; min-height: 0"):
-                        panel.error_banner(self)
-                        self.view = panel.view_3d(self)
-                    timeline_bar(self)
-        self.ui = layout
 
     # -- panel actions ------------------------------------------------------------------------
     @change("preset")
@@ -240,7 +228,7 @@ class WebApp(DragActions, JointDrag, TargetTurn, RingTurn):
     def reset_pose(self) -> None:
         """The user clicked reset pose."""
         self._attempt(self.controller.reset_pose)
-        self.clear_selection()  # (no rings; Copy takes the whole pose)
+        self.rings.clear_selection()  # (no rings; Copy takes the whole pose)
         self._publish()
 
     @page_trigger("reset_camera")
@@ -321,13 +309,13 @@ class WebApp(DragActions, JointDrag, TargetTurn, RingTurn):
         except Exception as exc:  # the server keeps running whatever a client sends
             self.report(failure(getattr(action, "__name__", "action"), exc))
             return None
-        if not self._dragging:
+        if not self.held.dragging:
             self.report("")
         return True if out is None else out
 
     def _show_skeleton(self) -> None:
         c = self.controller
-        self.hide_rings()
+        self.rings.hide_rings()
         self.scene.set_skeleton(c.scene.skeleton, c.size, c.head_name())
         self.character_panel.show()
         self.body_panel.show_skeleton()
@@ -353,7 +341,7 @@ class WebApp(DragActions, JointDrag, TargetTurn, RingTurn):
         if c.character is not None and self.meshes.visible:
             self.meshes.show(c.skinned())
         self.body_panel.show()
-        self.follow_rings()
+        self.rings.follow_rings()
         self.figures.draw()
 
     def _publish(self) -> None:
@@ -382,7 +370,7 @@ class WebApp(DragActions, JointDrag, TargetTurn, RingTurn):
                 "take_seconds": c.take_duration,
             }
         )
-        if not self._dragging:
+        if not self.held.dragging:
             self._render()
 
     def report(self, message: str) -> None:

@@ -115,14 +115,14 @@ def test_the_shadow_lies_on_the_floor_under_the_dragged_handle_in_the_view() -> 
     app.scene.render_window.SetSize(400, 300)
     widget = app.scene.handles["target", "hand_l"]
     start = np.array(widget.GetRepresentation().GetWorldPosition())
-    app.grab_handle("target", "hand_l", start)
-    app.drag_handle("target", "hand_l", start + np.array([0.1, 0.2, 0.15]))
-    cues = app._depth_cues
+    app.drags.grab_handle("target", "hand_l", start)
+    app.drags.drag_handle("target", "hand_l", start + np.array([0.1, 0.2, 0.15]))
+    cues = app.drags._depth_cues
     floor = app.controller.scene.floor
     handle = np.array(widget.GetRepresentation().GetWorldPosition())
     centre = np.array(cues.disc.GetCenter())
     assert np.allclose(centre[[0, 2]], handle[[0, 2]]) and abs(centre[1] - floor) < 0.01
     assert np.allclose(cues.line.GetPoint1(), handle) and np.allclose(cues.line.GetPoint2(), centre)
     assert all(a.GetVisibility() for a in cues.actors)
-    app.release_handle("target", "hand_l", handle)
+    app.drags.release_handle("target", "hand_l", handle)
     assert not any(a.GetVisibility() for a in cues.actors) and app.state.drag_depth == ""

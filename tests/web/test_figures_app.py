@@ -31,15 +31,15 @@ def pixel_of(app: WebApp, figure: str, joint: str) -> np.ndarray:
     d = app.document
     slot = d.find(figure)
     world = slot.placement.to_world(slot.controller.result.positions[slot.controller.scene.skeleton.index(joint)])
-    return np.array(app.display_point(d.slot.placement.to_local(world))[:2])
+    return np.array(app.joint_drag.display_point(d.slot.placement.to_local(world))[:2])
 
 
 def test_a_click_on_another_figure_selects_it_and_a_click_on_nothing_does_not(app: WebApp) -> None:
     app.reset_camera("front")
     x, y = pixel_of(app, "Figure 1", "spine_02")
-    assert app.figures.click(x, y - 300, app.display_point) is False
+    assert app.figures.click(x, y - 300, app.joint_drag.display_point) is False
     assert app.document.selected == "Figure 2"
-    assert app.figures.click(x + 3, y, app.display_point) is True
+    assert app.figures.click(x + 3, y, app.joint_drag.display_point) is True
     assert app.document.selected == "Figure 1"
     assert app.state.figure_selected == "Figure 1"
     assert app.state.joint_names == list(app.controller.scene.skeleton.names)
@@ -60,11 +60,11 @@ def test_a_drag_of_the_pelvis_keeps_a_handshake_and_the_files_hold_the_stage(app
     app.figures.add_contact("hand_r", "figure:Figure 1", "hand_r")
     assert app.state.error_message == ""
     c = app.controller
-    app.grab_handle("root", "pelvis", c.result.positions[0])
+    app.drags.grab_handle("root", "pelvis", c.result.positions[0])
     for k in range(1, 11):
-        app.drag_handle("root", "pelvis", np.add(c.scene.skeleton.rest_positions[0], (0.02 * k, 0, 0)))
-        app._solve_drag()
-    app.release_handle("root", "pelvis", c.result.positions[0])
+        app.drags.drag_handle("root", "pelvis", np.add(c.scene.skeleton.rest_positions[0], (0.02 * k, 0, 0)))
+        app.drags._solve_drag()
+    app.drags.release_handle("root", "pelvis", c.result.positions[0])
     gap = np.subtract(app.figures.stage_point("Figure 1", "hand_r"), app.figures.stage_point("Figure 2", "hand_r"))
     assert np.linalg.norm(gap) * 1e3 <= 5.0
     stage = parse_stage(app.document.scene_json())

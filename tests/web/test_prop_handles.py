@@ -88,8 +88,8 @@ def test_picking_a_prop_shows_its_handles_at_its_centre_and_picking_none_hides_t
     centre = app.document.slot.placement.to_local(world(app).position)  # (the view's coordinates)
     np.testing.assert_allclose(at(app, MOVE), centre, atol=1e-12)
     assert app.figures.handles.rings.owner == (MOVE, name)
-    x, y = app.display_point(centre)  # the scale handle: SCALE_PX up and right on the screen
-    sx, sy = app.display_point(at(app, SCALE))
+    x, y = app.joint_drag.display_point(centre)  # the scale handle: SCALE_PX up and right on the screen
+    sx, sy = app.joint_drag.display_point(at(app, SCALE))
     np.testing.assert_allclose([sx - x, sy - y], [SCALE_PX / math.sqrt(2)] * 2, atol=0.01)
     css = app.figures.handles.prop_handle_screen_position("move")
     assert len(css) == 2 and all(math.isfinite(v) for v in css)
@@ -134,7 +134,7 @@ def test_the_y_lock_keeps_a_drag_of_the_prop_on_the_vertical(app: WebApp) -> Non
     app.state.drag_lock = "y"
     start = at(app, MOVE)
     goal = start + np.array([0.3, 0.2, 0.1])
-    app.scene.interactor.SetEventPosition(*(round(v) for v in app.display_point(goal)))
+    app.scene.interactor.SetEventPosition(*(round(v) for v in app.joint_drag.display_point(goal)))
     before = world(app)
     drag(app, MOVE, [goal])
     moved = at(app, MOVE)
@@ -149,7 +149,7 @@ def test_a_ring_turns_the_prop_by_the_angle_swept_about_its_axis(app: WebApp) ->
     before, kept = world(app), poses(app)
     rings.layout()
     ring = rings.points["y"]  # 96 points, 3.75 degrees apart: 8 steps make 30 degrees
-    press, *moves = (app.display_point(ring[k]) for k in (5, 7, 9, 11, 13))
+    press, *moves = (app.joint_drag.display_point(ring[k]) for k in (5, 7, 9, 11, 13))
     it.SetEventPosition(*(round(v) for v in press))
     it.InvokeEvent("LeftButtonPressEvent")
     for point in moves:

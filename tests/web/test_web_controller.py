@@ -625,7 +625,7 @@ def test_a_drag_to_a_refused_point_snaps_the_handle_back(web) -> None:
     rep = app.scene.handles["target", "hand_l"].GetRepresentation()
     far = [1e6, 0.0, 0.0]  # beyond the workspace
     widget = app.scene.handles["target", "hand_l"]
-    app.grab_handle("target", "hand_l", REACHABLE)
+    app.drags.grab_handle("target", "hand_l", REACHABLE)
     rep.SetWorldPosition(far)  # where the widget puts it, under the mouse, before it reports the move
     widget.InvokeEvent("InteractionEvent")
     assert "within" in app.state.error_message

@@ -12,18 +12,21 @@ The lock is the axis key held during the drag (state ``drag_key``: X, Y or Z hel
 toolbar's choice (state ``drag_lock``). Where the mouse's ray runs (nearly) along the axis or the
 plane, the widget's own point is projected instead: the lock still holds, the cursor leads less.
 
-``DragActions`` is a part of ``fabrik3d_web.app.WebApp`` (its grab, drag and release callbacks).
+``DragActions`` is a component (given what it reads and calls, as ``fabrik3d_web.drags.screen_points``'s); the
+app holds it as ``drags`` and gives ``SceneView`` its grab, drag and release callbacks. ``Held``: what the user
+holds down in the view now, shared with the joint's and the target's turns.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from trame.decorators import change
+from trame.decorators import TrameApp, change
 
 from fabrik3d.model.mass import rest_ground
 
@@ -76,41 +79,89 @@ def constrain(
     return origin + float((point - origin) @ axis) * axis
 
 
+@dataclasses.dataclass
+class Held:
+    """What the user holds down in the view now (None: nothing): a handle's drag, a joint's turn, a target's
+    turn. ``DragActions``, ``JointDrag`` and ``TargetTurn`` share one; the app reads ``dragging``."""
+
+    dragging: tuple[str, str] | None = None  # ``(kind, name)`` of the handle dragged
+    turning: dict[str, Any] | None = None  # the joint turned (``JointDrag.begin_joint_turn``'s record)
+    target_turning: dict[str, Any] | None = None  # the target turned (``TargetTurn.begin_target_turn``'s)
+
+    def let_go(self) -> bool:
+        """Nothing held any more; whether something was."""
+        was = any(v is not None for v in (self.dragging, self.turning, self.target_turning))
+        self.dragging, self.turning, self.target_turning = None, None, None
+        return was
+
+
+@TrameApp()
 class DragActions:
-    """The 3D view's drag callbacks (``SceneView``'s), with the locks; a part of ``WebApp``."""
+    """The 3D view's drag callbacks (``SceneView``'s), with the locks, and a page left in a drag's middle.
 
-    controller: Any
-    scene: Any
-    state: Any
-    delivery: Any
-    timeline: Any  # (the timeline's panel: its frame slider held, ``scrubbing``)
-    _dragging: tuple[str, str] | None
+    Args:
+        server: the trame server (its state).
+        document: the scene document (``document.controller``: the selected figure's).
+        held: what the user holds down in the view (shared with the turns).
+        scene: the 3D scene (``fabrik3d_web.view.scene_view.SceneView``: its handles and interactor).
+        delivery: the view's image stream, ``ImageDelivery`` (a getter: it is made after the drags, whose VTK
+            observers go first).
+        attempt: runs an action, its failure shown (``WebApp._attempt``).
+        publish: the controller's state to the page and the scene (``WebApp._publish``).
+        show_pose: the pose in the 3D scene (``WebApp._show_pose``).
+        show_rings: rings around a handle (``RingTurn.show_rings``).
+        stacks: the handles' stacks (``fabrik3d_web.view.handle_stacks.HandleStacks``).
+        timeline: the timeline's panel (a getter, made later: its frame slider held, ``scrubbing``).
+        own: sets server-owned state keys.
+    """
 
-    _attempt: Callable[..., Any]  # (the WebApp's)
-    _publish: Callable[..., None]  # (the WebApp's)
-    _show_pose: Callable[..., None]  # (the WebApp's)
-    _own: Callable[..., None]  # (the WebApp's)
+    def __init__(self, server: Any, document: Any, held: Held, scene: Any, delivery: Callable[[], Any],
+                 attempt: Callable[..., Any], publish: Callable[[], None], show_pose: Callable[..., None],
+                 show_rings: Callable[[str, str], None], stacks: Any, timeline: Callable[[], Any],
+                 own: Callable[[dict[str, Any]], None]) -> None:  # fmt: skip
+        self.server, self.document, self.held, self.scene, self.stacks = server, document, held, scene, stacks
+        self._delivery, self._timeline = delivery, timeline
+        self._attempt, self._publish, self._show_pose, self._own = attempt, publish, show_pose, own
+        self.show_rings = show_rings
+        self._depth_cues: DepthCues | None = None
+        self._drag_origin = np.zeros(3)
+        self._drag_last: np.ndarray | None = None
+        self._drag_pending: tuple[str, str, np.ndarray] | None = None
+        self._drag_scheduled = self._state_pending = False
+        self._state_pushed = 0.0
+
+    @property
+    def state(self) -> Any:
+        """trame's state (the page's and the server's)."""
+        return self.server.state
+
+    @property
+    def controller(self) -> Any:
+        """The selected figure's controller."""
+        return self.document.controller
+
+    @property
+    def delivery(self) -> Any:
+        """The view's image stream."""
+        return self._delivery()
 
     def grab_handle(self, kind: str, name: str, point: Any) -> None:
         """The user pressed the mouse on a handle (an effector's is then the selected one: Delete frees it)."""
-        self._dragging = (kind, name)
+        self.held.dragging = (kind, name)
         self._drag_origin = np.array(point, dtype=float)
-        self._drag_last: np.ndarray | None = None
-        self._drag_pending: tuple[str, str, np.ndarray] | None = None
+        self._drag_last = None
+        self._drag_pending = None
         self.controller.begin_drag()
         self.delivery.set_moving(True)
         self._own({"selected_effector": name if kind == "target" else ""})
-        if getattr(self, "stacks", None) is not None:
-            self.stacks.worked((kind, name))
+        self.stacks.worked((kind, name))
         self._show_depth(point)
         if kind in ("target", "root"):
             self.show_rings(kind, name)
 
-    show_rings: Callable[[str, str], None]  # (the RingTurn part's)
-
     def _show_depth(self, point: Any) -> None:
         """The drag's depth cues at the handle's ``point`` (None: none; ``fabrik3d_web.view.depth_cues``)."""
-        cues = getattr(self, "_depth_cues", None)
+        cues = self._depth_cues
         if cues is None:
             cues = self._depth_cues = DepthCues(self.scene.renderer, self.scene.label_layer)
         if point is None:
@@ -127,7 +178,7 @@ class DragActions:
         The handle follows at once; the solve waits until the moves already received are read, and
         solves the last one only (a slow solve lets moves queue up: they are not solved one by one).
         A move to where the handle already is solves nothing (the readouts keep the last solve's)."""
-        if self._dragging != (kind, name):  # (a move without its press: the press starts it)
+        if self.held.dragging != (kind, name):  # (a move without its press: the press starts it)
             self.grab_handle(kind, name, point)
         lock = self.drag_lock()
         point = constrain(lock, self._drag_origin, point, self.scene_ray() if lock else None)
@@ -142,22 +193,22 @@ class DragActions:
         except RuntimeError:  # not serving (tests in-process): at once
             self._solve_drag()
             return
-        if not getattr(self, "_drag_scheduled", False):
+        if not self._drag_scheduled:
             self._drag_scheduled = True
             loop.call_soon(self._solve_drag)
 
     def _solve_drag(self) -> None:
         """Solve for the drag's last move (if not solved yet) and show it."""
         self._drag_scheduled = False
-        pending, self._drag_pending = getattr(self, "_drag_pending", None), None
-        if pending is None or self._dragging is None:
+        pending, self._drag_pending = self._drag_pending, None
+        if pending is None or self.held.dragging is None:
             return
         kind, name, point = pending
         moved = self._attempt(self._move, kind, name, point, False)
         self._show_pose((kind, name) if moved else None)
         self.delivery.push_now()
         now = time.perf_counter()
-        if now - getattr(self, "_state_pushed", 0.0) >= DRAG_STATE_INTERVAL or not moved:
+        if now - self._state_pushed >= DRAG_STATE_INTERVAL or not moved:
             self._push_drag_state()
         else:
             self._push_drag_state_later(DRAG_STATE_INTERVAL - (now - self._state_pushed))
@@ -165,13 +216,12 @@ class DragActions:
     def release_handle(self, kind: str, name: str, point: Any) -> None:
         """The user let go of a handle (its last move solved first); one let go where it was pressed (a
         click) passes the next press to the handle it covers, if any (``fabrik3d_web.view.handle_stacks``)."""
-        stacks, last = getattr(self, "stacks", None), getattr(self, "_drag_last", None)
-        if stacks is not None:
-            moved = last is not None and not np.array_equal(last, self._drag_origin)
-            stacks.release()
-            stacks.reset() if moved else stacks.clicked((kind, name))
+        stacks, last = self.stacks, self._drag_last
+        moved = last is not None and not np.array_equal(last, self._drag_origin)
+        stacks.release()
+        stacks.reset() if moved else stacks.clicked((kind, name))
         self._solve_drag()
-        self._dragging = None
+        self.held.dragging = None
         self._show_depth(None)
         self.controller.end_drag()
         self.delivery.set_moving(False)
@@ -183,11 +233,9 @@ class DragActions:
         a camera's turn or a scrub that a page left in the middle (its button never released) ends
         where it was, its undo step too, and the view renders again: trame-vtk's stream, held while
         something moved, is released for the pages still open (issue 33 item 8)."""
-        scrubbing, self.timeline.scrubbing = self.timeline.scrubbing, False
-        if self._dragging is not None or any(
-            getattr(self, k, None) is not None for k in ("_turning", "_target_turning")
-        ):
-            self._dragging, self._turning, self._target_turning = None, None, None
+        timeline = self._timeline()
+        scrubbing, timeline.scrubbing = timeline.scrubbing, False
+        if self.held.let_go():
             self.controller.end_drag()
         elif not (self.delivery.held or scrubbing):
             return
@@ -214,7 +262,7 @@ class DragActions:
 
     def _push_drag_state_later(self, delay: float) -> None:
         """The last moves of a drag that pauses reach the readouts too, ``delay`` seconds from now."""
-        if getattr(self, "_state_pending", False):
+        if self._state_pending:
             return
         try:
             loop = asyncio.get_running_loop()
@@ -223,7 +271,7 @@ class DragActions:
 
         def push() -> None:
             self._state_pending = False
-            if self._dragging is not None:
+            if self.held.dragging is not None:
                 self._push_drag_state()
 
         self._state_pending = True

@@ -4,10 +4,10 @@ the joint on the screen (counted from where it first leaves the joint), within i
 (``fabrik3d_web.document.turning``); the root too (the whole skeleton turns about it; without Alt its handle
 moves it). The whole drag is one undo step.
 
-``JointDrag`` is a part of ``fabrik3d_web.app.WebApp``. It observes the render window interactor
-ahead of the camera style and the handle widgets (a higher priority) and takes a left-button press
-only with Alt held on a joint (within ``PICK_PX`` pixels of it on the screen); the handles and the
-camera keep every other press.
+``JointDrag`` is a component (given what it reads and calls; the app holds it as ``joint_drag``). It
+observes the render window interactor ahead of the camera style and the handle widgets (a higher priority)
+and takes a left-button press only with Alt held on a joint (within ``PICK_PX`` pixels of it on the
+screen); the handles and the camera keep every other press.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from fabrik3d import rotations as rot
 from fabrik3d.solver.fk import joint_turn
 
 from ..view.vtk_parts import MouseWatch, display_ray, toward_viewer
+from .dragging import Held
 
 # A press within this many render-window pixels of a joint picks it.
 PICK_PX = 14.0
@@ -39,22 +40,45 @@ PRIORITY = 10.0
 
 class MouseTurn:
     """What turning something with the mouse around its point on the screen takes (``JointDrag``,
-    ``fabrik3d_web.drags.target_turn.TargetTurn``): the line of sight, the angle swept, the end."""
+    ``fabrik3d_web.drags.target_turn.TargetTurn``): the line of sight, the angle swept, the end.
 
-    controller: Any
-    scene: Any
-    state: Any
-    delivery: Any
+    Args:
+        server: the trame server (its state).
+        document: the scene document (``document.controller``: the selected figure's).
+        held: what the user holds down in the view (``fabrik3d_web.drags.dragging.Held``: the turn in progress).
+        scene: the 3D scene (``fabrik3d_web.view.scene_view.SceneView``: its renderer and interactor).
+        delivery: the view's image stream, ``ImageDelivery`` (a getter: it is made after the turns, whose VTK
+            observers go first).
+        attempt: runs an action, its failure shown (``WebApp._attempt``).
+        publish: the controller's state to the page and the scene (``WebApp._publish``).
+        show_pose: the pose in the 3D scene (``WebApp._show_pose``).
+        show_rings: rings around a handle or a joint (``RingTurn.show_rings``).
+    """
 
-    _publish: Callable[..., None]  # (the WebApp's)
-    _show_pose: Callable[..., None]  # (the WebApp's)
-    _attempt: Callable[..., Any]  # (the WebApp's)
+    def __init__(self, server: Any, document: Any, held: Held, scene: Any, delivery: Callable[[], Any],
+                 attempt: Callable[..., Any], publish: Callable[[], None], show_pose: Callable[..., None],
+                 show_rings: Callable[[str, str], None]) -> None:  # fmt: skip
+        self.server, self.document, self.held, self.scene, self._delivery = server, document, held, scene, delivery
+        self._attempt, self._publish, self._show_pose, self.show_rings = attempt, publish, show_pose, show_rings
+
+    @property
+    def state(self) -> Any:
+        """trame's state (the page's and the server's)."""
+        return self.server.state
+
+    @property
+    def controller(self) -> Any:
+        """The selected figure's controller."""
+        return self.document.controller
+
+    @property
+    def delivery(self) -> Any:
+        """The view's image stream."""
+        return self._delivery()
 
     def toward_viewer(self) -> np.ndarray:
         """``(3,)`` the unit line of sight, toward the viewer (the camera's, in either projection)."""
         return toward_viewer(self.scene.renderer.GetActiveCamera())
-
-    show_rings: Callable[[str, str], None]  # (the RingTurn part's)
 
     def swept(self, turning: dict[str, Any], x: float, y: float) -> float | None:
         """The angle (radians, counterclockwise on the screen) the mouse at render-window pixel
@@ -101,11 +125,11 @@ class MouseTurn:
 
 
 class JointDrag(MouseTurn):
-    """Alt + click chooses a joint, Alt + drag turns it (see the module docstring)."""
+    """Alt + click chooses a joint, Alt + drag turns it (see the module docstring); it observes the interactor's
+    left button and moves from its construction (the arguments: ``MouseTurn``'s)."""
 
-    def _watch_joint_drags(self) -> None:
-        """Observe the interactor's left button and moves (once, at start)."""
-        self._turning: dict[str, Any] | None = None
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
         self._joint_mouse = MouseWatch(
             self.scene.interactor, self._press_joint, self._turn_joint_by_mouse, self._release_joint, PRIORITY
         )
@@ -150,13 +174,14 @@ class JointDrag(MouseTurn):
         self._take(event)
         self.begin_joint_turn(name, self.toward_viewer())
 
-    def begin_joint_turn(self, name: str, axis: np.ndarray, origin: np.ndarray | None = None) -> None:
+    def begin_joint_turn(self, name: str, axis: np.ndarray, origin: np.ndarray | None = None) -> dict[str, Any]:
         """Start turning joint ``name`` about ``axis`` by the mouse's sweep around it on the screen, or
-        with ``origin`` (a world point) by its sweep in the plane through it across ``axis`` (a ring's)."""
+        with ``origin`` (a world point) by its sweep in the plane through it across ``axis`` (a ring's);
+        the turn's record (``swept``'s)."""
         c = self.controller
         sk = c.scene.skeleton
         j = sk.index(name)
-        self._turning = {
+        t = self.held.turning = {
             "name": name,
             "from": None,  # (the angle of the mouse around the joint, once it is off the joint)
             "centre": self.display_point(c.result.positions[j]),
@@ -165,15 +190,16 @@ class JointDrag(MouseTurn):
             "rest": tuple(joint_turn(sk, c.result.rotations, name).tolist()),
         }
         if origin is not None:
-            self._turning["origin"] = np.array(origin, dtype=float)
+            t["origin"] = np.array(origin, dtype=float)
         with self.state:
             self.state.selected_joint = name
         self.show_rings("joint", name)
         c.begin_drag()
         self.delivery.set_moving(True)
+        return t
 
     def _turn_joint_by_mouse(self, it: Any, event: str) -> None:
-        t = self._turning
+        t = self.held.turning
         if t is None:
             return
         self._take(event)
@@ -191,8 +217,8 @@ class JointDrag(MouseTurn):
             self.delivery.push_now()
 
     def _release_joint(self, it: Any, event: str) -> None:
-        if self._turning is None:
+        if self.held.turning is None:
             return
         self._take(event)
-        self._turning = None
+        self.held.turning = None
         self._end_turn()

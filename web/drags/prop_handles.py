@@ -124,9 +124,9 @@ def beside(renderer: Any, point: np.ndarray, dx: float, dy: float) -> np.ndarray
 @TrameApp()
 class PropHandles:
     """The picked prop's handles and rings in the view of ``app`` (a ``fabrik3d_web.app.WebApp``: its
-    ``scene``, ``document``, ``figures``, ``delivery``, ``stacks``, the drag lock and ray of
-    ``DragActions``, the sweep of ``MouseTurn``, ``display_point``, ``screen_points``, ``report``); see the module
-    docstring.
+    ``scene``, ``document``, ``figures``, ``delivery``, ``stacks``, the drag lock and ray of ``app.drags``, the
+    sweep and ``display_point`` of ``app.joint_drag``, ``app.rings.on_handle``, ``screen_points``, ``report``); see
+    the module docstring.
     ``app.figures.handles`` is set to it (``FiguresPanel.draw`` calls ``follow``)."""
 
     def __init__(self, app: Any) -> None:
@@ -265,8 +265,8 @@ class PropHandles:
                 return
         point = np.array(point, dtype=float)
         if kind == MOVE:
-            lock = self.app.drag_lock()
-            point = constrain(lock, drag.origin, point, self.app.scene_ray() if lock else None)
+            lock = self.app.drags.drag_lock()
+            point = constrain(lock, drag.origin, point, self.app.drags.scene_ray() if lock else None)
             if np.all(np.isfinite(point)):
                 self.widgets[MOVE].GetRepresentation().SetWorldPosition(list(point))
         if drag.last is not None and np.array_equal(point, drag.last):
@@ -294,7 +294,7 @@ class PropHandles:
         if self.rings.owner is None or self.state.rotate_held is True or self.state.alt_held is True:
             return
         x, y = it.GetEventPosition()
-        if self.app._on_handle(x, y):  # (a handle's press: its own drag)
+        if self.app.rings.on_handle(x, y):  # (a handle's press: its own drag)
             return
         ring, near = self.rings.pick(x, y)
         if ring is None or near > CATCH_PX:
@@ -310,17 +310,21 @@ class PropHandles:
         drag = self._begin(TURN, self.centre)
         if drag is None:
             return
-        drag.turning = {"centre": self.app.display_point(drag.centre), "axis": self.rings.axis(ring), "from": None}
+        drag.turning = {
+            "centre": self.app.joint_drag.display_point(drag.centre),
+            "axis": self.rings.axis(ring),
+            "from": None,
+        }
         if ring != "view":  # (the view ring: the sweep on the screen, about the line of sight)
             drag.turning["origin"] = drag.centre.copy()
-        self.app.swept(drag.turning, x, y)  # (the turn counts from the press, on the ring)
+        self.app.joint_drag.swept(drag.turning, x, y)  # (the turn counts from the press, on the ring)
 
     def _turn_by_mouse(self, it: Any, event: str) -> None:
         drag = self.drag
         if drag is None or drag.kind != TURN:
             return
         self._take(event)
-        angle = self.app.swept(drag.turning, *it.GetEventPosition())
+        angle = self.app.joint_drag.swept(drag.turning, *it.GetEventPosition())
         if angle is None or (drag.last is not None and float(drag.last[0]) == angle):
             return
         drag.last = np.array([angle])

@@ -8,8 +8,8 @@ R and Alt do (``fabrik3d_web.drags.target_turn``, ``fabrik3d_web.drags.joint_dra
 press that misses a ring by a few pixels (``rings.CATCH_PX``) does nothing rather than orbit the
 camera. Esc, a click on empty space, Reset and a new skeleton hide them (``clear_selection``).
 
-``RingTurn`` is a part of ``fabrik3d_web.app.WebApp``; it observes the interactor ahead of the R and Alt
-turns and the handles.
+``RingTurn`` is a component (given what it reads and calls; the app holds it as ``rings``, and the rings drawn
+as ``rings.view``); from ``watch`` on it observes the interactor ahead of the R and Alt turns and the handles.
 """
 
 from __future__ import annotations
@@ -19,39 +19,56 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from trame.decorators import TrameApp
 
 from ..security import page_trigger
 from ..view.rings import CATCH_PX, PICK_PX, Rings
-from .joint_drag import PRIORITY
+from .joint_drag import PRIORITY, JointDrag
+from .target_turn import TargetTurn
 
 # A press and release this near (pixels) on nothing is a click on empty space.
 CLICK_PX = 3.0
 
 
+@TrameApp()
 class RingTurn:
-    """The rings' presses (see the module docstring)."""
+    """The rings' presses (see the module docstring), and the trigger ``clear_selection``.
 
-    scene: Any
-    state: Any
-    controller: Any
-    figures: Any  # (the Scene tab's figures: a click on another figure selects it)
-    display_point: Callable[..., Any]  # (the JointDrag part's)
+    Args:
+        server: the trame server (its state).
+        document: the scene document (``document.controller``: the selected figure's).
+        scene: the 3D scene (``fabrik3d_web.view.scene_view.SceneView``: its handles and interactor).
+        figures: the Scene tab's figures (a getter: the panel is made after the rings; a click on another
+            figure selects it).
+        own: sets server-owned state keys (``rings_on``, ``selected_effector``).
+        render: pushes a new image of the view (``WebApp._render``).
+        report: shows a message in the page's error banner.
+        publish: the controller's state to the page and the scene (``WebApp._publish``: after a failed trigger).
+    """
 
-    begin_target_turn: Callable[..., None]  # (the TargetTurn part's)
-    begin_joint_turn: Callable[..., None]  # (the JointDrag part's)
-    swept: Callable[..., float | None]  # (the MouseTurn's)
-    _turning: dict[str, Any] | None
-    _target_turning: dict[str, Any] | None
+    def __init__(self, server: Any, document: Any, scene: Any, figures: Callable[[], Any],
+                 own: Callable[[dict[str, Any]], None], render: Callable[[], None], report: Callable[[str], None],
+                 publish: Callable[[], None]) -> None:  # fmt: skip
+        self.server, self.document, self.scene, self._figures = server, document, scene, figures
+        self._own, self._render, self.report, self._publish = own, render, report, publish
+        self.view = Rings(self.scene.renderer, lambda: self.scene.pixel_scale)
+        self._click: tuple[float, float] | None = None
 
-    _own: Callable[..., None]  # (the WebApp's)
-    _render: Callable[..., None]  # (the WebApp's)
+    @property
+    def state(self) -> Any:
+        """trame's state (the page's and the server's)."""
+        return self.server.state
 
-    def _watch_rings(self) -> None:
-        """Make the rings and observe the interactor's presses (once, at start)."""
-        self.rings = Rings(self.scene.renderer, lambda: self.scene.pixel_scale)
+    @property
+    def controller(self) -> Any:
+        """The selected figure's controller."""
+        return self.document.controller
+
+    def watch(self, joint_drag: JointDrag, target_turn: TargetTurn) -> None:
+        """Observe the interactor's presses (once, at start, after the turns that a ring's press starts)."""
+        self.joint_drag, self.target_turn = joint_drag, target_turn
         it = self.scene.interactor
         self._ring_tag = it.AddObserver("LeftButtonPressEvent", self._press_ring, PRIORITY + 1.0)
-        self._click: tuple[float, float] | None = None
         it.AddObserver("LeftButtonReleaseEvent", self._note_release, PRIORITY + 1.0)
         # (a press the camera takes grabs the interactor's focus: its release reaches the camera style
         # alone, which then ends its interaction)
@@ -69,22 +86,22 @@ class RingTurn:
         """Rings around the target or root handle ``name``, or the joint ``name`` (``kind`` "joint")."""
         point = self.ring_point(kind, name)
         if point is not None and kind in ("target", "root", "joint"):
-            self.rings.show((kind, name), point)
+            self.view.show((kind, name), point)
             self._own({"rings_on": f"{kind}:{name}"})
 
     def follow_rings(self) -> None:
         """The pose changed: the rings go where their handle or joint is now (or away with it)."""
-        if self.rings.owner is None:
+        if self.view.owner is None:
             return
-        point = self.ring_point(*self.rings.owner)
+        point = self.ring_point(*self.view.owner)
         if point is None:
             self.hide_rings()
         else:
-            self.rings.move(point)
+            self.view.move(point)
 
     def hide_rings(self) -> None:
         """No rings (Reset, a new skeleton, ``clear_selection``)."""
-        self.rings.hide()
+        self.view.hide()
         self._own({"rings_on": ""})
 
     @page_trigger("clear_selection")
@@ -99,30 +116,28 @@ class RingTurn:
         if self.state.rotate_held is True or self.state.alt_held is True:
             return
         x, y = it.GetEventPosition()
-        if self.rings.owner is None:  # (maybe a click on another figure, to select it)
-            self._click = None if self._on_handle(x, y) else (x, y)
+        if self.view.owner is None:  # (maybe a click on another figure, to select it)
+            self._click = None if self.on_handle(x, y) else (x, y)
             return
-        ring, near = self.rings.pick(x, y)
+        ring, near = self.view.pick(x, y)
         if ring is None or near > CATCH_PX:
-            self._click = None if self._on_handle(x, y) else (x, y)  # (maybe a click on empty space)
+            self._click = None if self.on_handle(x, y) else (x, y)  # (maybe a click on empty space)
         if ring is None or near > CATCH_PX:
             return
         it.GetCommand(self._ring_tag).SetAbortFlag(1)  # (a near miss: kept from the camera all the same)
         if near > PICK_PX:
             return
-        kind, name = self.rings.owner
-        axis, origin = self.rings.axis(ring), self.rings.centre.copy()
+        kind, name = self.view.owner
+        axis, origin = self.view.axis(ring), self.view.centre.copy()
         if ring == "view":  # (about the line of sight: the sweep on the screen is the turn's)
             origin = None
         if kind == "joint":
-            self.begin_joint_turn(name, axis, origin)
-            turning = self._turning
+            turning = self.joint_drag.begin_joint_turn(name, axis, origin)
         else:
-            self.begin_target_turn(kind, name, axis, origin)
-            turning = self._target_turning
-        self.swept(turning, x, y)  # (the turn counts from the press, on the ring)
+            turning = self.target_turn.begin_target_turn(kind, name, axis, origin)
+        self.joint_drag.swept(turning, x, y)  # (the turn counts from the press, on the ring)
 
-    def _on_handle(self, x: float, y: float) -> bool:
+    def on_handle(self, x: float, y: float) -> bool:
         """Whether render pixel ``(x, y)`` lies on a handle (its press is the handle's)."""
         for kind, name in self.scene.handles:
             if self.scene.handles[kind, name].GetEnabled():
@@ -138,5 +153,5 @@ class RingTurn:
         x, y = self.scene.interactor.GetEventPosition()
         if math.hypot(x - press[0], y - press[1]) > CLICK_PX:  # (a drag: the camera turned)
             return
-        if not self.figures.click(x, y, self.display_point) and self.rings.owner is not None:
+        if not self._figures().click(x, y, self.joint_drag.display_point) and self.view.owner is not None:
             self.clear_selection()  # (a click on nothing: the rings go)

@@ -6,10 +6,10 @@ foot's toe about its ankle: its target moves with it). The hand (foot, head) the
 later drags of its position; the root's turn turns and tilts the pelvis, the legs following with
 their feet where they are (``fabrik3d_web.document.orienting``). The whole drag is one undo step.
 
-``TargetTurn`` is a part of ``fabrik3d_web.app.WebApp``. Like ``fabrik3d_web.drags.joint_drag`` it observes
-the render window interactor ahead of the camera style and the handle widgets, and takes a
-left-button press only with R held (state ``rotate_held``, set by the page's key handler) on a
-target's or the root's sphere (within its size on the screen).
+``TargetTurn`` is a component (given what it reads and calls; the app holds it as ``target_turn``). Like
+``fabrik3d_web.drags.joint_drag`` it observes the render window interactor ahead of the camera style and
+the handle widgets, and takes a left-button press only with R held (state ``rotate_held``, set by the
+page's key handler) on a target's or the root's sphere (within its size on the screen).
 """
 
 from __future__ import annotations
@@ -24,21 +24,27 @@ from fabrik3d import rotations as rot
 
 from ..document.orienting import turned_about
 from ..view.vtk_parts import MouseWatch
-from .dragging import AXES
+from .dragging import AXES, Held
 from .joint_drag import PRIORITY, MouseTurn
 
 
 class TargetTurn(MouseTurn):
-    """Hold R and drag a sphere to turn its target (see the module docstring)."""
+    """Hold R and drag a sphere to turn its target (see the module docstring); it observes the interactor's
+    left button and moves from its construction.
 
-    drag_lock: Callable[..., str]  # (the DragActions part's)
-    _own: Callable[..., None]  # (the WebApp's)
-    show_rings: Callable[[str, str], None]  # (the RingTurn part's)
-    stacks: Any  # (the WebApp's ``HandleStacks``)
+    Args:
+        server, document, held, scene, delivery, attempt, publish, show_pose, show_rings: ``MouseTurn``'s.
+        drag_lock: the drag's lock in force (``DragActions.drag_lock``: a turn about an axis held or locked).
+        own: sets server-owned state keys (``selected_effector``).
+        stacks: the handles' stacks (``fabrik3d_web.view.handle_stacks.HandleStacks``).
+    """
 
-    def _watch_target_turns(self) -> None:
-        """Observe the interactor's left button and moves (once, at start)."""
-        self._target_turning: dict[str, Any] | None = None
+    def __init__(self, server: Any, document: Any, held: Held, scene: Any, delivery: Callable[[], Any],
+                 attempt: Callable[..., Any], publish: Callable[[], None], show_pose: Callable[..., None],
+                 show_rings: Callable[[str, str], None], drag_lock: Callable[[], str],
+                 own: Callable[[dict[str, Any]], None], stacks: Any) -> None:  # fmt: skip
+        super().__init__(server, document, held, scene, delivery, attempt, publish, show_pose, show_rings)
+        self.drag_lock, self._own, self.stacks = drag_lock, own, stacks
         self._target_mouse = MouseWatch(
             self.scene.interactor, self._press_to_turn, self._turn_target_by_mouse, self._release_turn, PRIORITY
         )
@@ -73,10 +79,12 @@ class TargetTurn(MouseTurn):
             axis = AXES[lock] * (1.0 if float(AXES[lock] @ toward_viewer) >= 0.0 else -1.0)
         self.begin_target_turn(*found, axis)
 
-    def begin_target_turn(self, kind: str, name: str, axis: np.ndarray, origin: np.ndarray | None = None) -> None:
+    def begin_target_turn(
+        self, kind: str, name: str, axis: np.ndarray, origin: np.ndarray | None = None
+    ) -> dict[str, Any]:
         """Start turning the target (or root) ``name`` about ``axis`` by the mouse's sweep around its
         handle on the screen, or with ``origin`` (a world point) by its sweep in the plane through it
-        across ``axis`` (a ring's: ``MouseTurn.swept``)."""
+        across ``axis`` (a ring's: ``MouseTurn.swept``); the turn's record."""
         c = self.controller
         sk = c.scene.skeleton
         hx, hy, _, _ = self.scene.handle_display_position(kind, name)
@@ -90,16 +98,17 @@ class TargetTurn(MouseTurn):
             t["point"] = c.effector_point(name)
             t["pivot"] = c.result.positions[sk.parents[sk.index(name)]].copy()
         t["start"] = np.array(start, dtype=float)
-        self._target_turning = t
+        self.held.target_turning = t
         with self.state:
             self._own({"selected_effector": name if kind == "target" else ""})
         self.show_rings(kind, name)
         self.stacks.worked((kind, name))
         c.begin_drag()
         self.delivery.set_moving(True)
+        return t
 
     def _turn_target_by_mouse(self, it: Any, event: str) -> None:
-        t = self._target_turning
+        t = self.held.target_turning
         if t is None:
             return
         self._take_turn_event(event)
@@ -119,8 +128,8 @@ class TargetTurn(MouseTurn):
             self.delivery.push_now()
 
     def _release_turn(self, it: Any, event: str) -> None:
-        if self._target_turning is None:
+        if self.held.target_turning is None:
             return
         self._take_turn_event(event)
-        self._target_turning = None
+        self.held.target_turning = None
         self._end_turn()

@@ -6,7 +6,8 @@ as a group of which one is open at a time), Hands, Body (the body and its propor
 take; the timeline stays under the view), Picture, Scene (groups: the figures, props and contacts of the
 scene, ``figures_panel``; the scene file, the character and the downloads; the solver).
 Every control keeps its element id; a tab's content is ``#tab-<key>-panel``, its button ``#tab-<key>``,
-a group's ``#group-<key>``. ``drawer(app)`` declares it, inside the layout's navigation drawer: the hint
+a group's ``#group-<key>``. ``page(app)`` declares the whole page around it (the toolbar, the 3D view, the
+timeline bar); ``drawer(app)`` declares it, inside the layout's navigation drawer: the hint
 and the tabs stay in place, the tab's content scrolls under them. The hint (``#gesture-hint``) is shown
 until its close button is clicked, which the page remembers (``localStorage``, ``HINT_KEY``).
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from trame.ui.vuetify3 import SinglePageWithDrawerLayout
 from trame.widgets import client, html
 from trame.widgets import vuetify3 as v3
 
@@ -24,6 +26,7 @@ from . import (
     character_panel,
     figures_panel,
     hands_panel,
+    panel,
     picture_panel,
     poses_panel,
     posing_panel,
@@ -31,6 +34,7 @@ from . import (
 )
 from .download import download_button
 from .panel import SHORTCUT_HELP
+from .timeline_panel import timeline_bar
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
 _SWITCH = {"density": "compact", "hide_details": True, "inset": True, "style": "flex: 0 0 auto"}
@@ -45,6 +49,25 @@ HINT = (
 
 # The groups' contents as wide as a tab's sections (Vuetify's padding is 24 pixels a side).
 STYLE = "#side-panel .v-expansion-panel-text__wrapper { padding: 4px 4px 12px 8px; }"
+
+
+def page(app: Any) -> Any:
+    """The page, declared once: the toolbar, the side panel (``drawer``), the 3D view (``app.view`` is set to it)
+    under the error banner, and the timeline bar; the layout."""
+    with SinglePageWithDrawerLayout(app.server, width=400) as layout:
+        layout.title.set_text("fabrik3d")
+        layout.footer.hide()
+        with layout.toolbar:
+            panel.toolbar(app)
+        with layout.drawer:
+            drawer(app)
+        with layout.content:
+            with v3.VContainer(fluid=True, classes="pa-0 fill-height d-flex flex-column"):
+                with html.Div(style="position: relative; flex: 1 1 auto; width: 100%; min-height: 0"):
+                    panel.error_banner(app)
+                    app.view = panel.view_3d(app)
+                timeline_bar(app)
+    return layout
 
 
 def drawer(app: Any) -> None:

@@ -8,8 +8,8 @@ round, a handle is dragged, or the camera is turned. The page's hover label (``h
 the handle the next press grabs, saying that a click passes to the next (``label``): a passed handle,
 or one the last worked on covers, is left out of it (``ImageDelivery.handle_points``).
 
-``HandleStacks`` is a part of ``fabrik3d_web.app.WebApp`` (``DragActions`` calls ``clicked`` and
-``reset``); the scene is ``fabrik3d_web.view.scene_view.SceneView``.
+``HandleStacks`` is held by ``fabrik3d_web.app.WebApp`` (``app.stacks``; the drags' ``DragActions`` calls
+``clicked`` and ``reset``); the scene is ``fabrik3d_web.view.scene_view.SceneView``.
 """
 
 from __future__ import annotations
