@@ -81,11 +81,15 @@ PNG_HEADER_JS = """() => {
   return true;
 }"""
 # A key edit: milliseconds from the call to its answer in the page.
-KEY_EDIT_JS = """async () => {
+KEY_EDIT_JS = """async (frame) => {
   const t = performance.now();
   await window.trame.trigger('set_key');
+  while (frame != null && !(window.trame.state.get('key_frames') || []).includes(frame)) {
+    if (performance.now() - t > 60000) throw new Error('no key at ' + frame + ' in key_frames after 60 s');
+    await new Promise((r) => setTimeout(r, 5));
+  }
   return performance.now() - t;
-}"""
+}"""  # (a frame given: until the page's key_frames holds it, the state pushed after the call's answer)
 
 
 def status_mb(pid: int, field: str) -> float:
@@ -188,11 +192,11 @@ async def key_latencies(page: Any, count: int, first_frame: int | None) -> list[
     first), or at whatever frame is shown (``None``: the other page scrubs the timeline the pages share)."""
     out = []
     for k in range(count):
-        if first_frame is not None:
-            frame = first_frame + k
+        frame = None if first_frame is None else first_frame + k
+        if frame is not None:
             await page.evaluate("(f) => window.trame.state.set('frame', f)", frame)
             await wait_until(page, f"() => window.trame.state.get('frame_shown') === {frame}", 60.0)
-        out.append(await page.evaluate(KEY_EDIT_JS))
+        out.append(await page.evaluate(KEY_EDIT_JS, frame))
         await asyncio.sleep(REST)
     return out
 
@@ -307,7 +311,7 @@ async def measure(args: Any) -> tuple[list[list[Any]], list[list[Any]], list[str
                 own = []
                 for _ in range(1 if args.quick else 3):
                     await b.evaluate("(s) => { window.__own = window.__startAndTake(s); return true; }", settings)
-                    own.append(await b.evaluate(KEY_EDIT_JS))
+                    own.append(await b.evaluate(KEY_EDIT_JS, None))
                     headers.append(await b.evaluate("async () => window.__pngHeader(await window.__own)"))
                 latencies["key edit, own picture pending", "(page B's own picture)"] = own
                 keys = await key_frames(b)
