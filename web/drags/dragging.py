@@ -32,6 +32,7 @@ from fabrik3d.model.mass import rest_ground
 
 from ..view.depth_cues import DepthCues
 from ..view.vtk_parts import display_ray
+from .component import Component
 
 AXES = {"x": np.array([1.0, 0.0, 0.0]), "y": np.array([0.0, 1.0, 0.0]), "z": np.array([0.0, 0.0, 1.0])}
 LOCKS = ("", "x", "y", "z", "ground")  # "": free (the camera's plane)
@@ -96,7 +97,7 @@ class Held:
 
 
 @TrameApp()
-class DragActions:
+class DragActions(Component):
     """The 3D view's drag callbacks (``SceneView``'s), with the locks, and a page left in a drag's middle.
 
     Args:
@@ -129,16 +130,6 @@ class DragActions:
         self._drag_pending: tuple[str, str, np.ndarray] | None = None
         self._drag_scheduled = self._state_pending = False
         self._state_pushed = 0.0
-
-    @property
-    def state(self) -> Any:
-        """trame's state (the page's and the server's)."""
-        return self.server.state
-
-    @property
-    def controller(self) -> Any:
-        """The selected figure's controller."""
-        return self.document.controller
 
     @property
     def delivery(self) -> Any:

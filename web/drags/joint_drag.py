@@ -22,6 +22,7 @@ from fabrik3d import rotations as rot
 from fabrik3d.solver.fk import joint_turn
 
 from ..view.vtk_parts import MouseWatch, display_ray, toward_viewer
+from .component import Component
 from .dragging import Held
 
 # A press within this many render-window pixels of a joint picks it.
@@ -38,7 +39,7 @@ EDGE_ON = 0.25
 PRIORITY = 10.0
 
 
-class MouseTurn:
+class MouseTurn(Component):
     """What turning something with the mouse around its point on the screen takes (``JointDrag``,
     ``fabrik3d_web.drags.target_turn.TargetTurn``): the line of sight, the angle swept, the end.
 
@@ -60,16 +61,6 @@ class MouseTurn:
                  show_rings: Callable[[str, str], None]) -> None:  # fmt: skip
         self.server, self.document, self.held, self.scene, self._delivery = server, document, held, scene, delivery
         self._attempt, self._publish, self._show_pose, self.show_rings = attempt, publish, show_pose, show_rings
-
-    @property
-    def state(self) -> Any:
-        """trame's state (the page's and the server's)."""
-        return self.server.state
-
-    @property
-    def controller(self) -> Any:
-        """The selected figure's controller."""
-        return self.document.controller
 
     @property
     def delivery(self) -> Any:

@@ -23,6 +23,7 @@ from trame.decorators import TrameApp
 
 from ..security import page_trigger
 from ..view.rings import CATCH_PX, PICK_PX, Rings
+from .component import Component
 from .joint_drag import PRIORITY, JointDrag
 from .target_turn import TargetTurn
 
@@ -31,7 +32,7 @@ CLICK_PX = 3.0
 
 
 @TrameApp()
-class RingTurn:
+class RingTurn(Component):
     """The rings' presses (see the module docstring), and the trigger ``clear_selection``.
 
     Args:
@@ -53,16 +54,6 @@ class RingTurn:
         self._own, self._render, self.report, self._publish = own, render, report, publish
         self.view = Rings(self.scene.renderer, lambda: self.scene.pixel_scale)
         self._click: tuple[float, float] | None = None
-
-    @property
-    def state(self) -> Any:
-        """trame's state (the page's and the server's)."""
-        return self.server.state
-
-    @property
-    def controller(self) -> Any:
-        """The selected figure's controller."""
-        return self.document.controller
 
     def watch(self, joint_drag: JointDrag, target_turn: TargetTurn) -> None:
         """Observe the interactor's presses (once, at start, after the turns that a ring's press starts)."""

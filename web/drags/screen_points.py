@@ -2,7 +2,7 @@
 view, in CSS pixels from the view's top-left (docs/web.md, the state contract).
 
 ``ScreenPoints`` is a component (it gets what it reads and calls explicitly, as the panels':
-``fabrik3d_web.panels.component``); the app holds it as ``screen_points``.
+``fabrik3d_web.drags.component``); the app holds it as ``screen_points``.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from trame.decorators import TrameApp
 
 from ..security import page_trigger
 from ..view.delivery import STILL_RATIO
+from .component import Component
 
 
 @TrameApp()
-class ScreenPoints:
+class ScreenPoints(Component):
     """The triggers ``target_screen_position`` and ``joint_screen_position`` (each reports a bad argument in
     ``error_message``), of the selected figure.
 
@@ -36,16 +37,6 @@ class ScreenPoints:
                  report: Callable[[str], None]) -> None:  # fmt: skip
         self.server, self.document, self.scene, self.delivery = server, document, scene, delivery
         self.display_point, self.report = display_point, report
-
-    @property
-    def state(self) -> Any:
-        """trame's state (the page's and the server's)."""
-        return self.server.state
-
-    @property
-    def controller(self) -> Any:
-        """The selected figure's controller."""
-        return self.document.controller
 
     @page_trigger("target_screen_position")
     def target_screen_position(self, name: Any, pole: Any = False) -> list[float] | None:

@@ -24,16 +24,16 @@ from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
 from ..document.body import BOUNDS, PROPORTIONS
+from ..drags.component import Component
 from ..security import page_trigger, switched
 from ..view.body_view import BodyView, place_grid
-from .component import PanelComponent
 
 _SWITCH = {"density": "compact", "hide_details": True, "inset": True, "color": "primary", "style": "flex: 0 0 auto"}
 LABELS = {"height": "height (m)", "shoulder_width": "shoulders", "hip_width": "hips"}
 
 
 @TrameApp()
-class BodyPanel(PanelComponent):
+class BodyPanel(Component):
     """The body's switches and proportions, and the mannequin, sticks and balance drawn at each pose (see the
     module docstring), of the selected figure.
 

@@ -16,13 +16,13 @@ from trame.decorators import TrameApp, change
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
+from ..drags.component import Component
 from ..security import switched
 from ..view.delivery import role_names
-from .component import PanelComponent
 
 
 @TrameApp()
-class CharacterPanel(PanelComponent):
+class CharacterPanel(Component):
     """Show or hide the meshes; the character's summary for the panel (the selected figure's character).
 
     Args:

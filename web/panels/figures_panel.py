@@ -33,16 +33,16 @@ from fabrik3d.model.props import SHAPES
 
 from ..document import stage_commands as commands
 from ..document.document import Document
+from ..drags.component import Component
 from ..security import page_trigger
 from ..view.stage_view import StageView, carry_camera
 from . import mesh_props
-from .component import PanelComponent
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
 
 
 @TrameApp()
-class FiguresPanel(PanelComponent):
+class FiguresPanel(Component):
     """The figures, props and contacts of ``document`` (module docstring).
 
     Args:

@@ -21,15 +21,15 @@ from trame.widgets import vuetify3 as v3
 from fabrik3d.model.fingers import FINGERS
 from fabrik3d.solver.hands import SHAPES
 
+from ..drags.component import Component
 from ..security import page_trigger
 from ..view.vtk_parts import check_view, frame_camera
-from .component import PanelComponent
 
 _SLIDER = {"hide_details": True, "density": "compact", "start": "trigger('begin_hand')", "end": "trigger('end_hand')"}
 
 
 @TrameApp()
-class HandsPanel(PanelComponent):
+class HandsPanel(Component):
     """The Hands section's triggers (each reports a bad argument in ``error_message``), on the selected figure.
 
     Args:

@@ -26,10 +26,10 @@ from trame.decorators import TrameApp
 from trame.widgets import client, html
 from trame.widgets import vuetify3 as v3
 
+from ..drags.component import Component
 from ..security import failure, page_trigger
 from ..view.passes import PASSES, Figure, passes_job
 from ..view.picture import LIGHTS, PROJECTIONS, PictureSettings, picture_job, picture_settings, picture_worker
-from .component import PanelComponent
 from .download import file_name_js
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
@@ -67,7 +67,7 @@ SETTINGS_JS = (
 
 
 @TrameApp()
-class PicturePanel(PanelComponent):
+class PicturePanel(Component):
     """The picture's download (see the module docstring): every figure shown, the selected one first.
 
     Args:

@@ -37,9 +37,9 @@ from vtkmodules.vtkRenderingCore import vtkWindowToImageFilter
 from fabrik3d.model.pose_library import PARTS
 
 from ..document.poses import PAGE_SIZE
+from ..drags.component import Component
 from ..security import page_trigger
 from ..view import thumbnails
-from .component import PanelComponent
 
 log = logging.getLogger("fabrik3d_web")
 
@@ -68,7 +68,7 @@ def view_png(render_window: Any, width: int = THUMBNAIL_WIDTH) -> bytes:
 
 
 @TrameApp()
-class PosesPanel(PanelComponent):
+class PosesPanel(Component):
     """The copy, paste and library triggers (each reports a problem in ``error_message``), on the selected figure.
 
     Args:

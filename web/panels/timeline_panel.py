@@ -21,8 +21,8 @@ from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
 from ..document import stage_frames as frames
+from ..drags.component import Component
 from ..security import page_trigger
-from .component import PanelComponent
 from .download import download_button
 
 log = logging.getLogger("fabrik3d_web")
@@ -48,7 +48,7 @@ _FRAME_AT = (
 
 
 @TrameApp()
-class TimelinePanel(PanelComponent):
+class TimelinePanel(Component):
     """The timeline's triggers and state changes (each reports a problem in ``error_message``), on every
     figure's frame (``fabrik3d_web.document.stage_frames``), the selected figure's keys.
 

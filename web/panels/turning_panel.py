@@ -17,14 +17,14 @@ from trame.decorators import TrameApp, change
 from trame.widgets import html
 from trame.widgets import vuetify3 as v3
 
+from ..drags.component import Component
 from ..security import page_trigger
-from .component import PanelComponent
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
 
 
 @TrameApp()
-class TurningPanel(PanelComponent):
+class TurningPanel(Component):
     """The section's triggers (each reports a bad argument in ``error_message``), on the selected figure.
 
     Args:
