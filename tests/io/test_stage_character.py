@@ -30,6 +30,7 @@ import pytest
 from conftest import JS_DIR, require_node_modules
 from helpers.blender import run_script
 from helpers.character_asset import write_character
+from helpers.stage_check import three_node, three_reports
 from helpers.validator import validate
 
 from fabrik3d import rotations as rot
@@ -291,20 +292,7 @@ def _check_joints(where: str, f: Figure, got: np.ndarray, want: np.ndarray, erro
 
 @pytest.fixture(scope="module")
 def three(files: dict[str, Path]) -> dict[str, dict[str, Any]]:
-    node = require_node_modules("three")
-    proc = subprocess.run([node, "stage_check.mjs", *map(str, files.values())], cwd=JS_DIR, capture_output=True,
-                          text=True, timeout=300, check=False)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout)
-    return {name: out[str(path)] for name, path in files.items()}
-
-
-def _three_row(report: dict[str, Any], name: str, under: str | None = None) -> int:
-    found = [
-        i for i, n in enumerate(report["nodes"]) if n["name"] == name and (under is None or under in n["ancestors"])
-    ]
-    assert len(found) == 1, f"{len(found)} nodes named {name!r} under {under!r}"
-    return found[0]
+    return three_reports(files)
 
 
 @pytest.mark.node
@@ -315,10 +303,10 @@ def test_three_js_finds_every_joint_within_a_millimetre(name: str, three, pose: 
     want = _expected(stage, takes, pose)
     assert len(report["samples"]) == (1 if takes is None else FRAMES)
     errors: dict[str, float] = {}
-    stick = _three_row(report, "stick", under="Hero")
+    stick = three_node(report, "stick", under="Hero")
     for k, sample in enumerate(report["samples"]):
         for f in stage.figures:
-            rows = [_three_row(report, j, under=f.name) for j in f.scene.skeleton.names]
+            rows = [three_node(report, j, under=f.name) for j in f.scene.skeleton.names]
             got = np.array(sample["positions"])[rows]
             _check_joints(f"three.js {name}, sample {k}", f, got, want["joints"][f.name][k], errors)
         tol = POSITION_TOL if takes is None else HELD_TOL

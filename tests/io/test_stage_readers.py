@@ -20,15 +20,14 @@ from __future__ import annotations
 import json
 import math
 import struct
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from conftest import JS_DIR, require_node_modules
 from helpers.blender import run_script
+from helpers.stage_check import three_node, three_reports
 from helpers.validator import validate
 
 from fabrik3d.io.scene import Scene, scene_or_preset
@@ -222,34 +221,19 @@ def _report_joints(where: str, figure: str, got: np.ndarray, want: np.ndarray, n
 
 @pytest.fixture(scope="module")
 def three(files: dict[str, Path]) -> dict[str, dict[str, Any]]:
-    """``stage_check.mjs``'s report on every file, by the file's name (``pose.glb``...)."""
-    node = require_node_modules("three")
-    proc = subprocess.run([node, "stage_check.mjs", *map(str, files.values())], cwd=JS_DIR, capture_output=True,
-                          text=True, timeout=300, check=False)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout)
-    return {name: out[str(path)] for name, path in files.items()}
-
-
-def _three_node(report: dict[str, Any], name: str, under: str | None = None) -> int:
-    """The index in ``report["nodes"]`` of the one node named ``name`` (below a node named ``under``)."""
-    found = [
-        i for i, n in enumerate(report["nodes"]) if n["name"] == name and (under is None or under in n["ancestors"])
-    ]
-    assert len(found) == 1, f"{len(found)} nodes named {name!r}" + (f" under {under!r}" if under else "")
-    return found[0]
+    return three_reports(files)
 
 
 def _three_joints(report: dict[str, Any], sample: dict[str, Any], figure: Figure) -> tuple[np.ndarray, np.ndarray]:
     """A figure's joints as three.js places them, found under its figure node by name: positions, frames."""
-    rows = [_three_node(report, name, under=figure.name) for name in figure.scene.skeleton.names]
+    rows = [three_node(report, name, under=figure.name) for name in figure.scene.skeleton.names]
     return np.array(sample["positions"])[rows], np.array(sample["quaternions"])[rows]
 
 
 def _check_three_prop(
     report: dict[str, Any], sample: dict[str, Any], name: str, want: Transform, tol: float, where: str = "three.js"
 ) -> None:
-    i = _three_node(report, name)
+    i = three_node(report, name)
     err = np.linalg.norm(np.array(sample["positions"][i]) - want.position)
     turn = float(_angles(np.array(sample["quaternions"][i]), want.rotation))
     scale = np.array(sample["scales"][i])
@@ -265,7 +249,7 @@ def test_three_js_finds_every_joint_and_prop_of_the_pose(kind: str, three, pose:
     (sample,) = report["samples"]
     want = _expected_pose(pose)
     for f in pose.stage.figures:
-        _three_node(report, f.name)
+        three_node(report, f.name)
         positions, frames = _three_joints(report, sample, f)
         wp, wq = want["joints"][f.name]
         names = f.scene.skeleton.names
