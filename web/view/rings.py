@@ -17,6 +17,7 @@ import math
 from typing import Any
 
 import numpy as np
+from vtkmodules.util.numpy_support import numpy_to_vtk
 from vtkmodules.vtkCommonCore import vtkPoints
 from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
 from vtkmodules.vtkRenderingCore import vtkActor, vtkPolyDataMapper
@@ -51,18 +52,18 @@ def ring_points(centre: np.ndarray, axis: np.ndarray, radius: float, segments: i
     return np.asarray(centre, dtype=float) + radius * (np.cos(t)[:, None] * u + np.sin(t)[:, None] * v)
 
 
-def _loop(points: np.ndarray, poly: vtkPolyData) -> None:
-    pts = vtkPoints()
-    pts.SetNumberOfPoints(len(points))
-    for k, p in enumerate(points):
-        pts.SetPoint(k, *p)
+def _loop(count: int) -> vtkCellArray:
+    """One closed line through ``count`` points (the same for every ring: made once)."""
     lines = vtkCellArray()
-    lines.InsertNextCell(len(points) + 1)
-    for k in range(len(points)):
+    lines.InsertNextCell(count + 1)
+    for k in [*range(count), 0]:
         lines.InsertCellPoint(k)
-    lines.InsertCellPoint(0)
-    poly.SetPoints(pts)
-    poly.SetLines(lines)
+    return lines
+
+
+def _set_points(poly: vtkPolyData, points: np.ndarray) -> None:
+    """``poly``'s points: ``points`` ``(n, 3)``, copied in one call (a ring moves at every render)."""
+    poly.GetPoints().SetData(numpy_to_vtk(np.ascontiguousarray(points, dtype=float), deep=True))
     poly.Modified()
 
 
@@ -79,6 +80,8 @@ class Rings:
         self.points: dict[str, np.ndarray] = {}
         for name, colour in COLOURS.items():
             poly = vtkPolyData()
+            poly.SetPoints(vtkPoints())
+            poly.SetLines(_loop(SEGMENTS))
             mapper = vtkPolyDataMapper()
             mapper.SetInputData(poly)
             actor = vtkActor()
@@ -106,10 +109,10 @@ class Rings:
         self.layout()
 
     def move(self, centre: Any) -> None:
-        """The rings' point moved (the handle or joint followed the pose)."""
+        """The rings' point moved (the handle or joint followed the pose); they are laid out there at the next
+        render (every render lays them out for its camera) or pick."""
         if self.owner is not None:
             self.centre = np.array(centre, dtype=float)
-            self.layout()
 
     def hide(self) -> None:
         self.owner = None
@@ -146,7 +149,7 @@ class Rings:
         for name, poly in self.polys.items():
             radius = (VIEW_RING_PX if name == "view" else RING_PX) * unit
             self.points[name] = ring_points(self.centre, self.axis(name), radius)
-            _loop(self.points[name], poly)
+            _set_points(poly, self.points[name])
 
     def display(self, points: np.ndarray) -> np.ndarray:
         """``(n, 2)`` render pixels of world ``points`` ``(n, 3)``."""
