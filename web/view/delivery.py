@@ -13,6 +13,7 @@ the handles are on the page (state ``handle_screen``, for their names on hover).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +31,8 @@ STILL_RATIO = 1.0
 INTERACTIVE_QUALITY = 70
 # Seconds after a render at which its encoded image is asked for (see ImageDelivery.rendered).
 PICKUP_DELAYS = (0.004, 0.012, 0.03, 0.08, 0.2)
+# The longest a still image waits for the state and answers sent before it (``still_soon``), seconds.
+STILL_WAIT_S = 0.25
 # A change shown "image first" (``ImageDelivery.image_first``: a hand shape, a frame stepped or clicked
 # on the timeline): its small image at once, the panel and the full-size still image this much later.
 PANEL_DELAY_S = 0.06
@@ -68,6 +71,7 @@ class ImageDelivery:
         self._jpeg: Any = None
         self._push_scheduled = False
         self._still_update: Callable[[], None] | None = None  # (``still_soon``'s, until it runs)
+        self._still_task: asyncio.Future[None] | None = None  # (the wait before it)
         scene.render_window.AddObserver("StartEvent", self.rendering)
         scene.render_window.AddObserver("EndEvent", self.rendered)
         for event, handler in (
@@ -208,17 +212,28 @@ class ImageDelivery:
 
     def still_soon(self, update: Callable[[], None]) -> None:
         """Run ``update`` (the view's still image: trame-vtk's ``VtkRemoteView.update``, a full-size
-        render) once this turn's work is done: the answer to the page's call and the state it changed
-        leave first (a key edit's answer waited 40-60 ms for the render here), and several changes in
-        one turn render once. Not serving (tests in-process): at once."""
+        render) once this turn's work is done and its messages have left: the answer to the page's call
+        and the state it changed are sent first (a key edit's new keys reached the page 100 ms after its
+        answer, behind the render, even with nothing else to do), and several changes in one turn render
+        once. The wait for the sends is at most ``STILL_WAIT_S``. Not serving (tests in-process): at once."""
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
             update()
             return
         if self._still_update is None:
-            loop.call_soon(self._update_still)
+            self._still_task = asyncio.ensure_future(self._still_after_sends())
         self._still_update = update
+
+    async def _still_after_sends(self) -> None:
+        # (this runs once the turn that asked is over: its state flushed, its sends counted as pending by
+        # wslink's network monitor, which counts every message published until it has been written)
+        monitor = getattr(self.server.context, "network_monitor", None)
+        if monitor is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(monitor.completion(), STILL_WAIT_S)
+        self._still_task = None
+        self._update_still()
 
     def _update_still(self) -> None:
         update, self._still_update = self._still_update, None
