@@ -11,9 +11,11 @@ pose or its take on the bones' nodes), merged into the stage's:
   skin, which become roots of the stage's scene (glTF places a skinned mesh by its joints, whatever its
   node's transform), as a plain figure's body is; a node with a mesh is named ``"<figure> <name>"``, as its
   mesh and its skins are; bones keep their names (a figure's joints are found by name below its node);
-* its take's keys join the stage's one clip (``"take"``); the file's own animations and scenes, and the
-  extensions of its nodes, of its primitives and of the document itself (which refer to what the stage does
-  not carry: lights, variants, VRM), are not written.
+* its take's keys join the stage's clip ``"take"``; the file's own animations become clips of their own
+  (``Merged.clips``, which a stage's animation file writes after the take), named ``"<figure> <name>"``, their
+  channels on the merged nodes (a channel without a node, an extension's, is left out);
+* the file's scenes, and the extensions of its nodes, of its primitives and of the document itself (which
+  refer to what the stage does not carry: lights, variants, VRM), are not written.
 
 Matrices are ``(4, 4)``, scene units (metres).
 """
@@ -50,6 +52,8 @@ class Merged:
         holds: ``(n, 4, 4)`` each joint's rest frame in its bone node's frame (``inverse(bind) · frame``):
             what a prop held by the joint is placed in.
         animation: the take's ``{"channels", "samplers"}`` (the stage's nodes, the blob's accessors), or None.
+        clips: the file's own animations (``{"name", "channels", "samplers"}``: the stage's nodes, the blob's
+            accessors), named ``"<figure> <name>"``.
         extensions: ``(used, required)``: the names of the extensions what was added uses.
     """
 
@@ -59,6 +63,7 @@ class Merged:
     holds: np.ndarray
     animation: dict[str, Any] | None
     extensions: tuple[list[str], list[str]]
+    clips: list[dict[str, Any]]
 
 
 def merge_character(
@@ -138,6 +143,7 @@ def merge_character(
     if animation is not None:
         for channel in animation["channels"]:
             channel["target"]["node"] += at["nodes"]
+    clips = [_clip(a, k, figure, at["nodes"], acc0) for k, a in enumerate(doc.get("animations", []))]
     bone = dict(zip(character.bones, character.bone_nodes.tolist()))
     sk = character.skeleton
     frames = np.array([frame_matrix(p, q) for p, q in zip(sk.rest_positions, sk.rest_frames)])
@@ -149,7 +155,24 @@ def merge_character(
         holds,
         animation,
         (used, required),
+        [c for c in clips if c["channels"]],
     )
+
+
+def _clip(animation: dict[str, Any], k: int, figure: str, node0: int, acc0: int) -> dict[str, Any]:
+    """The character's animation ``k`` as a clip of the stage: its channels on nodes (those on none, an
+    extension's, left out) shifted by ``node0``, its samplers' accessors by ``acc0``, only the samplers used."""
+    channels = [c for c in animation.get("channels", []) if isinstance(c.get("target", {}).get("node"), int)]
+    used = sorted({c["sampler"] for c in channels})
+    index = {old: new for new, old in enumerate(used)}
+    samplers = animation.get("samplers", [])
+    moved = [
+        {"sampler": index[c["sampler"]], "target": {"node": c["target"]["node"] + node0, "path": c["target"]["path"]}}
+        for c in channels
+    ]
+    kept = [{**samplers[u], "input": samplers[u]["input"] + acc0, "output": samplers[u]["output"] + acc0} for u in used]
+    name = animation.get("name") or f"animation {k}"
+    return {"name": f"{figure} {name}", "channels": moved, "samplers": kept}
 
 
 def node_transform(m: np.ndarray) -> dict[str, Any]:

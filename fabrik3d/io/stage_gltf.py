@@ -7,7 +7,7 @@ joints' world frames are the stage's); its skinned mesh node, named ``"<figure> 
 the scene. A prop is a node named after it with a mesh of its shape (``fabrik3d.model.props.prop_mesh``,
 its colour as the material) scaled by its size: a free prop at the scene's root with its world
 transform, a held one the child of its joint's node with its transform relative to that joint (it
-follows the joint in every frame, as a Blender child of a bone does). An animation has one clip,
+follows the joint in every frame, as a Blender child of a bone does). An animation has the clip
 ``"take"``, that keys every figure's joints at the same times. A ``"mesh"`` prop's mesh is its file's
 triangles (``fabrik3d.io.prop_file.prop_surface``, found through ``Stage.mesh_files``: centred and stretched
 to the prop's size as its box is), or its bounding box where the file is not found (a
@@ -16,6 +16,8 @@ to the prop's size as its box is), or its bounding box where the file is not fou
 A figure with a character (``Figure.character``) is written with its own skin instead of the sticks or the
 mannequin: the character's document posed or keyed as its own export does it, merged in
 (``fabrik3d.io.stage_character``); a prop it holds is placed in its bone's node so that it follows the joint.
+The character's file's own animations are clips of their own, ``"<figure> <name>"``, after ``"take"`` in an animation;
+a pose has none (Blender's importer would show a clip's first frame on the bones it keys, not the pose).
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ def _pose_document(stage: Stage, poses: Sequence[Any], mannequin: bool) -> tuple
         rigs.append(checked if f.character is not None else gltf.local_transforms(sk, *checked))
     blob = gltf._Blob()
     doc, _, _ = _document(blob, stage, rigs, mannequin)
+    doc.pop("animations", None)  # (a pose: the characters' own clips are an animation's)
     return doc, blob.data()
 
 
@@ -115,7 +118,7 @@ def _animation_document(stage: Stage, takes: Sequence[Take], mannequin: bool) ->
             for path, values, kind in keys:
                 channels.append({"sampler": len(samplers), "target": {"node": nodes[j], "path": path}})
                 samplers.append({"input": key_times, "interpolation": "LINEAR", "output": blob.add(values, kind)})
-    doc["animations"] = [{"name": "take", "channels": channels, "samplers": samplers}]
+    doc["animations"] = [{"name": "take", "channels": channels, "samplers": samplers}, *doc.get("animations", [])]
     doc["accessors"] = blob.accessors
     doc["bufferViews"] = blob.views
     return doc, blob.data()
@@ -135,6 +138,7 @@ def _document(
     holds: list[np.ndarray | None] = []
     used: list[str] = []
     required: list[str] = []
+    clips: list[dict[str, Any]] = []  # (the characters' own animations)
     for f, rig in zip(stage.figures, rigs):
         if f.character is not None:
             take = rig if isinstance(rig, Take) else None
@@ -143,6 +147,7 @@ def _document(
             joints.append(merged.joints)
             keyed.append(merged.animation)
             holds.append(merged.holds)
+            clips += merged.clips
             used += [e for e in merged.extensions[0] if e not in used]
             required += [e for e in merged.extensions[1] if e not in required]
         else:
@@ -179,6 +184,7 @@ def _document(
         "scene": 0,
         "scenes": [{"name": "stage", "nodes": roots}],
         **{kind: items for kind, items in parts.items() if items},
+        **({"animations": clips} if clips else {}),
         "accessors": blob.accessors,
         "bufferViews": blob.views,
     }

@@ -9,7 +9,7 @@ the characters beside the scene file). Hero's left hand is keyed for the animati
 * ``load_stage`` gives each character figure its character; a missing or bad one is named on one line.
 * Every file (pose and animation, ``.glb`` and ``.gltf``): the Khronos validator reports 0 errors and 0
   warnings; it holds each character's skinned meshes (named after the figure), skins with their inverse bind
-  matrices and its texture, inside the file.
+  matrices and its texture, inside the file; an animation file holds its file's own animation as a clip.
 * The pose: the characters' vertices, skinned as glTF says from the file's nodes and inverse bind matrices, and
   as three.js skins them, are within 0.1 mm of the library's skin (``Character.skin``) placed.
 * three.js and Blender 3.4 find every figure's joints (by name, under the figure) within 1 mm of the
@@ -203,7 +203,9 @@ def test_the_file_holds_each_character_s_skinned_meshes(name: str, files: dict[s
     assert [(i.get("uri"), i.get("mimeType")) for i in doc["images"]] == [(None, "image/png")] * 2
     assert len(doc["buffers"]) == 1 and doc["buffers"][0].get("uri", "data:").startswith("data:")
     if name.startswith("anim"):
-        assert [a["name"] for a in doc["animations"]] == ["take"]
+        assert doc["animations"][0]["name"] == "take"
+    else:
+        assert "animations" not in doc  # (a pose: the characters' own clips are the animation file's)
 
 
 def _library_skins(doc: dict[str, Any], pose: StagePose) -> dict[tuple[int, int], tuple[str, np.ndarray]]:
@@ -253,6 +255,33 @@ def test_three_js_skins_each_character_where_the_library_does(files: dict[str, P
         for key, (name, want) in skins.items():
             err = np.linalg.norm(got[key] - want, axis=1)
             assert err.max() <= SKIN_TOL, f"three.js {kind}: {name} off by {err.max():.2e} m"
+
+
+@pytest.mark.parametrize("name", ["anim.glb", "anim.gltf"])
+def test_each_character_s_own_animations_are_clips_of_the_animation(name: str, files: dict[str, Path], folder) -> None:
+    """The characters' files' own clips (an idle nod of the neck) in the animation file, after the take (the clip
+    Blender makes the armatures' action): one clip each, ``"<figure> idle"``, on that figure's neck node, with the
+    source file's keys. A pose file has no clip (``test_the_file_holds_each_character_s_skinned_meshes``)."""
+    doc, buffers = _read(files[name])
+    clips = {a["name"]: a for a in doc["animations"]}
+    assert [a["name"] for a in doc["animations"]] == ["take", *(f"{c} idle" for c in CHARACTERS)]
+    for figure, source in (("Hero", folder / "hero.glb"), ("Zed", folder / "zed.gltf")):
+        src_doc, src_chunk = _parse_container(source.read_bytes())
+        src_buffers, src = Buffers(src_doc, src_chunk, folder), src_doc["animations"][0]
+        clip = clips[f"{figure} idle"]
+        assert len(clip["channels"]) == len(src["channels"]) == 1
+        got, want = clip["channels"][0], src["channels"][0]
+        assert got["target"]["path"] == want["target"]["path"]
+        node = got["target"]["node"]
+        assert doc["nodes"][node]["name"] == src_doc["nodes"][want["target"]["node"]]["name"]
+        parents = node_parents(doc)
+        while parents[node] >= 0:
+            node = parents[node]
+        assert doc["nodes"][node]["name"] == figure  # (under its own figure's node)
+        for key in ("input", "output"):
+            a = read_accessor(doc, buffers, clip["samplers"][got["sampler"]][key], key)
+            b = read_accessor(src_doc, src_buffers, src["samplers"][want["sampler"]][key], key)
+            np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.node

@@ -6,8 +6,8 @@
 //                                                the file's name is looked up by the node's index) and
 //                                                the file's names of its ancestors in three.js's tree
 //    "samples": [{"time", "positions", "quaternions", "scales"}]}
-// One sample of the static scene when the file has no animation, else one per key time of its first
-// animation, played with LoopOnce and clampWhenFinished (so the last key does not wrap to the first).
+// One sample of the static scene when the file has no clip "take", else one per key time of that clip,
+// played with LoopOnce and clampWhenFinished (so the last key does not wrap to the first).
 // positions/quaternions/scales: world position (x,y,z), rotation (x,y,z,w) and scale (x,y,z) of each
 // node of "nodes", in that order (Object3D.matrixWorld decomposed).
 import fs from "node:fs";
@@ -65,7 +65,8 @@ async function check(file) {
     objects.push(o);
     nodes.push({ node: index, name: names[index], ancestors });
   });
-  const samples = clipSamples(gltf, (t) => sample(gltf.scene, objects, t));
+  // (a stage's animation is its clip "take"; a character's own clips beside it are not the stage's pose)
+  const samples = clipSamples(gltf, (t) => sample(gltf.scene, objects, t), "take");
   return { nodes, samples, animations: gltf.animations.map((a) => a.name) };
 }
 
