@@ -13,6 +13,8 @@ import pytest
 from fabrik3d_web.app import WebApp
 from fabrik3d_web.document import stage_commands as sc
 from fabrik3d_web.view.picture import picture_settings, render_picture
+from fabrik3d_web.view.stage_bodies import figure_bodies
+from helpers.character_asset import write_character
 from PIL import Image
 from trame.app import get_server
 
@@ -93,6 +95,40 @@ def test_the_picture_and_the_openpose_pass_show_every_figure_and_prop(app: WebAp
     with zipfile.ZipFile(io.BytesIO(app.pictures._pass_job(s, "zip")())) as z:  # (every pass, the OpenPose JSON too)
         people = json.loads(z.read(next(n for n in z.namelist() if n.endswith(".json"))))["people"]
     assert len(people) == 2  # one person a figure
+
+
+def _picture(app: WebApp, **values) -> np.ndarray:
+    s = picture_settings({"width": 480, "height": 360, "background": "#ffffff", "floor": False, **values})
+    return np.array(Image.open(io.BytesIO(render_picture(app.pictures.picture_props(s), app.scene.renderer, s))))
+
+
+def test_the_picture_shows_the_other_figures_with_their_bodies(app: WebApp, tmp_path) -> None:
+    """The view draws the other figures as tubes (a drag's frames stay cheap); a picture shows each with its
+    body, as the selected one: the mannequin (in its tint) while the view shows the mannequin, a character's own
+    skinned meshes, and the tubes when sticks are asked for."""
+    app.scene.render_window.SetSize(480, 360)
+    app.reset_camera("front")
+    d = app.document
+    other = d.find("Figure 1")
+    chest = other.controller.result.positions[other.controller.scene.skeleton.index("spine_02")]
+    side = d.slot.placement.to_local(other.placement.to_world(np.add(chest, [0.07, 0.0, 0.0])))  # (body, not tube)
+    x, y = np.array(app.joint_drag.display_point(side)[:2])
+    at = (slice(int(360 - y) - 1, int(360 - y) + 2), slice(int(x) - 1, int(x) + 2))
+    assert app.state.show_mannequin
+    assert _picture(app)[at][..., :3].max() < 245, "no body beside the other figure's spine"
+    assert _picture(app, sticks=True)[at][..., :3].max() < 245
+    app.state.show_mannequin = False  # (the view's Mannequin switch off: tubes, as the view draws them)
+    assert _picture(app)[at][..., :3].min() > 245, "a body where the view shows none"
+    app.state.show_mannequin = True
+    # A character figure, not selected: its own meshes, skinned at its pose, where its figure stands.
+    d.controller.load_character_file(write_character(tmp_path, "hero", "mixamo", armature=True))
+    app.figures.select_figure("Figure 1")
+    bodies = figure_bodies(d, True)
+    hero = d.find("Figure 2").controller
+    assert len(bodies["Figure 2"]) == len(hero.character.meshes)
+    bounds = np.array(bodies["Figure 2"][0].GetBounds()).reshape(3, 2)  # (through its user matrix: the view's)
+    pelvis = d.in_view(d.find("Figure 2"))[0][0]
+    assert np.all(bounds[:, 0] - 0.05 <= pelvis) and np.all(pelvis <= bounds[:, 1] + 0.05)
 
 
 @pytest.mark.parametrize(

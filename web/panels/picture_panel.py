@@ -30,6 +30,7 @@ from ..drags.component import Component
 from ..security import failure, page_trigger
 from ..view.passes import PASSES, Figure, passes_job
 from ..view.picture import LIGHTS, PROJECTIONS, PictureSettings, picture_job, picture_settings, picture_worker
+from ..view.stage_bodies import figure_bodies
 from .download import file_name_js
 
 _FIELD = {"density": "compact", "hide_details": True, "variant": "outlined"}
@@ -94,10 +95,13 @@ class PicturePanel(Component):
 
     def picture_props(self, settings: PictureSettings) -> list[Any]:
         """The view's props a picture shows: the body (the mannequin or the character's meshes, as shown),
-        the sticks if asked or if there is no body, the floor grid and the handles if asked."""
-        scene = self.scene
+        the sticks if asked or if there is no body, the floor grid and the handles if asked; the other figures
+        likewise (their bodies: ``stage_bodies.figure_bodies``; the view draws them as tubes) and the props."""
+        scene, others = self.scene, self.figures.view
         body = [a for a in (*self.meshes.actors, self.body.mannequin) if a.GetVisibility()]
-        props = body + list(self.figures.view.actors)  # (the other figures and the scene's props too)
+        bodies = figure_bodies(self.document, bool(self.state.show_mannequin))
+        props = body + [a for actors in bodies.values() for a in actors] + others.prop_actors
+        props += [a for name, a in others.figure_actors.items() if settings.sticks or name not in bodies]
         if settings.sticks or not body:
             props += [scene.bone_actor, scene.joint_actor]
         if settings.floor:

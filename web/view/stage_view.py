@@ -70,7 +70,16 @@ class StageView:
 
     @property
     def actors(self) -> list[Any]:
-        return [f.actor for f in self._figures.values()] + [entry[1] for entry in self._props.values()]
+        return [*self.figure_actors.values(), *self.prop_actors]
+
+    @property
+    def figure_actors(self) -> dict[str, Any]:
+        """The other figures' tubes, by figure name."""
+        return {name: f.actor for name, f in self._figures.items()}
+
+    @property
+    def prop_actors(self) -> list[Any]:
+        return [entry[1] for entry in self._props.values()]
 
     def show(self, document: Any) -> None:
         """Draw every figure but the selected one (unless hidden) and every prop where it is now."""
@@ -102,7 +111,7 @@ class StageView:
             key = (actor, p, view, holder and holder.placement, holder and holder.controller.result)
             if not _same(self._drawn.get(f"prop:{p.name}"), key):
                 actor.GetProperty().SetColor(*(float(x) for x in p.colour))
-                actor.SetUserMatrix(_matrix(into_view.then(document.prop_world(p))))
+                actor.SetUserMatrix(transform_matrix(into_view.then(document.prop_world(p))))
                 self._drawn[f"prop:{p.name}"] = key
             kept.add(p.name)
         for name in [n for n in self._props if n not in kept]:
@@ -156,7 +165,7 @@ def _prop_actor(renderer: Any, prop: Prop, mesh: Any) -> vtkActor:
     return actor
 
 
-def _matrix(t: Transform) -> vtkMatrix4x4:
+def transform_matrix(t: Transform) -> vtkMatrix4x4:
     """A ``Transform`` (with its scale) as VTK's 4x4 matrix."""
     m = np.eye(4)
     m[:3, :3] = rot.quat_to_matrix(t.rotation) * t.scale
