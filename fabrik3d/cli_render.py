@@ -4,8 +4,9 @@ keys' baked frames as numbered PNG sequences.
     fabrik3d render SCENE.json [--passes openpose,depth,normal,outline] [--size 1024x1024] -o DIR
                     [--frames A:B] [--view front|side|top|perspective] [--depth-bits 8|16] [--feet] [--occlusion]
 
-A scene file of several figures (version 4, ``fabrik3d.io.stage``) renders every figure not hidden, its
-contacts kept (its props are not drawn); its keys bake together for ``--frames``.
+A scene file of several figures (version 4, ``fabrik3d.io.stage``) renders every figure not hidden (a character
+figure with its own skin, the others as their mannequins), its contacts kept (its props are not drawn); its keys
+bake together for ``--frames``.
 
 The pictures are rendered by the web package (``fabrik3d_web.view.passes``: VTK, off screen), which ``fabrik3d.cli``
 imports only inside the command and hands to ``cmd_render``: this module imports no front end. Everything
@@ -142,7 +143,9 @@ def _stage_frames(stage: Any, args: argparse.Namespace, passes: ModuleType) -> t
     shown = [i for i, f in enumerate(stage.figures) if not f.hidden]
 
     def figures(pose: Any) -> list[Any]:
-        return [passes.Figure(stage.figures[i].scene.skeleton, *pose.world(i)) for i in shown]
+        # (a character figure shown with its own skinned meshes, as a one-figure scene's character is)
+        return [passes.Figure(stage.figures[i].scene.skeleton, *pose.world(i), stage.figures[i].character)
+                for i in shown]  # fmt: skip
 
     try:
         if args.frames is None:

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers.character_asset import write_character
 from helpers.cli import assert_one_line_error, run
 
-from fabrik3d.io.scene import Scene, scene_or_preset
+from fabrik3d.io.character import load_character
+from fabrik3d.io.scene import Scene, save_scene, scene_or_preset
 from fabrik3d.model.keys import Animation, Key
 from fabrik3d.stage import Contact, Figure, Placement, Stage, save_stage
 
@@ -60,3 +62,24 @@ def test_a_pose_option_for_one_figure_is_refused(stage_file: Path, tmp_path: Pat
     proc = run("render", str(stage_file), "--target", "hand_l=0,1,0.3", "-o", str(tmp_path / "x"))
     assert_one_line_error(proc, "pose one figure; .* holds a stage")
     assert not (tmp_path / "x").exists()
+
+
+def test_a_character_figure_is_drawn_with_its_own_skin(tmp_path: Path) -> None:
+    """A stage's character figure renders as the same character's one-figure scene does (its skinned meshes,
+    not the mannequin of its skeleton): the stage (the character and a hidden humanoid) and the scene give the
+    same depth picture."""
+    hero = write_character(tmp_path, "hero", "mixamo", armature=True)
+    sk = load_character(hero).skeleton
+    scene = Scene(sk, character={"file": hero.name, "rig_map": {}})
+    save_scene(scene, tmp_path / "hero.json")
+    stage = Stage([Figure("Hero", scene), Figure("Ada", scene_or_preset("humanoid"), Placement([2, 0, 0], 0),
+                                                 hidden=True)])  # fmt: skip
+    save_stage(stage, tmp_path / "stage.json")
+    pictures = {}
+    for name in ("hero", "stage"):
+        proc = run("render", str(tmp_path / f"{name}.json"), "--passes", "depth", "--size", "192x256", "-o",
+                   str(tmp_path / name))  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        pictures[name] = np.array(Image.open(tmp_path / name / "depth.png")).astype(float)
+    assert (pictures["hero"] > 0).mean() > 0.02
+    assert np.abs(pictures["stage"] - pictures["hero"]).mean() < 0.5
