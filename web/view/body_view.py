@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from vtkmodules.util.numpy_support import numpy_to_vtk, numpy_to_vtkIdTypeArray
+from vtkmodules.util.numpy_support import numpy_to_vtk
 from vtkmodules.vtkCommonCore import vtkPoints
-from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
+from vtkmodules.vtkCommonDataModel import vtkPolyData
 from vtkmodules.vtkFiltersSources import vtkRegularPolygonSource, vtkSphereSource
 from vtkmodules.vtkRenderingCore import vtkActor, vtkPolyDataMapper, vtkRenderer
 
-from .vtk_parts import UNREACHABLE, finish, lit_actor, set_lines, set_triangles
+from .vtk_parts import UNREACHABLE, finish, lit_actor, set_lines, set_triangles, triangle_cells
 
 WOOD = (0.86, 0.67, 0.46)  # the mannequin's colour (its glTF material's, as displayed)
 BALANCED = (0.16, 0.62, 0.32)  # the centre of mass over the support area, and the area
@@ -101,11 +101,7 @@ class BodyView:
         array = numpy_to_vtk(norms, deep=False)
         array.SetName("Normals")
         self._poly.GetPointData().SetNormals(array)
-        tris = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
-        offsets = np.arange(0, 3 * len(tris) + 1, 3, dtype=np.int64)
-        cells = vtkCellArray()
-        cells.SetData(numpy_to_vtkIdTypeArray(offsets, deep=True), numpy_to_vtkIdTypeArray(tris.ravel(), deep=True))
-        self._poly.SetPolys(cells)
+        self._poly.SetPolys(triangle_cells(triangles))
         self._poly.Modified()
 
     @property

@@ -9,15 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from vtkmodules.util.numpy_support import numpy_to_vtk, numpy_to_vtkIdTypeArray
+from vtkmodules.util.numpy_support import numpy_to_vtk
 from vtkmodules.vtkCommonCore import vtkPoints
-from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
+from vtkmodules.vtkCommonDataModel import vtkPolyData
 from vtkmodules.vtkIOImage import vtkImageReader2Factory
 from vtkmodules.vtkRenderingCore import vtkActor, vtkPolyDataMapper, vtkTexture
 
 from fabrik3d.io.gltf_images import decodable
 
-from .vtk_parts import finish
+from .vtk_parts import finish, triangle_cells
 
 SKIN = (0.80, 0.72, 0.66)  # the colour of a mesh without a material
 # The meshes' opacity: the bones and the handles inside them stay in sight (Blender's X-ray).
@@ -76,11 +76,7 @@ class MeshView:
         points = vtkPoints()
         points.SetData(numpy_to_vtk(positions, deep=False))
         poly.SetPoints(points)
-        tris = np.asarray(prim.indices, dtype=np.int64).reshape(-1, 3)
-        offsets = np.arange(0, 3 * len(tris) + 1, 3, dtype=np.int64)
-        cells = vtkCellArray()
-        cells.SetData(numpy_to_vtkIdTypeArray(offsets, deep=True), numpy_to_vtkIdTypeArray(tris.ravel(), deep=True))
-        poly.SetPolys(cells)
+        poly.SetPolys(triangle_cells(prim.indices))
         normals = None
         if prim.normals is not None:
             normals = np.ascontiguousarray(prim.normals, dtype=np.float32).copy()

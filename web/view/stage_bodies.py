@@ -13,15 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-from vtkmodules.util.numpy_support import numpy_to_vtk, numpy_to_vtkIdTypeArray
-from vtkmodules.vtkCommonCore import vtkPoints
-from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
-from vtkmodules.vtkRenderingCore import vtkActor, vtkPolyDataMapper, vtkRenderer
+from vtkmodules.vtkRenderingCore import vtkActor, vtkRenderer
 
 from .mesh_view import MeshView
 from .stage_view import transform_matrix
-from .vtk_parts import finish
+from .vtk_parts import body_actor
 
 
 def figure_bodies(document: Any, mannequin: bool) -> dict[str, list[vtkActor]]:
@@ -40,7 +36,7 @@ def figure_bodies(document: Any, mannequin: bool) -> dict[str, list[vtkActor]]:
             meshes.show(c.skinned())
             actors = list(meshes.actors)
         elif mannequin and c.mannequin() is not None:
-            actors = [_mannequin(c.mannequin().triangles, *c.mannequin_skinned(), s.tint)]
+            actors = [body_actor(*c.mannequin_skinned(), c.mannequin().triangles, s.tint)]
         else:
             continue
         matrix = transform_matrix(into_view.then(s.placement.transform))
@@ -48,27 +44,3 @@ def figure_bodies(document: Any, mannequin: bool) -> dict[str, list[vtkActor]]:
             actor.SetUserMatrix(matrix)
         out[s.name] = actors
     return out
-
-
-def _mannequin(triangles: np.ndarray, positions: np.ndarray, normals: np.ndarray, tint: Any) -> vtkActor:
-    """A mannequin's actor: ``positions``, ``normals`` ``(v, 3)`` (its figure's frame), ``triangles`` ``(t, 3)``."""
-    poly = vtkPolyData()
-    points = vtkPoints()
-    points.SetData(numpy_to_vtk(np.ascontiguousarray(positions, dtype=np.float32), deep=True))
-    poly.SetPoints(points)
-    array = numpy_to_vtk(np.ascontiguousarray(normals, dtype=np.float32), deep=True)
-    array.SetName("Normals")
-    poly.GetPointData().SetNormals(array)
-    tris = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
-    cells = vtkCellArray()
-    offsets = np.arange(0, 3 * len(tris) + 1, 3, dtype=np.int64)
-    cells.SetData(numpy_to_vtkIdTypeArray(offsets, deep=True), numpy_to_vtkIdTypeArray(tris.ravel(), deep=True))
-    poly.SetPolys(cells)
-    mapper = vtkPolyDataMapper()
-    mapper.SetInputData(poly)
-    actor = vtkActor()
-    actor.SetMapper(mapper)
-    actor.GetProperty().SetColor(*(float(x) for x in tint))
-    finish(actor.GetProperty(), 0.2)
-    actor.PickableOff()
-    return actor

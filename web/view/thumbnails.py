@@ -16,10 +16,7 @@ from typing import Any
 
 import numpy as np
 import vtkmodules.vtkRenderingOpenGL2  # noqa: F401  (the OpenGL render window)
-from vtkmodules.util.numpy_support import numpy_to_vtk, numpy_to_vtkIdTypeArray
-from vtkmodules.vtkCommonCore import vtkPoints
-from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
-from vtkmodules.vtkRenderingCore import vtkActor, vtkPolyDataMapper, vtkRenderer
+from vtkmodules.vtkRenderingCore import vtkRenderer
 
 import fabrik3d
 from fabrik3d.model.mannequin import Mannequin, mannequin_mesh
@@ -27,7 +24,7 @@ from fabrik3d.model.pose_library import part_of
 
 from .body_view import WOOD
 from .picture import PictureSettings, render_picture
-from .vtk_parts import finish
+from .vtk_parts import body_actor
 
 SIZE = 112  # pixels, square
 BACKGROUND = (0.95, 0.95, 0.96)
@@ -71,7 +68,7 @@ def render_thumbnails(poses: dict[str, Any], size: int = SIZE) -> dict[str, byte
         points, norms = body.skinned(positions, rotations)
         hand_only = bool(pose.bones) and all(part_of(r) == "hands" for r in pose.bones) and pose.pelvis is None
         triangles = body.triangles[in_hand[body.triangles].all(axis=1)] if hand_only else body.triangles
-        actor = _actor(points, norms, triangles)
+        actor = body_actor(points, norms, triangles, WOOD)
         framed = points[in_hand] if hand_only else points
         renderer = vtkRenderer()
         _frame(renderer, framed, HAND_VIEW if hand_only else BODY_VIEW)
@@ -89,28 +86,6 @@ def _subtree(sk: Any, root: int) -> list[int]:
                 inside.add(j)
                 found = True
     return sorted(inside)
-
-
-def _actor(points: np.ndarray, normals: np.ndarray, triangles: np.ndarray) -> vtkActor:
-    poly = vtkPolyData()
-    pts = vtkPoints()
-    pts.SetData(numpy_to_vtk(np.ascontiguousarray(points, dtype=np.float32), deep=True))
-    poly.SetPoints(pts)
-    array = numpy_to_vtk(np.ascontiguousarray(normals, dtype=np.float32), deep=True)
-    array.SetName("Normals")
-    poly.GetPointData().SetNormals(array)
-    tris = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
-    offsets = np.arange(0, 3 * len(tris) + 1, 3, dtype=np.int64)
-    cells = vtkCellArray()
-    cells.SetData(numpy_to_vtkIdTypeArray(offsets, deep=True), numpy_to_vtkIdTypeArray(tris.ravel(), deep=True))
-    poly.SetPolys(cells)
-    mapper = vtkPolyDataMapper()
-    mapper.SetInputData(poly)
-    actor = vtkActor()
-    actor.SetMapper(mapper)
-    actor.GetProperty().SetColor(*WOOD)
-    finish(actor.GetProperty(), 0.2)
-    return actor
 
 
 def _frame(renderer: vtkRenderer, points: np.ndarray, toward: tuple[float, float, float]) -> None:

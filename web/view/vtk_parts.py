@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
-from vtkmodules.util.numpy_support import numpy_to_vtk
+from vtkmodules.util.numpy_support import numpy_to_vtk, numpy_to_vtkIdTypeArray
 from vtkmodules.vtkCommonCore import vtkPoints
 from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
 from vtkmodules.vtkFiltersSources import vtkPlaneSource
@@ -79,13 +79,38 @@ def set_triangles(poly: vtkPolyData, points: np.ndarray, triangles: np.ndarray) 
     pts = vtkPoints()
     pts.SetData(numpy_to_vtk(np.ascontiguousarray(points, dtype=float).reshape(-1, 3), deep=True))
     poly.SetPoints(pts)
-    cells = vtkCellArray()
-    for tri in np.asarray(triangles, dtype=np.int64).reshape(-1, 3):
-        cells.InsertNextCell(3)
-        for k in tri:
-            cells.InsertCellPoint(int(k))
-    poly.SetPolys(cells)
+    poly.SetPolys(triangle_cells(triangles))
     poly.Modified()
+
+
+def triangle_cells(triangles: Any) -> vtkCellArray:
+    """The ``(k, 3)`` point indices ``triangles`` as VTK's cells (made in two array copies, not a cell at a time)."""
+    tris = np.asarray(triangles, dtype=np.int64).reshape(-1, 3)
+    offsets = np.arange(0, 3 * len(tris) + 1, 3, dtype=np.int64)
+    cells = vtkCellArray()
+    cells.SetData(numpy_to_vtkIdTypeArray(offsets, deep=True), numpy_to_vtkIdTypeArray(tris.ravel(), deep=True))
+    return cells
+
+
+def body_actor(points: np.ndarray, normals: np.ndarray, triangles: np.ndarray, colour: Any) -> vtkActor:
+    """A lit body (a mannequin's mesh) of ``points`` and ``normals`` ``(v, 3)`` and ``triangles`` ``(t, 3)`` in
+    ``colour`` (RGB 0..1), copied: not pickable."""
+    poly = vtkPolyData()
+    pts = vtkPoints()
+    pts.SetData(numpy_to_vtk(np.ascontiguousarray(points, dtype=np.float32), deep=True))
+    poly.SetPoints(pts)
+    array = numpy_to_vtk(np.ascontiguousarray(normals, dtype=np.float32), deep=True)
+    array.SetName("Normals")
+    poly.GetPointData().SetNormals(array)
+    poly.SetPolys(triangle_cells(triangles))
+    mapper = vtkPolyDataMapper()
+    mapper.SetInputData(poly)
+    actor = vtkActor()
+    actor.SetMapper(mapper)
+    actor.GetProperty().SetColor(*(float(x) for x in colour))
+    finish(actor.GetProperty(), 0.2)
+    actor.PickableOff()
+    return actor
 
 
 def set_lines(
