@@ -147,9 +147,12 @@ class WebApp:
         """The user chose a scene file: load it, or keep the current scene and show why not."""
         if not scene_upload:
             return
-        if self._attempt(self.document.open_upload, scene_upload):
+        missing = self._attempt(self.document.open_upload, scene_upload)
+        if missing is not None:
             self.state.preset = None
             self._show_skeleton()
+        if missing:  # (a scene chosen without the characters it names: those figures show as skeletons)
+            self.report(f"{', '.join(missing)}: not among the files chosen; choose the scene and its characters")
         self.state.scene_upload = None
         self.figures.refresh()
 

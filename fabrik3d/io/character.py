@@ -20,7 +20,7 @@ kept whole for export (``fabrik3d.io.character_export``); docs/character.md.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,7 @@ __all__ = [
     "load_rig_map",
     "parse_rig_map",
     "scene_character",
+    "scene_character_from",
 ]
 
 # A bone closer to its skeleton parent than this fraction of the model's size rides on it.
@@ -205,8 +206,14 @@ def scene_character(scene: Any, scene_path: str | os.PathLike[str], where: str |
         return None
     at = f"{scene_path}: character" if where is None else where
     path = files.inside(Path(scene_path).parent, scene.character["file"], f"{at}.file")
+    return scene_character_from(scene, lambda rig_map: load_character(path, rig_map), at)
+
+
+def scene_character_from(scene: Any, read: Callable[[Any], Character], at: str) -> Character:
+    """The character a scene names, made by ``read(rig_map)`` (from its file or an upload's bytes), checked to
+    have the scene's joints; ``ValueError`` naming ``at`` on one line otherwise."""
     try:
-        character = load_character(path, scene.character["rig_map"] or None)
+        character = read(scene.character["rig_map"] or None)
     except ValueError as exc:
         raise ValueError(f"{at}: {exc}") from None
     if tuple(character.skeleton.names) != tuple(scene.skeleton.names):

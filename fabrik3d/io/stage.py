@@ -44,7 +44,7 @@ import numpy as np
 from fabrik3d import checks
 from fabrik3d.io import files
 from fabrik3d.io import scene as scene_io
-from fabrik3d.io.character import Character, scene_character
+from fabrik3d.io.character import Character, character_from_bytes, scene_character, scene_character_from
 from fabrik3d.io.scene import FIGURE_KEYS, STAGE_VERSION, Scene, figure_body
 from fabrik3d.model import presets
 from fabrik3d.model.contacts import Contact
@@ -304,6 +304,28 @@ def open_characters(stage: Stage, path: str | os.PathLike[str]) -> Stage:
     for i, character in opened.items():
         stage.figures[i].character = character
     return stage
+
+
+def upload_characters(stage: Stage, uploads: Mapping[str, bytes], source: str) -> list[str]:
+    """Give each figure of ``stage`` whose scene names a character the one among ``uploads`` (file name -> the
+    file's bytes: a browser sends names without folders, so the scene's file is matched by its last part), with a
+    character file's checks; returns the names of the characters not uploaded (those figures keep none: they show
+    as their skeletons). ``ValueError`` naming ``source`` and ``figures[i].character`` for one that cannot be
+    read, the figures then unchanged."""
+    opened, missing = {}, []
+    for i, f in enumerate(stage.figures):
+        if f.scene.character is None or f.character is not None:
+            continue
+        name = Path(str(f.scene.character["file"]).replace("\\", "/")).name
+        if name not in uploads:
+            missing.append(name)
+            continue
+        data = uploads[name]
+        opened[i] = scene_character_from(f.scene, lambda rig_map, data=data, name=name: character_from_bytes(
+            data, name, None, rig_map), f"{source}: figures[{i}].character")  # fmt: skip
+    for i, character in opened.items():
+        stage.figures[i].character = character
+    return missing
 
 
 def stage_file(arg: str) -> Stage | None:

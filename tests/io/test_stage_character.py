@@ -38,7 +38,7 @@ from fabrik3d.io.character import load_character, node_worlds
 from fabrik3d.io.gltf_accessors import Buffers, read_accessor
 from fabrik3d.io.gltf_import import _parse_container, node_parents
 from fabrik3d.io.scene import Scene, scene_or_preset
-from fabrik3d.io.stage import load_stage, parse_stage, save_stage
+from fabrik3d.io.stage import load_stage, parse_stage, save_stage, upload_characters
 from fabrik3d.io.take import Take
 from fabrik3d.model.keys import Animation, Key
 from fabrik3d.stage import (
@@ -155,6 +155,24 @@ def test_load_stage_opens_each_figure_s_character(pose: StagePose, folder: Path)
     assert stage.figures[1].character is None and stage.figures[1].scene.character == hero.scene.character
     with pytest.raises(ValueError, match="character: expected the Character whose skeleton"):
         Figure("Ada", scene_or_preset("humanoid"), character=hero.character)
+
+
+def test_characters_uploaded_with_the_scene_are_given_to_their_figures(folder: Path) -> None:
+    """A browser sends the files chosen and nothing beside them (``upload_characters``): each figure gets the
+    character its scene names among them, by file name, checked as a file beside the scene is."""
+    text = (folder / "stage.json").read_bytes()
+    stage = parse_stage(text, "stage.json")
+    missing = upload_characters(stage, {"hero.glb": (folder / "hero.glb").read_bytes()}, "stage.json")
+    assert missing == ["zed.gltf"] and stage.figures[2].character is None
+    hero = stage.figures[1].character
+    assert hero is not None and hero.skeleton.names == stage.figures[1].scene.skeleton.names
+    # the same file under the other figure's name: its joints are not Zed's scene's, named on one line
+    stage = parse_stage(text, "stage.json")
+    with pytest.raises(ValueError, match=r"^stage.json: figures\[2\].character 'zed.gltf': its joints are not"):
+        upload_characters(stage, {"zed.gltf": (folder / "hero.glb").read_bytes()}, "stage.json")
+    assert all(f.character is None for f in stage.figures)  # (nothing given when one fails)
+    with pytest.raises(ValueError, match=r"^stage.json: figures\[1\].character: hero.glb: "):
+        upload_characters(stage, {"hero.glb": b"glTF broken"}, "stage.json")
 
 
 @pytest.mark.parametrize(

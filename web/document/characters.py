@@ -5,7 +5,7 @@
 scene's (a humanoid's limits, natural posing and effectors come with it), its skinned meshes are
 shown, and every download of a pose, a take or an animation writes the character's own file with
 it. A ``.gltf`` opened in the browser must carry its buffers inside it (``data:`` URIs): a browser
-uploads one file.
+uploads only the files chosen (a scene with its characters chosen together: ``fabrik3d_web.document.uploads``).
 """
 
 from __future__ import annotations
@@ -29,17 +29,31 @@ from fabrik3d.io.take import Take
 # of at most 16 MiB: ``fabrik3d_web.security.MAX_MESSAGE_BYTES``).
 MAX_CHARACTER_BYTES = 11 * 1024 * 1024
 SUFFIXES = (".glb", ".gltf")
+# The most files one upload may hold (a scene and the characters of its figures: ``uploads``).
+MAX_UPLOAD_FILES = 17
+
+
+def uploaded_files(upload: Any) -> list[tuple[str, Any, bytes | bytearray | str]]:
+    """``(name, declared size, content)`` of every file of an upload field's value (a dict with ``name``,
+    ``size`` and ``content``, or a list of them: a multiple file input sends a list); ``ValueError`` for
+    anything else or more than ``MAX_UPLOAD_FILES`` files."""
+    items = upload if isinstance(upload, list) else [upload]
+    if not items or len(items) > MAX_UPLOAD_FILES:
+        raise ValueError(f"upload: expected 1 to {MAX_UPLOAD_FILES} files, got {len(items)}")
+    out = []
+    for item in items:
+        if not isinstance(item, Mapping) or not isinstance(item.get("content"), (bytes, bytearray, str)):
+            raise ValueError("upload: expected a file")
+        out.append((str(item.get("name") or "upload")[:200], item.get("size"), item["content"]))
+    return out
 
 
 def uploaded_file(upload: Any) -> tuple[str, Any, bytes | bytearray | str]:
-    """``(name, declared size, content)`` of the one file of an upload field's value (a dict with ``name``,
-    ``size`` and ``content``, or a list of one); ``ValueError`` for anything else."""
-    if isinstance(upload, list) and len(upload) != 1:  # (a multiple file input sends a list)
-        raise ValueError(f"upload: expected one file, got {len(upload)}")
-    upload = upload[0] if isinstance(upload, list) else upload
-    if not isinstance(upload, Mapping) or not isinstance(upload.get("content"), (bytes, bytearray, str)):
-        raise ValueError("upload: expected a file")
-    return str(upload.get("name") or "upload")[:200], upload.get("size"), upload["content"]
+    """``(name, declared size, content)`` of the one file of an upload field's value (``uploaded_files``)."""
+    files = uploaded_files(upload)
+    if len(files) != 1:
+        raise ValueError(f"upload: expected one file, got {len(files)}")
+    return files[0]
 
 
 def is_character_file(name: str, content: bytes | str) -> bool:

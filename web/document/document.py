@@ -3,13 +3,10 @@ one undo history over them all (issue 52). No trame, no VTK: tested without a se
 
 Each figure is a ``FigureSlot``: a name, a placement and a tint around a ``Controller``, which holds that
 figure's skeleton, targets, poles, turns, posing, pose and keys (everything a panel edits). The panels act
-on the selected figure's controller (``Document.controller``). The document's own commands (add, select,
-rename, place, delete a figure here; add, place, attach, delete a prop and add, remove a contact in
-``fabrik3d_web.document.stage_commands``) check their input first, raise ``ValueError`` naming the problem and change
-nothing then; each is one undo step.
-
-Undo is one order over everything: a figure's own steps (its controller's history, told to the document
-through ``on_step``) and the document's steps are undone latest first (``undo``, ``redo``).
+on the selected figure's controller (``Document.controller``). The document's own commands (figures here; props
+and contacts in ``stage_commands``) check their input first (``ValueError`` naming the problem, nothing changed
+then); each is one undo step. Undo is one order over everything: a figure's own steps (its controller's history,
+through ``on_step``) and the document's, latest first (``undo``, ``redo``).
 
 Contacts are kept by ``settle``: after a figure changes, it and the figures linked to it are solved together
 (``fabrik3d.solver.together``), each by its own controller, from their current poses. ``stage()`` is the
@@ -29,7 +26,7 @@ import numpy as np
 import fabrik3d
 from fabrik3d.io.prop_file import PropFile, mesh_of
 from fabrik3d.io.scene import scene_or_preset
-from fabrik3d.io.stage import MAX_FIGURES, TINTS, Figure, SeveralFiguresError, Stage
+from fabrik3d.io.stage import MAX_FIGURES, TINTS, Figure, SeveralFiguresError, Stage, upload_characters
 from fabrik3d.io.stage_bake import bake_stage
 from fabrik3d.io.stage_gltf import stage_animation_glb_bytes, stage_pose_glb_bytes
 from fabrik3d.io.stage_pose import links, prop_transform
@@ -39,8 +36,9 @@ from fabrik3d.model.placement import Placement, Transform, quat_conj, quat_mul
 from fabrik3d.model.props import Hold, Prop, check_name
 from fabrik3d.solver import together
 
-from .characters import figure_character
+from .characters import figure_character, uploaded_files
 from .controller import Controller
+from .uploads import scene_with_characters
 
 SPACING = 0.9  # metres between a new figure and the one it is placed beside
 HISTORY = 200  # document steps kept
@@ -137,13 +135,19 @@ class Document:
         stage = self.stage()
         return stage_animation_glb_bytes(stage, bake_stage(stage), mannequin)
 
-    def open_upload(self, upload: Any) -> None:
-        """Open a file of the panel's upload field: a scene or a character in the selected figure
-        (``Controller.load_upload``), or a scene of several figures as the document (``load_stage``)."""
+    def open_upload(self, upload: Any) -> list[str]:
+        """Open the upload field's files: a scene or a character in the selected figure (``Controller.load_upload``),
+        a scene of several figures (``load_stage``), or a scene with its characters (``uploads``: the names of those
+        not among the files are returned)."""
+        if len(files := uploaded_files(upload)) > 1:
+            stage, source, missing = scene_with_characters(files)
+            return self.load_stage(stage, source) or missing
         try:
             self.controller.load_upload(upload)
         except SeveralFiguresError as exc:
             self.load_stage(exc.stage, exc.source)
+            return upload_characters(exc.stage, {}, exc.source)  # (the characters it names: none chosen with it)
+        return []
 
     def load_stage(self, stage: Stage, source: str = "scene", undoable: bool = True) -> None:
         """Make ``stage`` the document (a controller per figure, each its scene's rest solved); one undo step

@@ -139,8 +139,9 @@ def scene_section(app: Any) -> None:
     """The preset, the scene or character file, the character, the downloads."""
     v3.VSelect(label="Preset", v_model=("preset",), items=("presets",), id="preset", **_FIELD)
     v3.VFileInput(
-        label="Open a scene (.json) or a character (.glb, .gltf)",
+        label="Open a scene (.json) with its characters, or a character (.glb, .gltf)",
         v_model=("scene_upload", None),
+        multiple=True,
         accept=".json,application/json,.glb,.gltf,model/gltf-binary,model/gltf+json",
         id="scene-upload",
         prepend_icon="",
