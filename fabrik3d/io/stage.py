@@ -320,9 +320,11 @@ def upload_characters(stage: Stage, uploads: Mapping[str, bytes], source: str) -
         if name not in uploads:
             missing.append(name)
             continue
-        data = uploads[name]
-        opened[i] = scene_character_from(f.scene, lambda rig_map, data=data, name=name: character_from_bytes(
-            data, name, None, rig_map), f"{source}: figures[{i}].character")  # fmt: skip
+
+        def read(rig_map: Any, data: bytes = uploads[name], name: str = name) -> Character:
+            return character_from_bytes(data, name, None, rig_map)
+
+        opened[i] = scene_character_from(f.scene, read, f"{source}: figures[{i}].character")
     for i, character in opened.items():
         stage.figures[i].character = character
     return missing
