@@ -7,20 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import require_executable
 from helpers import pixels
 from helpers import web as wh
 
 pytestmark = pytest.mark.browser
 SHOTS = wh.ROOT / "tests" / "artifacts"
-
-
-@pytest.fixture(scope="module")
-def page():
-    require_executable("chromium", "apt-get install chromium")
-    with wh.WebServer() as srv, wh.browser() as b:
-        yield wh.open_page(b, srv.url)
-        assert srv.alive, srv.output()
 
 
 def test_the_centre_of_mass_turns_red_when_the_pose_falls_over_and_back_with_balance(page) -> None:

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import require_executable
 from helpers import web as wh
 from helpers.character_asset import write_character
 from helpers.web_turns import frame, quat_angle
@@ -35,14 +34,6 @@ HOLDER = "hand_l"  # (the second figure's hand that holds the stick; its right h
 @pytest.fixture(scope="module")
 def hero(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_character(tmp_path_factory.mktemp("hero"), "hero", "mixamo", armature=True)
-
-
-@pytest.fixture(scope="module")
-def page():
-    require_executable("chromium", "apt-get install chromium")
-    with wh.WebServer() as srv, wh.browser() as b:
-        yield wh.open_page(b, srv.url)
-        assert srv.alive, srv.output()
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import require_executable
 from helpers import web as wh
 from helpers.character_asset import write_character
 
@@ -33,14 +32,6 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     stage = Stage([Figure("Ada", scene_or_preset("humanoid")), Figure("Hero", named, Placement([1, 0, 0], -30))])
     save_stage(stage, folder / "duo.json")
     return {"scene": folder / "duo.json", "hero": hero}
-
-
-@pytest.fixture(scope="module")
-def page():
-    require_executable("chromium", "apt-get install chromium")
-    with wh.WebServer() as srv, wh.browser() as b:
-        yield wh.open_page(b, srv.url)
-        assert srv.alive, srv.output()
 
 
 def _select(page, name: str) -> None:
