@@ -80,8 +80,7 @@ def _pose_document(stage: Stage, poses: Sequence[Any], mannequin: bool) -> tuple
         checked = check_pose(sk, pose.positions, pose.rotations)
         rigs.append(checked if f.character is not None else gltf.local_transforms(sk, *checked))
     blob = gltf._Blob()
-    doc, _, _ = _document(blob, stage, rigs, mannequin)
-    doc.pop("animations", None)  # (a pose: the characters' own clips are an animation's)
+    doc, *_ = _document(blob, stage, rigs, mannequin)  # (a pose: the characters' own clips are an animation's)
     return doc, blob.data()
 
 
@@ -99,7 +98,7 @@ def _animation_document(stage: Stage, takes: Sequence[Take], mannequin: bool) ->
     rest = [t if f.character is not None else gltf.local_transforms(t.skeleton, t.skeleton.rest_positions,
             t.skeleton.rest_frames) for f, t in zip(stage.figures, takes)]  # fmt: skip
     blob = gltf._Blob()
-    doc, joints, keyed = _document(blob, stage, rest, mannequin)
+    doc, joints, keyed, clips = _document(blob, stage, rest, mannequin)
     key_times = blob.add(times[:, None], "SCALAR", min_max=True)
     samplers: list[dict[str, Any]] = []
     channels: list[dict[str, Any]] = []
@@ -118,7 +117,7 @@ def _animation_document(stage: Stage, takes: Sequence[Take], mannequin: bool) ->
             for path, values, kind in keys:
                 channels.append({"sampler": len(samplers), "target": {"node": nodes[j], "path": path}})
                 samplers.append({"input": key_times, "interpolation": "LINEAR", "output": blob.add(values, kind)})
-    doc["animations"] = [{"name": "take", "channels": channels, "samplers": samplers}, *doc.get("animations", [])]
+    doc["animations"] = [{"name": "take", "channels": channels, "samplers": samplers}, *clips]
     doc["accessors"] = blob.accessors
     doc["bufferViews"] = blob.views
     return doc, blob.data()
@@ -126,10 +125,11 @@ def _animation_document(stage: Stage, takes: Sequence[Take], mannequin: bool) ->
 
 def _document(
     blob: Any, stage: Stage, rigs: Sequence[Any], mannequin: bool
-) -> tuple[dict[str, Any], list[list[int]], list[dict[str, Any] | None]]:
+) -> tuple[dict[str, Any], list[list[int]], list[dict[str, Any] | None], list[dict[str, Any]]]:
     """The stage's nodes, skins, meshes and scene. ``rigs[i]``: a plain figure's joints' local ``(t, q)``; a
     character figure's pose (``(positions, rotations)``) or ``Take``. Returns the document, each figure's
-    joints' nodes and each character figure's keys (``stage_character.Merged.animation``; else None)."""
+    joints' nodes, each character figure's keys (``stage_character.Merged.animation``; else None) and the
+    characters' own clips (``Merged.clips``: an animation writes them after its take, a pose not at all)."""
     parts: dict[str, list[Any]] = {kind: [] for kind in KINDS}
     nodes = parts["nodes"]
     roots: list[int] = []
@@ -184,11 +184,10 @@ def _document(
         "scene": 0,
         "scenes": [{"name": "stage", "nodes": roots}],
         **{kind: items for kind, items in parts.items() if items},
-        **({"animations": clips} if clips else {}),
         "accessors": blob.accessors,
         "bufferViews": blob.views,
     }
-    return doc, joints, keyed
+    return doc, joints, keyed, clips
 
 
 def _plain(

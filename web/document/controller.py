@@ -25,7 +25,7 @@ import numpy as np
 import fabrik3d
 from fabrik3d import checks, display
 from fabrik3d.io.scene import Scene, scene_or_preset
-from fabrik3d.io.stage import SeveralFiguresError, parse_stage
+from fabrik3d.io.stage import SeveralFiguresError, Stage, parse_stage
 from fabrik3d.model import presets
 from fabrik3d.model.workspace import WORKSPACE_SIZES
 
@@ -45,6 +45,13 @@ MAX_SCENE_BYTES = 2 * 1024 * 1024  # an uploaded scene file larger than this is 
 MAX_SCENE_JOINTS = 2000
 MAX_ITERATIONS = 1000  # the iteration limit the panel accepts (a drag solves once per mouse move)
 _KEEP: Any = object()  # "leave as it is", for an optional argument whose None means "none"
+
+
+def scene_file_stage(text: str | bytes, source: str) -> Stage:
+    """The stage of an uploaded scene file's text, within ``MAX_SCENE_BYTES`` and ``MAX_SCENE_JOINTS``."""
+    if len(text) > MAX_SCENE_BYTES:
+        raise ValueError(f"{source}: file is too large ({len(text)} bytes, limit {MAX_SCENE_BYTES})")
+    return parse_stage(text, source, MAX_SCENE_JOINTS)
 
 
 class Controller(History, Recording, PosingControls, Timeline, Turning, Orienting, Characters, Hands, Poses, Body):
@@ -109,9 +116,7 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Orientin
 
     def load_scene_text(self, text: str | bytes, source: str = "upload") -> None:
         """Load a scene from JSON text (a file's contents); on any problem nothing changes."""
-        if len(text) > MAX_SCENE_BYTES:
-            raise ValueError(f"{source}: file is too large ({len(text)} bytes, limit {MAX_SCENE_BYTES})")
-        stage = parse_stage(text, source, MAX_SCENE_JOINTS)
+        stage = scene_file_stage(text, source)
         if not stage.is_plain:  # (several figures, props: the document's, ``fabrik3d_web.document.document``)
             raise SeveralFiguresError(stage, source)
         scene = stage.figures[0].scene

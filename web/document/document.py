@@ -136,12 +136,12 @@ class Document:
         return stage_animation_glb_bytes(stage, bake_stage(stage), mannequin)
 
     def open_upload(self, upload: Any) -> list[str]:
-        """Open the upload field's files: a scene or a character in the selected figure (``Controller.load_upload``),
-        a scene of several figures (``load_stage``), or a scene with its characters (``uploads``: the names of those
-        not among the files are returned)."""
+        """Open the upload field's files: a scene or character in the selected figure (``Controller.load_upload``), a
+        stage (``load_stage``), or a scene with its characters (``uploads``); returns the characters not chosen."""
         if len(files := uploaded_files(upload)) > 1:
             stage, source, missing = scene_with_characters(files)
-            return self.load_stage(stage, source) or missing
+            self.load_stage(stage, source)
+            return missing
         try:
             self.controller.load_upload(upload)
         except SeveralFiguresError as exc:

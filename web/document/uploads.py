@@ -12,17 +12,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from fabrik3d.io.stage import Stage, parse_stage, upload_characters
+from fabrik3d.io.stage import Stage, upload_characters
 
 from .characters import MAX_CHARACTER_BYTES, is_character_file
-from .controller import MAX_SCENE_BYTES, MAX_SCENE_JOINTS
+from .controller import scene_file_stage
 
 
 def scene_with_characters(files: list[tuple[str, Any, Any]]) -> tuple[Stage, str, list[str]]:
     """The stage of the one scene file among ``files`` (``characters.uploaded_files``: name, declared size,
     content) with the characters its figures name taken from the others; returns ``(stage, the scene's name, the
     names of the characters it names that are not among the files)``. ``ValueError`` naming the problem, on one
-    line: not exactly one scene file, a file that is not a character, too many bytes, a character that fails."""
+    line: not exactly one scene file, two files of one name, too many bytes, a scene or a character that fails."""
     scenes = [f for f in files if not is_character_file(f[0], f[2])]
     if len(scenes) != 1:
         raise ValueError(
@@ -32,8 +32,6 @@ def scene_with_characters(files: list[tuple[str, Any, Any]]) -> tuple[Stage, str
     if total > MAX_CHARACTER_BYTES:
         raise ValueError(f"upload: the files are too large together ({total} bytes, limit {MAX_CHARACTER_BYTES})")
     name, _, text = scenes[0]
-    if len(text) > MAX_SCENE_BYTES:
-        raise ValueError(f"{name}: file is too large ({len(text)} bytes, limit {MAX_SCENE_BYTES})")
     characters = {}
     for other, _, content in files:
         if other == name:
@@ -43,6 +41,6 @@ def scene_with_characters(files: list[tuple[str, Any, Any]]) -> tuple[Stage, str
         if other in characters:
             raise ValueError(f"upload: two files named {other!r}")
         characters[other] = bytes(content)
-    stage = parse_stage(bytes(text) if not isinstance(text, str) else text, name, MAX_SCENE_JOINTS)
+    stage = scene_file_stage(bytes(text) if not isinstance(text, str) else text, name)
     missing = upload_characters(stage, characters, name)
     return stage, name, missing
