@@ -23,6 +23,7 @@ whose caller was killed outright stops before its next problem.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import pickle
 import subprocess
@@ -120,6 +121,7 @@ def one_by_one(
             rotations=row(frames, b),
             relax_rotations=row(relax_frames, b),
             look_at=None if look is None else {names[j]: row(a, b) for j, a in look.items()},
+            effort=math.inf,  # (a batch's problems are no drag's frames: every search to its end)
         )
 
     for b, res in enumerate(solve_each(skeleton, bsize, problem, backend_workers(backend))):

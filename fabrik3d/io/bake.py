@@ -15,6 +15,7 @@ the keys hold what the user saw, and the frames between follow them. Such keys b
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -52,7 +53,8 @@ def solve_goals(
 ) -> SolveResult:
     """``solve`` on the goals of one frame (``Animation.goals_at``), from ``positions`` (``(n, 3)``,
     default the rest pose; its frames ``rotations``, ``(n, 4)``, if given), relaxing toward the pose
-    ``relax`` if given."""
+    ``relax`` if given. A bake is not a drag: its frames' searches are unbounded (``solve``'s
+    ``effort``)."""
     return solve(
         skeleton,
         goals.targets,
@@ -66,6 +68,7 @@ def solve_goals(
         tolerance=tolerance,
         max_iterations=max_iterations,
         posing=posing,
+        effort=math.inf,
     )
 
 

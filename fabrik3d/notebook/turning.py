@@ -12,6 +12,7 @@ frames; angles Blender's XYZ Euler in degrees.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import numpy as np
@@ -111,7 +112,8 @@ class Turns:
 
     def _turned_solve(self, scene: Scene, start: SolveResult | None) -> SolveResult:
         """``solve`` of ``scene`` from ``start`` (with its frames), the orientations, the built pose and
-        the look given."""
+        the look given; each edit reaches whatever it costs (an edit typed or picked is no drag's frame:
+        ``effort``, ``fabrik3d.solver.effort``)."""
         goals = {
             k: Target(p, self._orientations[k]) if k in self._orientations else p for k, p in scene.targets.items()
         }
@@ -131,4 +133,5 @@ class Turns:
             look_at=look,
             floor=scene.floor,
             balance=scene.balance,
+            effort=math.inf,
         )

@@ -75,6 +75,9 @@ def grounded(
     else:
         goals = targets
     result = solve(skeleton, goals, **options)
+    # (the solves of the balance's rounds and the floor's are a search of their own: each unbounded,
+    # as the first's is not, unless the caller bounds them: ``fabrik3d.solver.effort``)
+    options = dict(options, effort=math.inf if options.get("effort") is None else options["effort"])
     if balance:
         result, goals, options = _balanced(skeleton, goals, solve, options, result, height)
     if height is not None:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from fabrik3d import rotations as rot
 from fabrik3d.model.targets import Goal
 from fabrik3d.solver.constrained.solve import LimitedSolve
+from fabrik3d.solver.effort import Effort
 from fabrik3d.solver.rig import Rig
 from fabrik3d.solver.subtree import forward, local
 
@@ -82,6 +83,7 @@ class StiffLevels:
     stop: dict[int, int]
     gradual: set[int]
     holding: dict[int, int]
+    effort: Effort  # (the frame's work left: ``fabrik3d.solver.effort``)
 
     # (the natural solve's own, ``fabrik3d.solver.natural.NaturalSolve``)
     chain: Callable[[int, Callable[[int], bool]], list[int]]
@@ -166,6 +168,8 @@ class StiffLevels:
         reach); then the share is bisected; the first probe is where the reach's slack (the distance from each
         unreached effector's chain top to its target, beyond the chain's length) runs out if it
         shrinks linearly with the share. Only the chains below the freed joints are solved again.
+        The retries and probes stop once the frame's ``effort`` is spent (``fabrik3d.solver.effort``):
+        the least share found so far stands.
         """
         r = self.r
         freed = [j for j in r.order[1:] if below < self.stiffness[j] <= level]
@@ -179,7 +183,7 @@ class StiffLevels:
             if self.deferred:  # (the chains left to a stiffer level run straight at their targets)
                 pose, frames = self.tier(pose, frames, self.levels[0], only=self.deferred)
                 self.deferred = set()
-            if self.within_length(pose, level):  # (stuck from the last frame's pose: again, relaxed)
+            if self.within_length(pose, level) and not self.effort.spent:  # (stuck from the last pose: again, relaxed)
                 again = self.tier(pose, frames, level, below_freed)
                 full_pose, full_frames = min(((full_pose, full_frames), again), key=lambda pf: self.shortfall(*pf))
             if not self.reached(full_pose, full_frames):
@@ -206,6 +210,8 @@ class StiffLevels:
         lo, hi = 0.0, 1.0
         probe = self.slack_share(pose, forward(r, pose, frames, after)[0], below)
         for _ in range(BISECTIONS):
+            if self.effort.spent:
+                break  # (the frame's work is spent: the least share found so far)
             mid = probe if probe is not None and lo < probe < hi else 0.5 * (lo + hi)
             probe = None
             candidate = at(mid)
@@ -216,9 +222,10 @@ class StiffLevels:
                     continue
             lo = mid
         if self.jumps(best[0]):  # (every pose jumps: the whole level again from the last frame's, unswivelled)
-            still = self.unswivelled(lambda: self.tier(*forward(r, pose, frames, warm), level, below_freed))
-            if self.reached(*still):
-                reaching.append(still)
+            if not self.effort.spent:
+                still = self.unswivelled(lambda: self.tier(*forward(r, pose, frames, warm), level, below_freed))
+                if self.reached(*still):
+                    reaching.append(still)
             least = min(reaching, key=lambda pf: self.moved(pf[0]))
             spared = self.moved(least[0])
             if self.reached(pose, frames) and spared > max(self.bar, STIFFER_GAIN * self.moved(pose)):

@@ -14,21 +14,21 @@ A solve of a skeleton with a ``Posing`` (``fabrik3d.model.posing``) runs in four
    chain's top joint keeps its position and its parent's frame, and the subtree below it is solved
    as a skeleton of its own in that parent's frame (``sub_skeleton``). Chains with the same top are
    solved together, the tops nearest the root first.
-3. **Only as much as needed** (``fabrik3d.solver.levels``). When a level leaves a target
-   unreached, or reaches it only by a jump (a joint moving more than ``RETRY_JUMP`` times the
-   target's step from where it was: the drag's last pose), the next level's joints are freed: the
-   whole next level is solved, and then the share of their turn (from the relaxed pose) is
-   bisected: the least share with which the freer joints reach without a jump (if every pose
-   that reaches jumps, the one that moves the least). A level whose
-   chains are too short for a target is passed over (its joints count as free at the next), and
-   a chain too short at the first level is not solved there (the share solves it again). A
-   probe whose chain would be pulled nearly straight gets few iterations (slow to converge
-   there: a larger share is probed if they do not reach), any other probe a bounded number, and
-   the first probe leaves a margin. A chain does not jump (``RETRY_JUMP``): stuck or jumping, it
-   takes the least motion that reaches, else a stiffer level joins (or, at the last, the jump
-   stands). A pose that still jumps gets two more tries, the body's least motion and the levels
-   unrelaxed (``fabrik3d.solver.steady``), the one moving least kept; else it goes part of the
-   way (``steady.partway``): the limb swings round over the next frames, off its target meanwhile.
+3. **Only as much as needed** (``fabrik3d.solver.levels``). When a level leaves a target unreached, or reaches
+   it only by a jump (a joint moving more than ``RETRY_JUMP`` times the target's step from where it was: the
+   drag's last pose), the next level's joints are freed: the whole next level is solved, and then the share of
+   their turn (from the relaxed pose) is bisected: the least share with which the freer joints reach without a
+   jump (if every pose that reaches jumps, the one that moves the least). A level whose chains are too short for
+   a target is passed over (its joints count as free at the next), and a chain too short at the first level is
+   not solved there (the share solves it again). A probe whose chain would be pulled nearly straight gets few
+   iterations (slow to converge there: a larger share is probed if they do not reach), any other probe a bounded
+   number, and the first probe leaves a margin. A chain does not jump (``RETRY_JUMP``): stuck or jumping, it
+   takes the least motion that reaches, else a stiffer level joins (or, at the last, the jump stands). A pose
+   that still jumps gets two more tries, the body's least motion and the levels unrelaxed
+   (``fabrik3d.solver.steady``), the one moving least kept; else it goes part of the way (``steady.partway``):
+   the limb swings round over the next frames, off its target meanwhile. A frame of a drag does these searches
+   (the share's probes and retries, the least motion, the guard) only while its allowance of work lasts
+   (``fabrik3d.solver.effort``); then the best pose found stands.
 4. **Swivel.** A limb with a swivel (or a pole) turns its hinge's joint (elbow, knee) about the
    line from the hinge's parent to its child toward the swivel's direction, which moves no
    target; the turn is kept when the joint limits let the targets stay reached. A limb that
@@ -53,21 +53,21 @@ from fabrik3d.model.targets import Goal
 from fabrik3d.rotations import add as _add
 from fabrik3d.rotations import sub as _sub
 from fabrik3d.solver.constrained.solve import LimitedSolve
+from fabrik3d.solver.effort import FRAME_EFFORT, Effort
 from fabrik3d.solver.levels import ORIENTATION_STIFFNESS, StiffLevels
 from fabrik3d.solver.rig import Rig, rig
-from fabrik3d.solver.steady import steadied
+from fabrik3d.solver.steady import drag_frame, steadied
 from fabrik3d.solver.subtree import forward, local, sub_skeleton
 from fabrik3d.solver.swivel import Swivelling
 
 # Iterations a foot's orientation hint gets before the foot gives way to the limits.
 HINT_ITERATIONS = 12
-# A chain whose solve moves a joint more than this many times the target's distance from its
-# effector, or stalls, takes the least-motion steps' pose if it reaches; it retries from the rest
-# pose only within this bound (``LimitedSolve.run``'s ``jump``); the last level's chains too (an
-# arm at its shoulder's limit flipped its elbow 40 cm for a hand's 1.5 cm step).
-# A level's pose that moves a joint more than this many times the farthest target's distance from
-# its effector at the start (its step in a drag) counts as a jump: a stiffer level joins (``far``;
-# not with poles, which the user drags to turn a limb at once).
+# A chain whose solve moves a joint more than this many times the target's distance from its effector,
+# or stalls, takes the least-motion steps' pose if it reaches; it retries from the rest pose only within
+# this bound (``LimitedSolve.run``'s ``jump``); the last level's chains too (an arm at its shoulder's
+# limit flipped its elbow 40 cm for a hand's 1.5 cm step). A level's pose that moves a joint more than
+# this many times the farthest target's distance from its effector at the start (its step in a drag)
+# counts as a jump: a stiffer level joins (``far``; not with poles: the user drags them to turn a limb).
 RETRY_JUMP = 3.0
 # A held joint (a wrist: ``NaturalSolve.held``) relaxes toward the pose the user built by at most the
 # turn that moves its effector this many times its step in a drag per solve (the arm need not jump).
@@ -91,12 +91,14 @@ class NaturalSolve(StiffLevels, Swivelling):
         posing: Posing,
         solve: Solver,
         warm: bool = True,
+        effort: Effort | None = None,
     ) -> None:
         self.sk, self.r, self.goals, self.weights, self.poles, self.posing = skeleton, r, goals, weights, poles, posing
         self.solve = solve
         # (from a pose given, a frame of a drag, where a jump may be spread over frames: ``steady.partway``;
         # else from the rest pose, a placement, which reaches whatever moves)
         self.warm = warm
+        self.effort = effort  # (the frame's work, shared by its solves; None: ``run`` sets it)
         names = skeleton.names
         self.stiffness = [posing.stiffness.get(name, 0.0) for name in names]
         root = r.order[0]
@@ -133,7 +135,8 @@ class NaturalSolve(StiffLevels, Swivelling):
         """The natural pose from ``start`` (relaxing toward ``relax``, ``None``: the rest pose);
         ``twist`` and ``relax_twist``: frames whose turns about the bones the start's and the
         relaxed pose's frames keep (``Rig.carried_turns``); ``kept``: the world frames the feet keep
-        (None: the start's; the hinge's are from before its tilt); returns (pose, frames, iterations)."""
+        (None: the start's; the hinge's are from before its tilt); returns (pose, frames, iterations).
+        Without an effort given, a drag's frame (``steady.drag_frame``) gets ``FRAME_EFFORT``, else none."""
         r = self.r
         self.tol, self.max_it = tol, max_it
         whole = LimitedSolve(r, self.goals, self.weights, {}, None)  # (its projection onto the limits)
@@ -158,10 +161,12 @@ class NaturalSolve(StiffLevels, Swivelling):
             math.inf if math.isinf(self.far) else RETRY_JUMP * self.step + self.forced
         )  # (the whole step: ``share``)
         self.loosen(pose)
+        if self.effort is None:
+            self.effort = Effort(FRAME_EFFORT if drag_frame(self) else math.inf)
         self.turning = self.step <= tol and any(g.orientation is not None for g in self.goals.values())
         start = pose, frames
         pose, frames = self.levelled(*start, reference)
-        misturned = self.misturned(pose, frames)
+        misturned = [] if self.effort.spent else self.misturned(pose, frames)
         if misturned:  # (a held wrist kept the elbow from its side: once more, the wrist free)
             for j in misturned:
                 self.stiffness[j] = 0.0
@@ -184,12 +189,12 @@ class NaturalSolve(StiffLevels, Swivelling):
         relaxed = forward(r, pose, frames, stiff)
         self.deferred = self.beyond_first_level(relaxed[0])
         pose, frames = self.tier(*relaxed, self.levels[0], skip=self.deferred)
-        if self.reached(pose, frames) and self.jumps(pose):  # (a jump: once more, no limb swivelled)
+        if self.reached(pose, frames) and self.jumps(pose) and not self.effort.spent:  # (a jump: again, unswivelled)
             still = self.unswivelled(lambda: self.tier(*relaxed, self.levels[0], skip=self.deferred))
             if self.reached(*still) and not self.jumps(still[0]):
                 pose, frames = still
         for below, level in zip(self.levels, self.levels[1:]):
-            if self.reached(pose, frames) and not self.jumps(pose):
+            if (self.reached(pose, frames) and not self.jumps(pose)) or self.effort.spent:
                 break
             if self.turning and level > ORIENTATION_STIFFNESS and self.reached(pose):
                 break  # (a turn in place recruits no torso: the limb turns the hand as far as it can)
@@ -367,7 +372,8 @@ class NaturalSolve(StiffLevels, Swivelling):
         key += (jump, None if start_frames is None else tuple(start_frames), twist_from and tuple(twist_from))
         got = self.solves.get(key)
         if got is None:
-            args = (sub, sr, goals, weights, {}, None, start, self.tol, max_it, False, start_frames, jump, twist_from)
+            args = (sub, sr, goals, weights, {}, None, start, self.tol, max_it, False, start_frames, jump)
+            args += (twist_from, self.effort)
             got = self.solves[key] = self.solve(*args)
         self.iterations = max(self.iterations, got[2])  # (each chain's solve is bounded alike)
         return list(got[0]), list(got[1])

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from fabrik3d import rotations as rot
 from fabrik3d.model.targets import Goal
 from fabrik3d.solver.constrained.solve import LimitedSolve
+from fabrik3d.solver.effort import Effort
 from fabrik3d.solver.rig import Rig
 from fabrik3d.solver.subtree import forward, local
 
@@ -56,6 +57,7 @@ class Solving(Protocol):
     warm: bool
     far: float
     done: dict[Any, Any]
+    effort: Effort
 
     def jumps(self, pose: list[rot.Vec], far: float | None = None) -> bool: ...
     def moved(self, pose: list[rot.Vec]) -> float: ...
@@ -82,19 +84,34 @@ def step_taken(solve: Solving, pose: list[rot.Vec]) -> float:
     return min(solve.step, max((rot.dist(pose[e], start[e]) for e in solve.goals), default=solve.step))
 
 
+def dragged(solve: Solving) -> list[int]:
+    """The effectors whose targets moved: more than the tolerance from where the start has them."""
+    return [e for e, g in solve.goals.items() if rot.dist(solve.start_pose[e], g.position) > solve.tol]
+
+
+def drag_frame(solve: Solving) -> bool:
+    """Whether the solve is a frame of a drag: from a pose given (``warm``), its targets' step at most
+    ``PARTWAY_STEP`` of the shortest dragged limb's length (``reach_of``). A farther step, or a solve
+    from the rest pose, is a placement."""
+    limbs = [solve.reach_of(e) for e in dragged(solve)]
+    return solve.warm and bool(limbs) and solve.step <= PARTWAY_STEP * min(limbs)
+
+
 def steadied(solve: Solving, start: Posed, got: Posed, bar: float) -> Posed:
     """``got`` (the natural solve's pose and frames from ``start``, the drag's last pose projected
     onto the limits) or, where it jumps (``jumping``), the pose of the two above that reaches every
-    target and moves the joints least, if it moves them less than ``got``."""
+    target and moves the joints least, if it moves them less than ``got``; each tried only while the
+    solve's ``effort`` lasts (``fabrik3d.solver.effort``)."""
     if not jumping(solve, got[0], bar):
         return got
     best, least = got, solve.moved(got[0])
     root = solve.r.order[0]
-    whole = LimitedSolve(solve.r.locked({root: start[1][root]}), solve.goals, solve.weights, {}, None)
-    moved = whole.least_motion(*start, solve.tol, least)
-    if moved is not None:
-        best, least = kept(solve, whole.placed(*moved, *start), best, least)
-    if jumping(solve, best[0], bar):
+    if not solve.effort.spent:
+        whole = LimitedSolve(solve.r.locked({root: start[1][root]}), solve.goals, solve.weights, {}, None, solve.effort)
+        moved = whole.least_motion(*start, solve.tol, least)
+        if moved is not None:
+            best, least = kept(solve, whole.placed(*moved, *start), best, least)
+    if jumping(solve, best[0], bar) and not solve.effort.spent:
         solve.done = {}  # (the chains' last solves are not this start's)
         best, least = kept(solve, solve.levelled(*start, start[1]), best, least)
     return partway(solve, start, best, bar) if jumping(solve, best[0], bar) else best
@@ -113,8 +130,8 @@ def partway(solve: Solving, start: Posed, got: Posed, bar: float) -> Posed:
     that steady."""
     r = solve.r
     root = r.order[0]
-    dragged = [e for e, g in solve.goals.items() if rot.dist(start[0][e], g.position) > solve.tol]
-    if not solve.warm or solve.step > PARTWAY_STEP * min(map(solve.reach_of, dragged), default=0.0):
+    moving = dragged(solve)
+    if not drag_frame(solve):
         return got
     if start[0][root] != got[0][root] or start[1][root] != got[1][root]:
         return got
@@ -122,7 +139,7 @@ def partway(solve: Solving, start: Posed, got: Posed, bar: float) -> Posed:
     turns = [(j, local(r, start[1], j), local(r, got[1], j)) for j in r.order[1:]]
 
     def within_bar(pose: Posed) -> bool:  # (no hinge gets the straightening allowance here)
-        step = min((rot.dist(pose[0][e], start[0][e]) for e in dragged), default=solve.step)
+        step = min((rot.dist(pose[0][e], start[0][e]) for e in moving), default=solve.step)
         return solve.moved(pose[0]) <= bar * max(min(step, solve.step), solve.tol)
 
     lo, hi, best = 0.0, 1.0, got
@@ -134,12 +151,12 @@ def partway(solve: Solving, start: Posed, got: Posed, bar: float) -> Posed:
         pose = whole.project(*turned)
         lo, hi, best = (share, hi, pose) if within_bar(pose) else (lo, share, best)
     if best is got or all(
-        rot.dist(best[0][e], g.position) <= solve.tol for e, g in solve.goals.items() if e not in dragged
+        rot.dist(best[0][e], g.position) <= solve.tol for e, g in solve.goals.items() if e not in moving
     ):
         return best
     # (the targets that did not move, back on them: the body's least motion from there, the dragged
     # effectors held where they are)
-    held = {e: Goal(best[0][e], None, 1.0) if e in dragged else g for e, g in solve.goals.items()}
+    held = {e: Goal(best[0][e], None, 1.0) if e in moving else g for e, g in solve.goals.items()}
     fixer = LimitedSolve(r.locked({root: start[1][root]}), held, solve.weights, {}, None)
     moved = fixer.least_motion(*best, solve.tol)
     if moved is not None and within_bar(pinned := fixer.placed(*moved, *best)):

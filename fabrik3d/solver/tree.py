@@ -46,6 +46,7 @@ from fabrik3d.model.posing import Posing, check_posing
 from fabrik3d.model.skeleton import Skeleton, check_skeleton
 from fabrik3d.solver.chain import run_chain, settled
 from fabrik3d.solver.constrained.solve import LimitedSolve
+from fabrik3d.solver.effort import Effort, allowed
 from fabrik3d.solver.ground import grounded
 from fabrik3d.solver.look import look_goal, look_joints, looking
 from fabrik3d.solver.plan import LEAF, SWING, PlainPlan, plain_plan
@@ -72,6 +73,7 @@ def solve(
     look_at: Any = None,
     floor: float | None = None,
     balance: bool = False,
+    effort: float | None = None,
 ) -> SolveResult:
     """Pose ``skeleton`` so its targeted end effectors reach their targets.
 
@@ -107,14 +109,20 @@ def solve(
         floor: a floor's height (scene units): no joint goes below it, a foot that meets it lies on
             it; balance: the root shifts so the centre of mass stays over the feet on the ground
             (both ``fabrik3d.solver.ground``).
+        effort: the work (``fabrik3d.solver.effort``'s units, >= 0) the solve's searches may do before
+            the best pose found so far stands; default None: a frame of a drag (a warm solve whose
+            targets moved a small step, ``fabrik3d.solver.steady.drag_frame``) gets ``FRAME_EFFORT``,
+            about 20 ms here, and any other solve is unbounded; ``math.inf``: unbounded (a bake's
+            frames). With a posing; a plain constrained solve is unbounded unless given one.
 
     Raises:
         TypeError: naming ``skeleton`` when it is not a ``Skeleton`` (``NotASkeletonError``).
         ValueError: naming the argument, for unknown or non-effector target names (listing the
             valid ones), wrong shapes, NaN or inf values, complex numbers, booleans or strings as
-            coordinates, non-unit quaternions, weights <= 0, a bad tolerance or max_iterations.
+            coordinates, non-unit quaternions, weights <= 0, a bad tolerance, max_iterations or effort.
     """
     options = {k: v for k, v in locals().items() if k not in ("skeleton", "targets", "floor", "balance")}
+    allowance = allowed(effort)
     if floor is not None or balance is not False:  # (fabrik3d.solver.ground)
         return grounded(skeleton, targets, solve, floor, balance, options)
     if check_skeleton(skeleton).riders:  # (the core solved, the fingers carried: fabrik3d.solver.riders)
@@ -138,7 +146,7 @@ def solve(
             turns = given_frames(skeleton, rotations, "rotations", positions, root)
             return _start_pose(skeleton, r, positions, root), turns
 
-        body = WholeBody(skeleton, r, goals, w, pole_points, natural, tolerance, max_iterations, solve_pose)
+        body = WholeBody(skeleton, r, goals, w, pole_points, natural, tolerance, max_iterations, solve_pose, allowance)
         body.looked = set() if look is None else {skeleton.index(n) for n in look_joints(skeleton, look[0])}
         pose, frames, iterations = body.run(start, twist, relax, relax_twist, positions is not None, root_goal, moved)
         return result(skeleton, goals, *looking(skeleton, goals, look, pose, frames), iterations, tolerance)
@@ -155,6 +163,7 @@ def solve(
         max_iterations,
         cold=positions is None,
         twist_from=twist,
+        effort=None if allowance is None else Effort(allowance),
     )
     return result(skeleton, goals, *looking(skeleton, goals, look, pose, frames), iterations, tolerance)
 
@@ -173,6 +182,7 @@ def solve_pose(
     frames: list[rot.Quat] | None = None,
     jump: float | None = None,
     twist_from: list[rot.Quat] | None = None,
+    effort: Effort | None = None,
 ) -> tuple[list[rot.Vec], list[rot.Quat], int]:
     """``solve`` on checked inputs (goals by effector index, the start pose with the bone lengths,
     ``root_frame`` the root's orientation target): the constrained solve or the plain one; returns
@@ -181,10 +191,11 @@ def solve_pose(
     bound on a warm constrained solve's moves, in multiples of its targets' distance
     (``LimitedSolve.run``: the retry from rest within it, least-motion steps beyond it);
     ``twist_from``: frames whose turns about the bones the start's frames keep (``solve``'s
-    ``rotations``)."""
+    ``rotations``); ``effort``: the work the constrained solve may do (``fabrik3d.solver.effort``,
+    unbounded by default)."""
     constrained = bool(skeleton.constraints or poles) or any(g.orientation is not None for g in goals.values())
     if constrained or root_frame is not None:
-        solver = LimitedSolve(r, goals, weights, poles, root_frame)
+        solver = LimitedSolve(r, goals, weights, poles, root_frame, effort)
         return solver.run(start, tol, max_it, cold, frames, jump, twist_from)
     pose, frames, iterations = _solve_plain(skeleton, r, start, goals, weights, tol, max_it)
     return pose, (frames if twist_from is None else r.pose_frames(pose, r.carried_turns(twist_from))), iterations

@@ -14,6 +14,10 @@ One solve runs these steps, each in its own module:
 4. **Hang** (``fabrik3d.solver.hang``): a free limb of ``Posing.hang`` hangs under gravity, unless
    the pose the user built has it posed otherwise.
 
+A frame of a drag shares one allowance of work among the levels' solves of steps 2 and 3
+(``fabrik3d.solver.effort``): once it is spent the searches stop, and where the best pose found then
+is no gain on the start, the reaching passes move the start on (``WholeBody.reached_plainly``).
+
 Positions are ``(x, y, z)`` and frames ``(x, y, z, w)`` tuples (``fabrik3d.rotations``).
 """
 
@@ -27,6 +31,7 @@ from fabrik3d.model.posing import Posing
 from fabrik3d.model.skeleton import Skeleton
 from fabrik3d.model.targets import Goal
 from fabrik3d.solver.constrained.solve import LimitedSolve
+from fabrik3d.solver.effort import Effort
 from fabrik3d.solver.follow import follow_turns
 from fabrik3d.solver.hang import hung, posed_limbs
 from fabrik3d.solver.hinge import hinge
@@ -38,6 +43,9 @@ from fabrik3d.solver.subtree import forward, local
 # frames, and whose stiff joints are within it of the relaxed pose's, is settled: a turn in place of
 # a tenth of a degree still turns the hand.
 SETTLED_ANGLE = 1e-3
+# The reaching passes' iterations of a drag frame whose allowance ran out short of any gain
+# (``WholeBody.reached_plainly``).
+PLAIN_ITERATIONS = 10
 
 Pose = tuple[list[rot.Vec], list[rot.Quat]]
 
@@ -45,7 +53,7 @@ Pose = tuple[list[rot.Vec], list[rot.Quat]]
 class WholeBody:
     """One natural solve of ``skeleton`` (its rig ``r``) for ``goals`` (effector index -> ``Goal``),
     ``weights`` and ``poles`` (effector index -> point) with ``posing``; ``solve_pose`` is
-    ``fabrik3d.solver.tree.solve_pose`` (each chain's solve)."""
+    ``fabrik3d.solver.tree.solve_pose`` (each chain's solve); ``effort``: ``solve``'s."""
 
     def __init__(
         self,
@@ -58,6 +66,7 @@ class WholeBody:
         tol: float,
         max_it: int,
         solve_pose: Callable[..., Any],
+        effort: float | None = None,
     ) -> None:
         self.sk, self.r, self.goals, self.weights, self.poles, self.posing = skeleton, r, goals, weights, poles, posing
         self.tol, self.max_it = tol, max_it
@@ -71,6 +80,8 @@ class WholeBody:
         self.relax: list[rot.Vec] | None = None  # (``run``'s: the pose the body relaxes to, its frames, a warm start)
         self.relax_twist: list[rot.Quat] | None = None
         self.warm = False
+        # (the frame's work, shared by its levels' solves; None: set by the first, ``NaturalSolve.run``)
+        self.effort: Effort | None = None if effort is None else Effort(effort)
 
     def run(
         self,
@@ -99,6 +110,10 @@ class WholeBody:
                 return (*self.hung(*kept), 0)
         pose, frames, iterations = self.solved(start, twist, root_goal, moved)
         if projected is not None and root_goal is None and not self.nearer(projected, (pose, frames)):
+            if self.spent:  # (the allowance ran out short of any gain: the reaching passes from the start)
+                plain = self.reached_plainly(*projected)
+                if self.nearer(projected, plain) and self.steady(projected, plain):
+                    return (*self.hung(*plain), PLAIN_ITERATIONS)
             return (*self.hung(*projected), 0)  # (no nearer the targets: the start stays, as settled)
         return (*self.hung(pose, frames), iterations)
 
@@ -120,8 +135,8 @@ class WholeBody:
             if kept is None:
                 kept = self.frames(start, twist)
             got = self.levels(hinged[1], *moved(hinged[0]), kept)
-            if all(rot.dist(got[0][e], g.position) <= self.tol for e, g in self.goals.items()):
-                return got
+            if all(rot.dist(got[0][e], g.position) <= self.tol for e, g in self.goals.items()) or self.spent:
+                return got  # (reached; or the frame's work is spent: the best found so far)
         if hinged is not None:
             start, twist = moved(hinged[2])  # (else as without a hinge, upright where it stands)
         return self.levels(self.posing, start, twist, kept)
@@ -141,8 +156,26 @@ class WholeBody:
         turned = follow_turns(self.sk, r, posing, self.goals, relaxed, self.reference)
         if turned:
             relax, relax_twist = forward(r, relaxed, self.reference, turned)
-        solver = NaturalSolve(self.sk, r, self.pinned, self.weights, self.poles, posing, self.solve_pose, self.warm)
-        return solver.run(list(start), relax, self.tol, self.max_it, twist, relax_twist, kept)
+        solver = NaturalSolve(
+            self.sk, r, self.pinned, self.weights, self.poles, posing, self.solve_pose, self.warm, self.effort
+        )
+        got = solver.run(list(start), relax, self.tol, self.max_it, twist, relax_twist, kept)
+        self.effort = solver.effort  # (the first levels' solve sets the frame's: the others share it)
+        return got
+
+    @property
+    def spent(self) -> bool:
+        """Whether the frame's work is spent (``fabrik3d.solver.effort``)."""
+        return self.effort is not None and self.effort.spent
+
+    def reached_plainly(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> Pose:
+        """The whole body's constrained solve from ``pose`` (within the limits, its ``frames``) toward the
+        targets, in ``PLAIN_ITERATIONS`` at most, no search: where a drag frame's allowance ran out short of
+        any gain (``fabrik3d.solver.effort``), the drag still follows (unless that jumps: ``steady``), and
+        the natural rules take over again at the next frame that has the work to spare."""
+        whole = LimitedSolve(self.r, self.pinned, self.weights, {}, None)
+        got = whole.run(pose, self.tol, PLAIN_ITERATIONS, False, frames)
+        return got[0], got[1]
 
     def hung(self, pose: list[rot.Vec], frames: list[rot.Quat]) -> Pose:
         """The free limbs of ``Posing.hang`` hung (``fabrik3d.solver.hang``)."""
@@ -184,9 +217,13 @@ class WholeBody:
         if far2 <= self.tol:
             return True
         # (a target out of reach: taken for a real gain, each joint moving at most RETRY_JUMP times it)
-        gain = far - far2
-        moves = max(rot.dist(a, b) for a, b in zip(start[0], got[0], strict=True))
-        return (gain > self.tol and moves <= RETRY_JUMP * gain) or turned2 < turned - SETTLED_ANGLE
+        return (far - far2 > self.tol and self.steady(start, got)) or turned2 < turned - SETTLED_ANGLE
+
+    def steady(self, start: Pose, got: Pose) -> bool:
+        """Whether ``got`` moves no joint from ``start`` more than ``RETRY_JUMP`` times as far as it brings
+        the farthest target nearer (a drag's bar on a jump)."""
+        gain = self.misses(*start)[0] - self.misses(*got)[0]
+        return max(rot.dist(a, b) for a, b in zip(start[0], got[0], strict=True)) <= RETRY_JUMP * gain
 
     def unrelaxed(self, frames: list[rot.Quat]) -> float:
         """How far the stiff joints of the pose of world ``frames`` are from the relaxed pose (the sum of

@@ -83,6 +83,17 @@ def natural(sk: fabrik3d.Skeleton, targets: dict[str, Any], positions=None, root
     return r.positions, r.converged
 
 
+def unbounded(sk: fabrik3d.Skeleton, targets: dict[str, Any], positions=None, root_target=None) -> tuple[Pose, bool]:
+    """``natural`` without a drag frame's allowance (``solve``'s ``effort=math.inf``): every search run to
+    its end, the rules' own poses."""
+    r = fabrik3d.solve(sk, targets, positions=positions, root_target=root_target, effort=math.inf)
+    return r.positions, r.converged
+
+
+# A mode's solve of the frame a drag is let go on, where its last frame fell short (``one_drag``).
+LET_GO: dict[Any, Any] = {natural: unbounded}
+
+
 def full_body(sk: fabrik3d.Skeleton, targets: dict[str, Any], positions=None, root_target=None) -> tuple[Pose, bool]:
     r = fabrik3d.solve(sk, targets, positions=positions, root_target=root_target, posing=Posing())
     return r.positions, r.converged
@@ -346,14 +357,23 @@ def one_drag(
     frames: int = 12,
 ) -> tuple[Pose, bool, list[float]]:
     """One of ``chained_drags``' drags: ``hand`` from its ``placed`` target to ``target`` from
-    ``pose``, the other hand's kept; returns (the last pose, converged, each frame's jump ratio)."""
+    ``pose``, the other hand's kept, then let go; returns (the last pose, converged, each frame's jump
+    ratio). Let go short of its target, a natural drag's last frame is solved once more to its end
+    (``LET_GO``: a drag frame's allowance may have cut it short; the web UI's release does the same)."""
     steps = max(frames, math.ceil(float(np.linalg.norm(target - placed[hand])) / SMOOTH_STEP))
-    ratios, ok = [], True
+    ratios: list[float] = []
+
+    def frame(solve: Mode, before: Pose, t: np.ndarray) -> tuple[Pose, bool]:
+        got, ok = solve(sk, {**placed, hand: t}, positions=before)
+        step = float(np.linalg.norm(got[sk.index(hand)] - before[sk.index(hand)]))
+        ratios.append(jump_ratio(sk, before, got, hand, step))
+        return got, ok
+
+    ok = True
     for t in drag(placed[hand], target, steps):
-        before = pose
-        pose, ok = mode(sk, {**placed, hand: t}, positions=pose)
-        step = float(np.linalg.norm(pose[sk.index(hand)] - before[sk.index(hand)]))
-        ratios.append(jump_ratio(sk, before, pose, hand, step))
+        pose, ok = frame(mode, pose, t)
+    if not ok and mode in LET_GO:
+        pose, ok = frame(LET_GO[mode], pose, target)
     return pose, ok, ratios
 
 

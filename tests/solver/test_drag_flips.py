@@ -1,10 +1,13 @@
 """Drags that flipped an elbow or swung the head (issue 29's held wrists brought them back into the
 chained drags of issue 14's bar): each replayed from the pose the drags had reached when the reach
-began (tests/solver/data/drag_states.json), with the fix switched off too (the test can fail)."""
+began (tests/solver/data/drag_states.json), with the fix switched off too (the test can fail). Each
+frame is solved without a drag frame's allowance (``effort=math.inf``, ``nt.unbounded``): these test
+the rules themselves; tests/solver/test_effort.py tests the allowance."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +35,7 @@ def replay(sk: fabrik3d.Skeleton, name: str) -> list[float]:
     state = STATES[name]
     placed = {h: np.array(v) for h, v in state["placed"].items()}
     _, ok, ratios = nt.one_drag(
-        nt.natural, sk, np.array(state["pose"]), placed, state["hand"], np.array(state["target"])
+        nt.unbounded, sk, np.array(state["pose"]), placed, state["hand"], np.array(state["target"])
     )
     assert ok
     return ratios
@@ -82,7 +85,7 @@ def test_a_hand_brought_past_its_own_shoulder_does_not_swing_the_folded_arm(sk) 
     the straightening allowance (meant for an arm pulled to its full length) let that count as no
     jump: the folded arm swung its elbow 11 cm a frame (7x the hand's step) instead of the shoulder
     moving."""
-    _, ratios = nt.chained_drags(nt.natural, sk, nt.arm_reaches(sk, seed=8, count=10))
+    _, ratios = nt.chained_drags(nt.unbounded, sk, nt.arm_reaches(sk, seed=8, count=10))
     assert max(ratios) <= 3.0, max(ratios)
 
 
@@ -123,7 +126,7 @@ def test_least_motion_steps_follow_a_limb_along_its_limit(sk, monkeypatch) -> No
     the effector's own step), so the bar here is no flip."""
 
     def worst() -> float:
-        return max(nt.chained_drags(nt.natural, sk, nt.arm_reaches(sk, seed=10, count=65))[1])
+        return max(nt.chained_drags(nt.unbounded, sk, nt.arm_reaches(sk, seed=10, count=65))[1])
 
     assert worst() <= 3.5
     monkeypatch.setattr(constrained, "LEAST_MOTION_STEPS", 6)
@@ -149,7 +152,7 @@ def frame_ratio(sk: fabrik3d.Skeleton, name: str) -> float:
     """State ``name``'s one frame: the largest move of another joint over the hand's step."""
     state = STATES[name]
     before = np.array(state["pose"])
-    got = fabrik3d.solve(sk, {h: np.array(v) for h, v in state["placed"].items()}, positions=before)
+    got = fabrik3d.solve(sk, {h: np.array(v) for h, v in state["placed"].items()}, positions=before, effort=math.inf)
     assert got.converged
     hand = sk.index(state["hand"])
     return nt.jump_ratio(
@@ -227,7 +230,7 @@ def test_an_arm_that_must_flip_swings_round_over_frames(sk, monkeypatch) -> None
     pose, ratios, partway = np.array(state["pose"]), [], 0
     for t in nt.drag(placed[hand], target, steps):
         before = pose
-        got = fabrik3d.solve(sk, {**placed, hand: t}, positions=before)
+        got = fabrik3d.solve(sk, {**placed, hand: t}, positions=before, effort=math.inf)
         pose = got.positions
         step = float(np.linalg.norm(pose[sk.index(hand)] - before[sk.index(hand)]))
         ratios.append(nt.jump_ratio(sk, before, pose, hand, step))

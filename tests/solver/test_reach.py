@@ -206,17 +206,28 @@ def test_a_humanoid_follows_a_reachable_drag_on_every_frame(seed: int) -> None:
     reached. A warm solve that the last pose led into a local minimum reaches by one attempt
     from the rest pose (a switch of configuration, so a joint may jump: rare, and counted).
     The drag starts from the solver's own pose for the first frame (the natural posing relaxes
-    the spine of the path's first pose: a change of pose, not a jump in the drag)."""
+    the spine of the path's first pose: a change of pose, not a jump in the drag).
+
+    Unbounded (``effort=math.inf``) every frame reaches. With a drag frame's allowance (the default,
+    ``fabrik3d.solver.effort``) a frame whose searches it cuts short lags its targets: on at most 2% of
+    the frames, by at most 5 cm, and the drag catches up within 5 frames."""
     s = presets.get("humanoid").core  # (the solved joints; fingers ride: test_riders.py)
     index = {e: s.index(e) for e in ("head", "hand_l", "hand_r", "toe_l", "toe_r")}
     frames = [smooth_pose(s, k / 60.0, seed=seed, share=0.6) for k in range(300)]
-    pose = solve(s, {e: frames[0][j] for e, j in index.items()}, positions=frames[0]).positions
-    missed, jumps = [], 0
-    for k, f in enumerate(frames):
-        r = solve(s, {e: f[j] for e, j in index.items()}, positions=pose)
-        if not r.converged:
-            missed.append((k, {e: round(v * 1e3, 1) for e, v in r.errors.items() if v > TOL}))
-        jumps += float(np.linalg.norm(r.positions - pose, axis=1).max()) > 0.05
-        pose = r.positions
-    assert not missed, f"frames not reached (frame, mm off): {missed}"
-    assert jumps <= 3, f"{jumps} frames moved a joint by more than 5 cm"
+    first = solve(s, {e: frames[0][j] for e, j in index.items()}, positions=frames[0]).positions
+    for effort in (math.inf, None):
+        pose, missed, jumps, run = first, [], 0, 0
+        for k, f in enumerate(frames):
+            r = solve(s, {e: f[j] for e, j in index.items()}, positions=pose, effort=effort)
+            if not r.converged:
+                missed.append((k, {e: round(v * 1e3, 1) for e, v in r.errors.items() if v > TOL}))
+            run = 0 if r.converged else run + 1
+            jumps += float(np.linalg.norm(r.positions - pose, axis=1).max()) > 0.05
+            pose = r.positions
+            assert run <= 5, f"frames {k - 5}-{k} lag their targets: {missed[-6:]}"
+            assert max(r.errors.values()) <= 0.05, (k, r.errors)
+        if effort is None:
+            assert len(missed) <= 0.02 * len(frames), f"frames not reached (frame, mm off): {missed}"
+        else:
+            assert not missed, f"frames not reached (frame, mm off): {missed}"
+        assert jumps <= 3, f"{jumps} frames moved a joint by more than 5 cm"

@@ -104,12 +104,13 @@ def punches(count: int, seed: int) -> list[tuple[str, np.ndarray]]:
 
 
 def punched(side: str, target: np.ndarray) -> fabrik3d.SolveResult:
-    """A 20-frame drag of the hand of ``side`` from the stance to ``target``."""
+    """A 20-frame drag of the hand of ``side`` from the stance to ``target``, then let go: the last
+    frame solved again to its end (``effort=math.inf``), as the web UI's release does."""
     hand, r = f"hand_{side}", REST
     start = r.positions[SK.index(hand)]
     for k in range(1, 21):
         r = fabrik3d.solve(SK, {hand: start + (target - start) * k / 20}, positions=r.positions, rotations=r.rotations)
-    return r
+    return fabrik3d.solve(SK, {hand: target}, positions=r.positions, rotations=r.rotations, effort=math.inf)
 
 
 def test_a_punch_turns_the_chest_toward_it() -> None:

@@ -23,6 +23,7 @@ from fabrik3d.solver.constrained.damped import ORIENTATION_IN_FORCE
 
 if TYPE_CHECKING:
     from fabrik3d.model.targets import Goal
+    from fabrik3d.solver.effort import Effort
     from fabrik3d.solver.rig import Rig
 
 # An attempt settles after STALL_RUN iterations in a row that each fail to better its best error
@@ -71,6 +72,7 @@ class Attempts:
     up: list[int]
     kids: list[list[tuple[int, float]]]
     leaf_dir: dict[int, rot.Vec]
+    effort: Effort
 
     if TYPE_CHECKING:
 
@@ -115,7 +117,8 @@ class Attempts:
         the largest error (orientation targets in full force, even if they yielded),
         pose and frames of the best iterated pose (the given pose if no iteration ran;
         with orientation targets, the best by ``rank``, the given pose included) and the
-        iteration count.
+        iteration count. A spent ``effort`` ends the loop (``fabrik3d.solver.effort``: a drag frame's
+        allowance).
         """
         self.yield_share = 1.0
         err, score = self.largest_error(pose, frames), self.squared_errors(pose, frames)
@@ -125,7 +128,7 @@ class Attempts:
         top = (self.rank(err, pose), err, pose, frames) if self.oriented else None
         stalls = ran = slow = 0
         weak = False
-        while err > tol and it < max_it and stalls < patience:
+        while err > tol and it < max_it and stalls < patience and not self.effort.spent:
             it += 1
             if weak:  # FABRIK's passes made it worse last time, damped steps much better: only those
                 new_pose, new_frames, new_score = pose, frames, score

@@ -20,11 +20,13 @@ import numpy as np
 from fabrik3d import rotations as rot
 from fabrik3d.rotations import add as _add
 from fabrik3d.rotations import sub as _sub
+from fabrik3d.solver.effort import STEP, TURN
 from fabrik3d.solver.limits import clamp_angle
 
 if TYPE_CHECKING:
     from fabrik3d.model.targets import Goal
     from fabrik3d.solver.constrained.plan import LimitedPlan
+    from fabrik3d.solver.effort import Effort
     from fabrik3d.solver.rig import Rig
 
 # Twist rows join a damped step once every position is within this many tolerances.
@@ -71,6 +73,7 @@ class DampedSteps:
     twists: dict[int, float]  # (``ReachingPasses.carry``)
     tol: float
     effector_frame: Callable[[int, rot.Quat], rot.Quat]  # a leaf's frame from its parent's (``passes``)
+    effort: Effort  # (``LimitedSolve``'s)
 
     def twist_excess(self, e: int, g: Goal, fp: rot.Quat) -> tuple[float | None, rot.Vec]:
         """How far (radians) the twist that ``g``'s orientation asks of effector ``e`` lies beyond
@@ -172,9 +175,11 @@ class DampedSteps:
         """One damped least-squares step on the joints' turns (the Jacobian of the effectors'
         positions is ``u × (P_e − P_j)`` for each turning axis ``u`` of a joint ``j`` above
         ``e``: the hinge axis, two axes across a ball joint's bone, three for a rigid body),
-        then each joint's new rotation is limited and the pose rebuilt by forward kinematics."""
+        then each joint's new rotation is limited and the pose rebuilt by forward kinematics. It spends
+        ``STEP`` of the solve's effort, and its turns theirs (``fabrik3d.solver.effort``)."""
         r = self.r
         goals = self.goals
+        self.effort.spend(STEP)
         cols, mask, starts = self.damped_plan()
         if not cols:
             return self.forward(pose, frames, {})
@@ -227,7 +232,9 @@ class DampedSteps:
 
     def turned_local(self, j: int, frames: list[rot.Quat], w: rot.Vec | list[float]) -> rot.Quat | None:
         """Joint ``j``'s rotation relative to its parent's frame once turned by the world rotation
-        vector ``w`` (radians, at most 0.5) and limited (``turn``), or ``None`` for no turn."""
+        vector ``w`` (radians, at most 0.5) and limited (``turn``), or ``None`` for no turn. It spends
+        ``TURN`` of the solve's effort (``fabrik3d.solver.effort``)."""
+        self.effort.spend(TURN)
         r = self.r
         wx, wy, wz = w
         angle = math.sqrt(wx * wx + wy * wy + wz * wz)

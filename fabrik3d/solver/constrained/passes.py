@@ -23,6 +23,7 @@ from fabrik3d.solver.limits import clamp_angle, limit_motion
 
 if TYPE_CHECKING:
     from fabrik3d.model.targets import Goal
+    from fabrik3d.solver.effort import Effort
     from fabrik3d.solver.rig import Rig
 
 # A hinge that needs a larger correction than this (a chord of its unit direction) swivels its
@@ -37,6 +38,7 @@ class ReachingPasses:
 
     r: Rig
     goals: dict[int, Goal]
+    effort: Effort  # (``LimitedSolve``'s)
     down: list[int]
     kids: list[list[tuple[int, float]]]
     hinged: list[bool]
@@ -172,9 +174,11 @@ class ReachingPasses:
     ) -> tuple[list[rot.Vec], list[rot.Quat]]:
         """Place active joints outward from the fixed root, limiting each frame.
 
-        With ``rng``, every bone aims in a random direction instead (a restart).
+        With ``rng``, every bone aims in a random direction instead (a restart). It spends a unit of
+        the solve's effort a joint (``fabrik3d.solver.effort``).
         """
         r = self.r
+        self.effort.spend(len(up))
         parents, children, first_child, lengths, hinged = r.parents, r.children, r.first_child, r.lengths, self.hinged
         pose = list(q)
         frames = list(old)

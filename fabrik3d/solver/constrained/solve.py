@@ -83,6 +83,7 @@ from fabrik3d.solver.constrained.numeric import NumericSteps
 from fabrik3d.solver.constrained.passes import ReachingPasses
 from fabrik3d.solver.constrained.plan import limited_plan
 from fabrik3d.solver.constrained.poles import PoleTurns
+from fabrik3d.solver.effort import SOLVE, Effort
 from fabrik3d.solver.rig import Rig
 
 # Restarts from random poses within the limits draw from this fixed seed (deterministic).
@@ -106,7 +107,9 @@ LEAST_MOTION_HOPE = 4.0
 
 
 class LimitedSolve(Attempts, ReachingPasses, NumericSteps, PoleTurns):
-    """One constrained solve on a ``Rig``; positions and frames are lists of tuples."""
+    """One constrained solve on a ``Rig``; positions and frames are lists of tuples. ``effort``: the
+    work it may do (``fabrik3d.solver.effort``; shared with the solve it is part of), unbounded by
+    default."""
 
     def __init__(
         self,
@@ -115,8 +118,10 @@ class LimitedSolve(Attempts, ReachingPasses, NumericSteps, PoleTurns):
         weights: dict[int, float] | None,
         poles: dict[int, rot.Vec],
         root_frame: rot.Quat | None,
+        effort: Effort | None = None,
     ) -> None:
         self.r = r
+        self.effort = Effort() if effort is None else effort
         self.goals = goals
         self.poles = poles
         self.root_frame = root_frame
@@ -168,6 +173,7 @@ class LimitedSolve(Attempts, ReachingPasses, NumericSteps, PoleTurns):
         """
         r = self.r
         self.tol = tol
+        self.effort.spend(SOLVE)
         if twist_from is not None:
             self.carry(twist_from)
         if start_frames is not None:
@@ -183,13 +189,13 @@ class LimitedSolve(Attempts, ReachingPasses, NumericSteps, PoleTurns):
         else:
             err, pose, frames, it = self.attempt(pose, frames, start, tol, 0, max_it, STALL_RUN, 0.0)
             far = None if jump is None else jump * self.position_error(start)  # (the most a joint may move)
-            if not cold and err > tol and it < max_it and self.within_reach(start):
+            if not cold and err > tol and it < max_it and not self.effort.spent and self.within_reach(start):
                 err, pose, frames, it = self.warm_retries(err, pose, frames, it, start, start_frames, max_it, far)
             if far is not None and not (self.poles or self.oriented):
                 # (the branches no target pulls count: a torso's bend swings the head)
                 moved = self.moved(start, self.placed(pose, frames, start, start_frames)[0])
                 # (stuck, or a jump: the least motion, where it can reach)
-                if (err > tol or moved > far) and self.within_reach(start):
+                if (err > tol or moved > far) and not self.effort.spent and self.within_reach(start):
                     bound = far if err > tol else moved  # (stuck: taken within the bound; jumping: if it moves less)
                     got = self.least_motion(start, start_frames, tol, bound)
                     if got is not None and self.moved(start, self.placed(*got, start, start_frames)[0]) < bound:
@@ -293,12 +299,12 @@ class LimitedSolve(Attempts, ReachingPasses, NumericSteps, PoleTurns):
         moving little, where FABRIK's passes can slide a limb along a limit into another
         configuration. A ``Rigid`` body turns whole within its limit (``DampedSteps.turn``); the
         branches that no target pulls are left where they were, for ``run`` to place
-        (``place_untargeted``)."""
+        (``place_untargeted``). A spent ``effort`` ends the steps too."""
         pose, frames = start, start_frames
         score, damping = self.squared_errors(pose, frames), LEAST_MOTION_DAMPING
         failed = 0
         for k in range(LEAST_MOTION_STEPS):
-            if score <= tol * tol or failed >= LEAST_MOTION_PATIENCE:
+            if score <= tol * tol or failed >= LEAST_MOTION_PATIENCE or self.effort.spent:
                 break
             new_pose, new_frames, new_score = self.numeric_step(pose, frames, damping, score if failed == 0 else None)
             if new_score < score:
