@@ -1,6 +1,5 @@
-"""What the web UI does, without the UI: targets, solving, exports; undo/redo, recording, natural
-posing and the timeline in their own parts (``fabrik3d_web.document.history``, ``.recording``, ``.posing``,
-``.timeline``).
+"""What the web UI does, without the UI: targets, solving, exports; undo/redo, recording, natural posing
+and the timeline in their own parts (``fabrik3d_web.document.history``, ``.recording``, ``.posing``, ``.timeline``).
 
 ``Controller`` holds one scene and its current pose. Every user action is a method
 named after it (``move_target``, ``undo``, ``load_scene_text`` ...); each checks all of
@@ -346,9 +345,10 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Orientin
         poles: dict[str, np.ndarray],
         start: np.ndarray | None,
         start_rotations: np.ndarray | None = None,
+        effort: float | None = None,
     ) -> fabrik3d.SolveResult:
-        """Solve from the pose ``start`` (its frames ``start_rotations``: its turns about the bones
-        kept), stiff joints relaxing toward the pose the user built."""
+        """Solve from the pose ``start`` (its frames ``start_rotations``: its turns about the bones kept),
+        stiff joints relaxing toward the pose the user built; ``effort``: ``fabrik3d.solve``'s."""
         skeleton = self.scene.skeleton if self.limits else self._free
         built = self.built
         goals, root_goal, look = self._goals(targets, root)
@@ -368,6 +368,7 @@ class Controller(History, Recording, PosingControls, Timeline, Turning, Orientin
             relax_rotations=None if built is None else built.rotations,
             floor=self.scene.floor,
             balance=self.scene.balance,
+            effort=effort,
         )
         self.solve_ms = (time.perf_counter() - t0) * 1e3
         if not (np.all(np.isfinite(result.positions)) and np.all(np.isfinite(result.rotations))):

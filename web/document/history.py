@@ -10,6 +10,7 @@ previous scene back with its pose.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -67,17 +68,24 @@ class History:
     on_step: Callable[[Any, str], None] | None = None
 
     # (``_record_frame`` is the Recording part's, ``_keys_changed`` the Timeline part's)
+    _solve: Callable[..., fabrik3d.SolveResult]  # (the Controller's)
 
     def begin_drag(self) -> None:
         """A drag starts: remember the targets and pose for undo."""
         self._push_undo()
 
     def end_drag(self) -> None:
-        """A drag ends: forget its undo step if nothing moved (a click on a handle)."""
+        """A drag ends: forget its undo step if nothing moved (a click on a handle); else a last frame that
+        a drag frame's allowance left short of its targets is solved to its end (``fabrik3d.solver.effort``:
+        the pose the user lets go of is the one the solve finds)."""
         if self.undo_stack and self.undo_stack[-1].result is self.result:
             self.undo_stack.pop()
             if self.on_step is not None:
                 self.on_step(self, "drop")
+        elif not self.result.converged:
+            start = self.result
+            got = self._solve(self.targets, self.root_target, self.poles, start.positions, start.rotations, math.inf)
+            self.result = got if max(got.errors.values(), default=0.0) < max(start.errors.values()) else start
 
     def undo(self) -> bool:
         """Undo the last change; False if there is nothing to undo."""
