@@ -7,8 +7,10 @@ the guard's other poses, the warm retries) could run for hundreds of millisecond
 that reaches, mostly to learn that none does. As in the real-time solvers of games (FinalIK's
 iterations per frame), each such frame gets an allowance of work; once it is spent the searches stop
 where they are and the best pose found so far stands (one that jumps still goes only part of the way:
-``steady.partway``). The next frame of the drag starts from that pose and goes on. A placement (a
-cold solve, or a warm one whose targets moved far) is not bounded: it reaches whatever it costs.
+``steady.partway``; one that is no gain on the start, cut short before it gained, gives way to the
+reaching passes from the start: ``WholeBody.reached_plainly``). The next frame of the drag starts from
+that pose and goes on. A placement (a cold solve, or a warm one whose targets moved far) is not
+bounded: it reaches whatever it costs.
 
 The work is counted, not timed, so that a solve gives the same pose on any machine and under any
 load. A unit is about 0.015 ms on this project's machine: one joint placed by a reaching pass
