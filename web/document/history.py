@@ -85,7 +85,8 @@ class History:
         elif not self.result.converged:
             start = self.result
             got = self._solve(self.targets, self.root_target, self.poles, start.positions, start.rotations, math.inf)
-            self.result = got if max(got.errors.values(), default=0.0) < max(start.errors.values()) else start
+            off = [max(r.errors.values(), default=0.0) for r in (start, got)]
+            self.result = got if off[1] < off[0] else start
 
     def undo(self) -> bool:
         """Undo the last change; False if there is nothing to undo."""
